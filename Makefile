@@ -1,0 +1,42 @@
+# allocopt: the two set-up commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Test workers (pytest-xdist); one BLAS thread per worker so two workers do not oversubscribe two cores.
+WORKERS ?= auto
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+export MPLBACKEND ?= Agg
+
+.PHONY: install demo test test-slow test-all bench examples clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m allocopt demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n $(WORKERS) -m "not slow"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -n $(WORKERS) -m slow
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q -n $(WORKERS)
+
+bench: $(STAMP)
+	for script in benchmarks/*.py; do $(PY) $$script || exit 1; done
+
+examples: $(STAMP)
+	for script in examples/*.py; do $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis examples/output benchmarks/output

@@ -1,0 +1,81 @@
+"""Randomness conventions shared by every layer.
+
+* Randomness enters only through an explicit ``rng`` argument: ``None`` (fresh OS entropy), an integer seed,
+  a :class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`.
+* Replication ``i`` of a Monte Carlo experiment uses ``SeedSequence(entropy, spawn_key=(i,))``, so its
+  stream does not depend on how replications are chunked or on the number of workers.
+* Ties are broken uniformly at random (:func:`argmin_random_tie`, :func:`argmax_random_tie`), never by the
+  first index that ``numpy.argmin`` would return.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+
+from ._validation import fail
+
+__all__ = [
+    "RandomLike",
+    "as_generator",
+    "root_entropy",
+    "replication_generator",
+    "argmin_random_tie",
+    "argmax_random_tie",
+]
+
+RandomLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
+
+
+def as_generator(rng: RandomLike, func: str = "allocopt", name: str = "rng") -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from any accepted ``rng`` value (a Generator is returned as is)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.default_rng(int(rng))
+    fail(func, name, "None, a nonnegative integer, a numpy SeedSequence or a numpy Generator", rng)
+
+
+def root_entropy(rng: RandomLike, func: str = "allocopt", name: str = "rng") -> int:
+    """The entropy from which per-replication seed sequences are spawned.
+
+    An integer or SeedSequence gives a reproducible entropy; a Generator contributes one draw (so calling
+    twice with the same Generator gives different experiments, as a Generator should); ``None`` draws from
+    the operating system.
+    """
+    if isinstance(rng, np.random.SeedSequence):
+        return int(rng.entropy) if rng.entropy is not None else int(np.random.SeedSequence().entropy)
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63 - 1))
+    if rng is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return int(rng)
+    fail(func, name, "None, a nonnegative integer, a numpy SeedSequence or a numpy Generator", rng)
+
+
+def replication_generator(entropy: int, index: int) -> np.random.Generator:
+    """The generator of replication ``index``: ``SeedSequence(entropy, spawn_key=(index,))``."""
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(int(index),)))
+
+
+def _random_tie(values: np.ndarray, rng: np.random.Generator, best: float, tol: float) -> int:
+    candidates = np.flatnonzero(np.abs(values - best) <= tol)
+    if candidates.size == 1:
+        return int(candidates[0])
+    return int(candidates[rng.integers(candidates.size)])
+
+
+def argmin_random_tie(values: np.ndarray, rng: np.random.Generator, tol: float = 0.0) -> int:
+    """Index of a minimum of a one-dimensional array, uniformly at random among entries within ``tol`` of it."""
+    values = np.asarray(values, dtype=float).ravel()
+    return _random_tie(values, rng, float(values.min()), tol)
+
+
+def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, tol: float = 0.0) -> int:
+    """Index of a maximum of a one-dimensional array, uniformly at random among entries within ``tol`` of it."""
+    values = np.asarray(values, dtype=float).ravel()
+    return _random_tie(values, rng, float(values.max()), tol)

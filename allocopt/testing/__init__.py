@@ -1,0 +1,5 @@
+"""Reference instances (each with its source) and conformance checks that other packages can run."""
+
+from .instances import REFERENCE_INSTANCES, ReferenceInstance, get_instance
+
+__all__ = ["REFERENCE_INSTANCES", "ReferenceInstance", "get_instance"]
