@@ -1,0 +1,109 @@
+r"""Vectorised kernels for the pairwise costs :math:`C_{ij}` and :math:`B_{ij}`.
+
+All functions work on *effective weights* :math:`w_a = \psi_a / \phi_a` (allocation over dispersion) and on
+the *unit* family functions (see :mod:`allocopt.families`), and broadcast over any array shape, so the same
+code evaluates one pair, a list of pairs or the full :math:`k \times (K-k)` matrix.
+
+Confidence (``kind="confidence"``), with :math:`s = w_i + w_j` and :math:`m = (w_i\theta_i + w_j\theta_j)/s`:
+
+.. math::
+    C = w_i d(\theta_i, m) + w_j d(\theta_j, m), \qquad
+    \partial_{w_i} C = d(\theta_i, m), \qquad
+    \partial^2_{w_i w_i} C = -\frac{(\theta_i - m)^2}{V(m)\, s}.
+
+Budget (``kind="budget"``), with :math:`\bar\eta = (w_i\eta_i + w_j\eta_j)/s` and :math:`x = A'(\bar\eta)`:
+
+.. math::
+    B = w_i d(x, \theta_i) + w_j d(x, \theta_j), \qquad
+    \partial_{w_i} B = d(x, \theta_i), \qquad
+    \partial^2_{w_i w_i} B = -\frac{V(x)(\eta_i - \bar\eta)^2}{s}.
+
+Both are concave and 1-homogeneous, so the Hessian is :math:`\kappa\,(w_j, -w_i)^\top (w_j, -w_i)` with
+:math:`\kappa = \partial^2_{w_i w_i} / w_j^2 \le 0`; the kernels return the three entries. At :math:`s = 0`
+the cost is 0 and any point ``m`` gives valid (super)gradients; the midpoint is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..families import ExponentialFamily
+
+__all__ = ["PairTerms", "pair_terms", "KINDS"]
+
+KINDS = ("confidence", "budget")
+
+
+@dataclass(frozen=True)
+class PairTerms:
+    """Cost, first and (optionally) second derivatives of a batch of pairs, in effective-weight space.
+
+    Attributes
+    ----------
+    cost : ndarray
+        :math:`C_{ij}(w)` (or :math:`B_{ij}`).
+    grad_top, grad_bottom : ndarray
+        :math:`\\partial C/\\partial w_i` and :math:`\\partial C/\\partial w_j` (divergences to the
+        infimum point, always >= 0).
+    point : ndarray
+        The infimum point (``m`` for confidence, ``x`` for budget).
+    hess_top, hess_cross, hess_bottom : ndarray or None
+        Second derivatives :math:`\\partial^2_{ii}`, :math:`\\partial^2_{ij}`, :math:`\\partial^2_{jj}`
+        (present when requested).
+    """
+
+    cost: np.ndarray
+    grad_top: np.ndarray
+    grad_bottom: np.ndarray
+    point: np.ndarray
+    hess_top: np.ndarray | None = None
+    hess_cross: np.ndarray | None = None
+    hess_bottom: np.ndarray | None = None
+
+
+def pair_terms(
+    family: ExponentialFamily,
+    kind: str,
+    theta_top: np.ndarray,
+    theta_bottom: np.ndarray,
+    eta_top: np.ndarray,
+    eta_bottom: np.ndarray,
+    w_top: np.ndarray,
+    w_bottom: np.ndarray,
+    second_order: bool = False,
+) -> PairTerms:
+    """Evaluate a batch of pairs (all array arguments broadcast together).
+
+    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``).
+    """
+    total = w_top + w_bottom
+    empty = total <= 0
+    safe_total = np.where(empty, 1.0, total)
+    if kind == "confidence":
+        point = (w_top * theta_top + w_bottom * theta_bottom) / safe_total
+        point = np.where(empty, 0.5 * (theta_top + theta_bottom), point)
+        grad_top = family.unit_kl(theta_top, point)
+        grad_bottom = family.unit_kl(theta_bottom, point)
+    else:
+        eta_bar = (w_top * eta_top + w_bottom * eta_bottom) / safe_total
+        eta_bar = np.where(empty, 0.5 * (eta_top + eta_bottom), eta_bar)
+        point = family.unit_mean(eta_bar)
+        grad_top = family.unit_kl(point, theta_top)
+        grad_bottom = family.unit_kl(point, theta_bottom)
+    cost = w_top * grad_top + w_bottom * grad_bottom
+    if not second_order:
+        return PairTerms(cost, grad_top, grad_bottom, point)
+    if kind == "confidence":
+        curvature_scale = 1.0 / (family.unit_variance(point) * safe_total)
+        spread_top = theta_top - point
+        spread_bottom = theta_bottom - point
+    else:
+        curvature_scale = family.unit_variance(point) / safe_total
+        spread_top = eta_top - eta_bar
+        spread_bottom = eta_bottom - eta_bar
+    hess_top = -curvature_scale * spread_top * spread_top
+    hess_bottom = -curvature_scale * spread_bottom * spread_bottom
+    hess_cross = -curvature_scale * spread_top * spread_bottom
+    return PairTerms(cost, grad_top, grad_bottom, point, hess_top, hess_cross, hess_bottom)

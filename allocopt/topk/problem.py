@@ -1,0 +1,274 @@
+r"""The top-k optimal allocation problem.
+
+For K arms with means :math:`\theta`, the top set :math:`I` (the k largest means) and the bottom set
+:math:`J`, and an allocation :math:`\psi` in the simplex :math:`\Sigma_K`,
+
+.. math::
+    C_{ij}(\psi) = \inf_x \big[\psi_i d(\theta_i, x) + \psi_j d(\theta_j, x)\big], \qquad
+    B_{ij}(\psi) = \inf_x \big[\psi_i d(x, \theta_i) + \psi_j d(x, \theta_j)\big],
+
+.. math::
+    \Gamma(\psi) = \min_{i \in I, j \in J} C_{ij}(\psi), \qquad \Gamma^* = \max_{\psi \in \Sigma_K} \Gamma(\psi),
+    \qquad T^* = 1/\Gamma^*.
+
+(Wang, Yang, You 2022, problems (5) and (11); ``kind="confidence"`` uses :math:`C`, ``kind="budget"`` uses
+:math:`B`.) :class:`TopKProblem` holds an instance and evaluates these functions for all pairs at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_choice, as_float_vector, as_int, describe, fail
+from ..exceptions import InvalidInstanceError
+from ..families import ExponentialFamily, get_family
+from ._pairs import KINDS, PairTerms, pair_terms
+
+__all__ = ["TopKProblem", "KINDS", "sampling_function_top"]
+
+
+class TopKProblem:
+    r"""A top-k identification instance: means, k and the reward family.
+
+    Parameters
+    ----------
+    theta : array_like, shape (K,)
+        Arm means (K >= 2), inside the family's mean domain. Ties inside the top set or inside the bottom set
+        are allowed; a tie at the top-k boundary (:math:`\theta_{[k]} = \theta_{[k+1]}`) makes the problem
+        undefined and raises :class:`~allocopt.InvalidInstanceError` naming the tied arms.
+    k : int
+        Size of the top set, ``1 <= k <= K-1``.
+    family : str or ExponentialFamily, default "gaussian"
+        ``"gaussian"``, ``"bernoulli"``, ``"poisson"``, ``"exponential"`` or a family object.
+    variance : float or array_like, default 1.0
+        Gaussian variance, one value or one per arm (heteroscedastic arms). Only for ``family="gaussian"``.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (K,)
+        The means (read-only).
+    k, n_arms : int
+        k and K.
+    family : ExponentialFamily
+        The reward family.
+    dispersion : ndarray, shape (K,)
+        Per-arm dispersion :math:`\phi_a` (Gaussian variance, 1 otherwise).
+    top : ndarray of int, shape (k,)
+        Indices of the top arms :math:`I`, sorted by decreasing mean (ties by index): ``top[0]`` is
+        :math:`i_1`, ``top[-1]`` is the worst top arm :math:`i_k`.
+    bottom : ndarray of int, shape (K-k,)
+        Indices of the bottom arms :math:`J`, sorted by decreasing mean: ``bottom[0]`` is the best bottom arm
+        :math:`j_1`.
+
+    Examples
+    --------
+    Example 1 of Wang, Yang, You (2022):
+
+    >>> problem = TopKProblem([0.51, 0.5, 0, -0.01, -0.092], k=2, variance=0.25)
+    >>> problem.top, problem.bottom
+    (array([0, 1]), array([2, 3, 4]))
+    >>> problem.value(np.full(5, 0.2)).round(6)
+    0.02
+    """
+
+    def __init__(self, theta: Any, k: int, family: str | ExponentialFamily = "gaussian",
+                 variance: float | Any = 1.0):
+        func = "TopKProblem"
+        resolved = get_family(family, variance=variance, func=func)
+        theta = resolved.validate_means(theta, func, "theta")
+        n_arms = theta.shape[0]
+        if n_arms < 2:
+            fail(func, "theta", "a vector of at least 2 arm means", theta)
+        k = as_int(k, func, "k", low=1, high=n_arms - 1,
+                   requirement=f"an integer in 1..K-1 = 1..{n_arms - 1}")
+        dispersion = resolved.arm_dispersion(n_arms, func)
+        order = np.argsort(-theta, kind="stable")
+        boundary_top, boundary_bottom = theta[order[k - 1]], theta[order[k]]
+        if not boundary_top > boundary_bottom:
+            tied = np.flatnonzero(theta == boundary_top)
+            raise InvalidInstanceError(
+                f"The 'theta' parameter of {func} must have a unique top-{k} set, i.e. the {_ordinal(k)} and "
+                f"{_ordinal(k + 1)} largest means must differ. Got {describe(theta)} instead: arms "
+                f"{tied.tolist()} (0-based) are tied at {float(boundary_top)!r} across the top-{k} boundary."
+            )
+        self._theta = _readonly(theta)
+        self._k = k
+        self._family = resolved
+        self._dispersion = _readonly(dispersion)
+        self._top = _readonly(order[:k].copy())
+        self._bottom = _readonly(order[k:].copy())
+        self._eta = _readonly(resolved.unit_natural(theta))
+        # broadcast-ready columns (top) and rows (bottom) for repeated full-grid evaluations
+        self._grid_top = (theta[self._top][:, None], self._eta[self._top][:, None],
+                          1.0 / dispersion[self._top][:, None])
+        self._grid_bottom = (theta[self._bottom][None, :], self._eta[self._bottom][None, :],
+                             1.0 / dispersion[self._bottom][None, :])
+
+    # ------------------------------------------------------------------------------------------ basics
+    @property
+    def theta(self) -> np.ndarray:
+        return self._theta
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    @property
+    def n_arms(self) -> int:
+        return self._theta.shape[0]
+
+    @property
+    def family(self) -> ExponentialFamily:
+        return self._family
+
+    @property
+    def dispersion(self) -> np.ndarray:
+        return self._dispersion
+
+    @property
+    def top(self) -> np.ndarray:
+        return self._top
+
+    @property
+    def bottom(self) -> np.ndarray:
+        return self._bottom
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of (top, bottom) pairs, :math:`k(K-k)`."""
+        return self._k * (self.n_arms - self._k)
+
+    @property
+    def unit_natural(self) -> np.ndarray:
+        r"""Unit natural parameters :math:`\eta_1(\theta_a)` (used by the budget costs)."""
+        return self._eta
+
+    def __repr__(self) -> str:
+        return (f"TopKProblem(theta={describe(self._theta)}, k={self._k}, family={self._family!r})")
+
+    # ------------------------------------------------------------------------------------- validation
+    def check_kind(self, kind: str, func: str) -> str:
+        """Validate a ``kind`` argument (``"confidence"`` or ``"budget"``)."""
+        return as_choice(kind, func, "kind", KINDS)
+
+    def check_allocation(self, psi: Any, func: str, name: str = "psi") -> np.ndarray:
+        """A nonnegative finite vector of length K (not necessarily summing to one: costs are homogeneous)."""
+        requirement = f"a nonnegative finite vector of length K = {self.n_arms}"
+        array = as_float_vector(psi, func, name, length=self.n_arms)
+        if np.any(array < 0):
+            fail(func, name, requirement, psi)
+        return array
+
+    # ---------------------------------------------------------------------------------------- costs
+    def effective_weights(self, psi: np.ndarray) -> np.ndarray:
+        r"""Effective weights :math:`w_a = \psi_a / \phi_a`."""
+        return psi / self._dispersion
+
+    def pair_terms(self, psi: np.ndarray, rows: Any = None, cols: Any = None, kind: str = "confidence",
+                   second_order: bool = False) -> PairTerms:
+        r"""Costs and derivatives of selected pairs, with derivatives taken with respect to :math:`\psi`.
+
+        Parameters
+        ----------
+        psi : ndarray, shape (K,)
+            Allocation (unchecked: callers validate).
+        rows, cols : array_like of int, optional
+            Positions in :attr:`top` and :attr:`bottom` of the pairs to evaluate (broadcast together).
+            By default the full ``(k, K-k)`` grid.
+        kind : {"confidence", "budget"}
+        second_order : bool
+            Also return second derivatives.
+        """
+        if rows is None and cols is None:
+            theta_top, eta_top, inverse_top = self._grid_top
+            theta_bottom, eta_bottom, inverse_bottom = self._grid_bottom
+            weights = psi / self._dispersion
+            w_top, w_bottom = weights[self._top][:, None], weights[self._bottom][None, :]
+        else:
+            top, bottom = self._top[np.asarray(rows)], self._bottom[np.asarray(cols)]
+            theta_top, eta_top, inverse_top = self._theta[top], self._eta[top], 1.0 / self._dispersion[top]
+            theta_bottom, eta_bottom, inverse_bottom = (self._theta[bottom], self._eta[bottom],
+                                                        1.0 / self._dispersion[bottom])
+            w_top, w_bottom = psi[top] * inverse_top, psi[bottom] * inverse_bottom
+        terms = pair_terms(self._family, kind, theta_top, theta_bottom, eta_top, eta_bottom, w_top, w_bottom,
+                           second_order)
+        if second_order:
+            return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom,
+                             terms.point, terms.hess_top * inverse_top**2,
+                             terms.hess_cross * inverse_top * inverse_bottom, terms.hess_bottom * inverse_bottom**2)
+        return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point)
+
+    def costs(self, psi: Any, kind: str = "confidence") -> np.ndarray:
+        r"""The matrix of pairwise costs at ``psi``.
+
+        Parameters
+        ----------
+        psi : array_like, shape (K,)
+            A nonnegative allocation (costs are 1-homogeneous, so it need not sum to one).
+        kind : {"confidence", "budget"}
+            :math:`C_{ij}` (fixed confidence, posterior rate) or :math:`B_{ij}` (fixed budget).
+
+        Returns
+        -------
+        ndarray, shape (k, K-k)
+            Entry ``[r, c]`` is the cost of the pair ``(top[r], bottom[c])``.
+        """
+        psi = self.check_allocation(psi, "TopKProblem.costs")
+        kind = self.check_kind(kind, "TopKProblem.costs")
+        return self.pair_terms(psi, kind=kind).cost
+
+    def value(self, psi: Any, kind: str = "confidence") -> float:
+        r""":math:`\Gamma(\psi) = \min_{i \in I, j \in J} C_{ij}(\psi)` (or the minimum of :math:`B_{ij}`)."""
+        psi = self.check_allocation(psi, "TopKProblem.value")
+        kind = self.check_kind(kind, "TopKProblem.value")
+        return float(self.pair_terms(psi, kind=kind).cost.min())
+
+    def gradients(self, psi: Any, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+        r"""Partial derivatives of every pair cost: :math:`(\partial C_{ij}/\partial\psi_i,
+        \partial C_{ij}/\partial\psi_j)`, each of shape (k, K-k).
+
+        By the envelope theorem :math:`\partial C_{ij}/\partial\psi_i = d(\theta_i, m_{ij})/\phi_i`.
+        """
+        psi = self.check_allocation(psi, "TopKProblem.gradients")
+        kind = self.check_kind(kind, "TopKProblem.gradients")
+        terms = self.pair_terms(psi, kind=kind)
+        return terms.grad_top, terms.grad_bottom
+
+    def sampling_functions(self, psi: Any, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+        r"""The sampling functions :math:`h_{i;j} = \psi_i \partial_i C_{ij} / C_{ij}` and
+        :math:`h_{j;i} = 1 - h_{i;j}`, each of shape (k, K-k).
+
+        For Gaussian arms with a common variance :math:`h_{i;j} = \psi_j/(\psi_i + \psi_j)`. Pairs with zero
+        cost get :math:`h_{i;j} = 1/2`.
+        """
+        psi = self.check_allocation(psi, "TopKProblem.sampling_functions")
+        kind = self.check_kind(kind, "TopKProblem.sampling_functions")
+        terms = self.pair_terms(psi, kind=kind)
+        h_top = sampling_function_top(terms.cost, terms.grad_top, psi[self._top][:, None], psi[self._bottom][None, :])
+        return h_top, 1.0 - h_top
+
+
+def sampling_function_top(cost: np.ndarray, grad_top: np.ndarray, psi_top: np.ndarray,
+                          psi_bottom: np.ndarray) -> np.ndarray:
+    r""":math:`h_{i;j} = \psi_i \partial_i C_{ij} / C_{ij}` (broadcasting), clipped to [0, 1].
+
+    At zero cost the limits are used: the arm without allocation gets everything (:math:`h_{i;j} = 1` if
+    :math:`\psi_i = 0 < \psi_j`, 0 if :math:`\psi_j = 0 < \psi_i`) and 1/2 when both are zero.
+    """
+    positive = cost > 0
+    safe_cost = np.where(positive, cost, 1.0)
+    limit = np.where(psi_top > 0, np.where(psi_bottom > 0, 0.5, 0.0), np.where(psi_bottom > 0, 1.0, 0.5))
+    return np.clip(np.where(positive, psi_top * grad_top / safe_cost, limit), 0.0, 1.0)
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array = np.array(array, copy=True)
+    array.setflags(write=False)
+    return array

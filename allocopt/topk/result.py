@@ -1,0 +1,180 @@
+"""The result type returned by every top-k solver."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .certificate import Certificate, certify, normalise_multipliers
+from .problem import TopKProblem
+
+__all__ = ["TopKResult", "IterationHistory", "STATUSES", "build_result"]
+
+STATUSES = ("optimal", "iteration_limit", "inaccurate", "not_certified")
+
+
+def _frozen(array: Any) -> np.ndarray:
+    array = np.array(array, dtype=float, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True)
+class IterationHistory:
+    r"""Per-iteration record of an iterative solver.
+
+    Attributes
+    ----------
+    iteration : ndarray of int
+        Iteration numbers :math:`t` (1-based).
+    value : ndarray
+        :math:`\Gamma(\psi_t)`.
+    upper_bound : ndarray
+        :math:`U(\mu_t, \psi_t) \ge \Gamma^*` (see :mod:`allocopt.topk.certificate`).
+    gap : ndarray
+        Certified optimality gap ``upper_bound - value`` of iterate :math:`t`.
+    """
+
+    iteration: np.ndarray
+    value: np.ndarray
+    upper_bound: np.ndarray
+    gap: np.ndarray
+
+    def __post_init__(self):
+        for name in ("iteration", "value", "upper_bound", "gap"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def relative_gap(self) -> np.ndarray:
+        """``gap / value`` per iteration."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.value > 0, self.gap / self.value, np.inf)
+
+    def __len__(self) -> int:
+        return int(self.iteration.shape[0])
+
+
+@dataclass(frozen=True)
+class TopKResult:
+    r"""Solution of a top-k allocation problem with its optimality certificate.
+
+    Attributes
+    ----------
+    psi : ndarray, shape (K,)
+        The allocation, in the caller's arm order.
+    value : float
+        :math:`\Gamma(\psi)` (or the minimum of :math:`B_{ij}` for ``kind="budget"``), evaluated over all
+        pairs; a lower bound on :math:`\Gamma^*`.
+    mu : ndarray, shape (k, K-k)
+        Multipliers on the pairs (rows in ``problem.top`` order, columns in ``problem.bottom`` order),
+        nonnegative and summing to one.
+    upper_bound : float
+        :math:`U(\mu, \psi) \ge \Gamma^*` (weak duality).
+    gap : float
+        Certified optimality gap :math:`\ge \Gamma^* - \Gamma(\psi)`: ``upper_bound - value`` plus a rounding
+        allowance. Never an estimate.
+    stationarity, complementarity : float
+        Relative residuals of the KKT system (65) (see :class:`~allocopt.topk.certificate.Certificate`).
+    status : str
+        ``"optimal"`` (certified relative gap at most the requested ``tol``), ``"iteration_limit"`` (an
+        iterative method stopped before reaching ``tol``), ``"inaccurate"`` (the underlying solver reported
+        reduced accuracy) or ``"not_certified"`` (the method could not certify ``tol``; the gap says how far
+        it got).
+    method, kind : str
+        Solver and cost type (``"confidence"`` or ``"budget"``).
+    iterations : int
+        Iterations of the method (solver iterations for ``"cvxpy"``).
+    time : float
+        Wall-clock seconds spent in the solver.
+    history : IterationHistory or None
+        Per-iteration values and certified gaps, for iterative methods.
+    problem : TopKProblem
+        The instance.
+    message : str
+        Human-readable details from the method.
+    """
+
+    psi: np.ndarray
+    value: float
+    mu: np.ndarray
+    upper_bound: float
+    gap: float
+    stationarity: float
+    complementarity: float
+    status: str
+    method: str
+    kind: str
+    iterations: int
+    time: float
+    problem: TopKProblem = field(repr=False)
+    history: IterationHistory | None = field(default=None, repr=False)
+    message: str = ""
+    extras: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "psi", _frozen(self.psi))
+        object.__setattr__(self, "mu", _frozen(self.mu))
+
+    @property
+    def relative_gap(self) -> float:
+        """``gap / value``."""
+        return self.gap / self.value if self.value > 0 else np.inf
+
+    @property
+    def characteristic_time(self) -> float:
+        r""":math:`1/\Gamma(\psi)`, an upper bound on :math:`T^* = 1/\Gamma^*`."""
+        return 1.0 / self.value if self.value > 0 else np.inf
+
+    @property
+    def characteristic_time_bounds(self) -> tuple[float, float]:
+        r"""Certified interval :math:`[1/U(\mu, \psi), 1/\Gamma(\psi)] \ni T^*`."""
+        lower = 1.0 / (self.value + self.gap) if self.value + self.gap > 0 else np.inf
+        return lower, self.characteristic_time
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary (arrays as lists, arm indices in the caller's order)."""
+        return {
+            "psi": self.psi.tolist(),
+            "value": self.value,
+            "characteristic_time": self.characteristic_time,
+            "upper_bound": self.upper_bound,
+            "gap": self.gap,
+            "relative_gap": self.relative_gap,
+            "mu": self.mu.tolist(),
+            "top": self.problem.top.tolist(),
+            "bottom": self.problem.bottom.tolist(),
+            "status": self.status,
+            "method": self.method,
+            "kind": self.kind,
+            "iterations": self.iterations,
+            "time": self.time,
+        }
+
+
+def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, mu: np.ndarray, *,
+                 iterations: int, started: float, tol: float, history: IterationHistory | None = None,
+                 status: str | None = None, message: str = "", certificate: Certificate | None = None,
+                 extras: dict | None = None) -> TopKResult:
+    """Assemble a :class:`TopKResult`, certifying ``psi`` with ``mu`` through the shared certifier.
+
+    The status is ``"optimal"`` exactly when the certified relative gap is at most ``tol``, whatever the
+    method reports; otherwise it is the method's reason (``"iteration_limit"``, ``"inaccurate"``) or
+    ``"not_certified"``.
+    """
+    psi = np.asarray(psi, dtype=float)
+    if certificate is None:
+        certificate = certify(problem, psi, mu, kind)
+    certified = certificate.value > 0 and certificate.gap <= tol * certificate.value
+    if certified:
+        status = "optimal"
+    elif status is None or status == "optimal":
+        status = "not_certified"
+    elapsed = time.perf_counter() - started
+    return TopKResult(psi=psi, value=certificate.value, mu=normalise_multipliers(np.asarray(mu, dtype=float)), upper_bound=certificate.upper_bound,
+                      gap=certificate.gap, stationarity=certificate.stationarity,
+                      complementarity=certificate.complementarity, status=status, method=method, kind=kind,
+                      iterations=int(iterations), time=elapsed, problem=problem, history=history,
+                      message=message, extras=dict(extras or {}))

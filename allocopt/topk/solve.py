@@ -1,0 +1,90 @@
+r"""``solve_topk``: one entry point, ``method=`` dispatch, one certified result type.
+
+Methods (each in its own private module):
+
+* ``"cvxpy"`` - the convex model in CVXPY (verification oracle), :mod:`allocopt.topk._cvx`;
+* ``"fwga"`` - Frank-Wolfe gradient ascent, Algorithm 1 of the paper, :mod:`allocopt.topk._fwga`;
+* ``"kkt-tracking"`` - Algorithm 3 of the paper, :mod:`allocopt.topk._tracking`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .._validation import as_choice
+from ..exceptions import InvalidArgumentError
+from .problem import TopKProblem
+from .result import TopKResult
+
+__all__ = ["solve_topk", "characteristic_time", "TOPK_METHODS", "DEFAULT_METHOD", "method_options"]
+
+# method name -> private module implementing `solve(problem, kind, **options)` and `OPTIONS`
+_METHOD_MODULES = {
+    "cvxpy": "allocopt.topk._cvx",
+    "fwga": "allocopt.topk._fwga",
+    "kkt-tracking": "allocopt.topk._tracking",
+}
+TOPK_METHODS: tuple[str, ...] = tuple(_METHOD_MODULES)
+DEFAULT_METHOD = "cvxpy"
+
+
+def method_options(method: str) -> dict[str, Any]:
+    """The options accepted by ``method`` with their defaults."""
+    method = as_choice(method, "method_options", "method", TOPK_METHODS)
+    return dict(importlib.import_module(_METHOD_MODULES[method]).OPTIONS)
+
+
+def solve_topk(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "confidence",
+               **options: Any) -> TopKResult:
+    r"""Solve the top-k optimal allocation problem :math:`\max_{\psi \in \Sigma_K} \min_{i, j} C_{ij}(\psi)`.
+
+    Parameters
+    ----------
+    problem : TopKProblem
+        The instance.
+    method : str
+        One of :data:`TOPK_METHODS`. Options of each method: :func:`method_options`.
+    kind : {"confidence", "budget"}
+        Costs :math:`C_{ij}` (fixed confidence, problem (5)/(17)) or :math:`B_{ij}` (fixed budget, (11)).
+    **options
+        Method options, for example ``iterations=`` for ``"fwga"`` and ``"kkt-tracking"``, ``tol=`` (the
+        certified relative gap below which the status is ``"optimal"``) for all.
+
+    Returns
+    -------
+    TopKResult
+        Allocation, value, multipliers, certified gap, status, history (iterative methods) and timing.
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem, solve_topk
+    >>> problem = TopKProblem([0.51, 0.5, 0, -0.01, -0.092], k=2, variance=0.25)
+    >>> result = solve_topk(problem, method="cvxpy")
+    >>> result.psi.round(4)
+    array([0.2185, 0.2371, 0.2185, 0.2026, 0.1232])
+    >>> round(result.value, 4), result.gap < 1e-8
+    (0.0568, True)
+    """
+    if not isinstance(problem, TopKProblem):
+        raise InvalidArgumentError(
+            f"The 'problem' parameter of solve_topk must be a TopKProblem. Got {type(problem).__name__} instead.")
+    method = as_choice(method, "solve_topk", "method", TOPK_METHODS)
+    kind = problem.check_kind(kind, "solve_topk")
+    module = importlib.import_module(_METHOD_MODULES[method])
+    unknown = sorted(set(options) - set(module.OPTIONS))
+    if unknown:
+        raise InvalidArgumentError(
+            f"solve_topk(method={method!r}) got unknown option(s) {', '.join(map(repr, unknown))}; "
+            f"valid options are {', '.join(map(repr, module.OPTIONS))}.")
+    return module.solve(problem, kind, **options)
+
+
+def characteristic_time(problem: TopKProblem, kind: str = "confidence", method: str = DEFAULT_METHOD,
+                        **options: Any) -> float:
+    r"""The characteristic time :math:`T^* = 1/\Gamma^*` (or :math:`1/\Gamma_B^*` for ``kind="budget"``).
+
+    Computed as :math:`1/\Gamma(\psi)` for the allocation returned by :func:`solve_topk`, which is an upper
+    bound on :math:`T^*` within the result's certified relative gap.
+    """
+    return solve_topk(problem, method=method, kind=kind, **options).characteristic_time

@@ -1,0 +1,290 @@
+r"""Structure of an allocation: the binding-pair graph and the optimality conditions it must satisfy.
+
+Binding graph (Wang, Yang, You 2022, Section 3.1). For an allocation :math:`\psi`, the bipartite graph
+:math:`G(\psi)` has the top arms and the bottom arms as nodes and an edge :math:`(i, j)` when
+:math:`C_{ij}(\psi) = \Gamma(\psi)`; numerically, when :math:`C_{ij}(\psi) \le (1 + \mathrm{tol})\Gamma(\psi)`.
+
+Necessary conditions at an optimum :math:`\psi^*`:
+
+* Proposition 3.1 - every arm is in a binding pair;
+* Proposition 3.2 - allocations grow towards the top-k boundary: :math:`\theta_i \ge \theta_{i'}` in :math:`I`
+  implies :math:`\psi_i \le \psi_{i'}`, and :math:`\theta_j \le \theta_{j'}` in :math:`J` implies
+  :math:`\psi_j \le \psi_{j'}` (for a common family; not asserted for heteroscedastic Gaussian arms);
+* Proposition 3.3 / A.2 - balance on each connected component. The KKT equations (65) restricted to a
+  component, :math:`\sum_{e \ni a} \mu_e\, \partial_a C_e(\psi) = \Gamma` for its nodes :math:`a`, have a
+  matrix :math:`M` (nodes x edges). On a tree component (:math:`n` nodes, :math:`n-1` edges) :math:`M` has a
+  left null vector :math:`z`, obtained along the tree from :math:`z_a \partial_a C_e + z_b \partial_b C_e = 0`
+  for every edge :math:`e = (a, b)`, and the equations are solvable iff :math:`\sum_a z_a = 0`. allocopt
+  reports the *balance residual* :math:`\sum_a z_a / \sum_a |z_a|` with :math:`z > 0` on top arms. For
+  Gaussian arms :math:`\partial_i C_{ij} = 2C_{ij}^2\sigma_i^2/(\Delta_{ij}^2\psi_i^2)`, so
+  :math:`z_a \propto \pm\psi_a^2/\sigma_a^2` and the residual is the sum-of-squares balance of Proposition 3.3,
+  :math:`(\sum_{I_l}\psi_i^2/\sigma_i^2 - \sum_{J_l}\psi_j^2/\sigma_j^2) / \sum_{I_l \cup J_l}\psi_a^2/\sigma_a^2`,
+  which allocopt evaluates directly for Gaussian arms (it holds on every component, tree or not).
+
+Sufficient condition, Theorem 3.4 (double star). With :math:`i_k` the worst top arm and :math:`j_1` the best
+bottom arm: if all pairs :math:`(i_k, j)` and :math:`(i, j_1)` bind, the double star balances, and the
+multipliers obtained by peeling its leaves are nonnegative - condition (14), which for Gaussian arms reads
+:math:`\psi_{i_k}^2/\sigma_{i_k}^2 > \sum_{j \ne j_1}\psi_j^2/\sigma_j^2` - then :math:`\psi` is optimal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..families import Gaussian
+from .problem import TopKProblem
+
+__all__ = [
+    "Component",
+    "DoubleStarVerdict",
+    "binding_pairs",
+    "binding_graph",
+    "graph_components",
+    "balance_residual",
+    "monotonicity_violations",
+    "double_star_verdict",
+]
+
+
+@dataclass(frozen=True)
+class Component:
+    """A connected component of the binding graph, in the caller's arm indices.
+
+    Attributes
+    ----------
+    top, bottom : tuple of int
+        Top and bottom arms of the component (sorted).
+    edges : tuple of (int, int)
+        Its binding pairs ``(top arm, bottom arm)``.
+    is_tree : bool
+        Whether it has exactly ``n - 1`` edges for ``n`` nodes.
+    balance_residual : float
+        Normalised balance residual (module docstring). For a non-Gaussian component with cycles it is
+        computed from a left null vector of the component's KKT matrix when one exists (tied arms) and is
+        ``nan`` when none exists (no balance equation constrains the component).
+    """
+
+    top: tuple[int, ...]
+    bottom: tuple[int, ...]
+    edges: tuple[tuple[int, int], ...]
+    is_tree: bool
+    balance_residual: float
+
+
+@dataclass(frozen=True)
+class DoubleStarVerdict:
+    r"""The verdict of Theorem 3.4 on an allocation.
+
+    Attributes
+    ----------
+    holds : bool
+        All conditions of the theorem hold within the tolerance, so the allocation is optimal.
+    reason : str
+        Which condition fails (or that all hold).
+    worst_top, best_bottom : int or None
+        :math:`i_k` and :math:`j_1` (caller's indices), ``None`` when they are not unique (tied means).
+    center_multiplier : float
+        :math:`\mu_{i_k j_1}` from peeling the double star (condition (14) is its positivity); ``nan`` when
+        the double star is not binding.
+    balance_residual : float
+        Balance residual of the double star as one tree.
+    gaussian_condition : float or None
+        For Gaussian arms, :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2`.
+    """
+
+    holds: bool
+    reason: str
+    worst_top: int | None
+    best_bottom: int | None
+    center_multiplier: float
+    balance_residual: float
+    gaussian_condition: float | None
+
+
+def binding_pairs(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence"):
+    """Positions ``(rows, cols)`` (in ``top``/``bottom`` order) of the pairs with cost <= (1 + tol) Gamma."""
+    costs = problem.pair_terms(psi, kind=kind).cost
+    value = costs.min()
+    rows, cols = np.nonzero(costs <= value * (1.0 + tol))
+    return rows, cols, costs, float(value)
+
+
+def binding_graph(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence",
+                  mu: np.ndarray | None = None):
+    """The binding-pair bipartite graph as a :class:`networkx.Graph` over the caller's arm indices.
+
+    Nodes carry ``side`` ("top"/"bottom"), ``theta`` and ``psi``; edges carry ``cost``,
+    ``relative_excess`` (:math:`C_{ij}/\\Gamma - 1`) and, when ``mu`` is given, ``mu``.
+    """
+    import networkx as nx
+
+    rows, cols, costs, value = binding_pairs(problem, psi, tol, kind)
+    graph = nx.Graph()
+    for position, arm in enumerate(problem.top):
+        graph.add_node(int(arm), side="top", rank=position, theta=float(problem.theta[arm]), psi=float(psi[arm]))
+    for position, arm in enumerate(problem.bottom):
+        graph.add_node(int(arm), side="bottom", rank=position, theta=float(problem.theta[arm]), psi=float(psi[arm]))
+    for row, col in zip(rows.tolist(), cols.tolist()):
+        attributes: dict[str, Any] = {"cost": float(costs[row, col]),
+                                      "relative_excess": float(costs[row, col] / value - 1.0) if value > 0 else 0.0}
+        if mu is not None:
+            attributes["mu"] = float(mu[row, col])
+        graph.add_edge(int(problem.top[row]), int(problem.bottom[col]), **attributes)
+    return graph
+
+
+def _edge_gradients(problem: TopKProblem, psi: np.ndarray, edges, kind: str):
+    """Partial derivatives (d_top C_e, d_bottom C_e) of the given (top arm, bottom arm) edges."""
+    position = np.empty(problem.n_arms, dtype=int)
+    position[problem.top] = np.arange(problem.k)
+    position[problem.bottom] = np.arange(problem.n_arms - problem.k)
+    tops = np.array([edge[0] for edge in edges], dtype=int)
+    bottoms = np.array([edge[1] for edge in edges], dtype=int)
+    terms = problem.pair_terms(psi, position[tops], position[bottoms], kind=kind)
+    return terms.grad_top, terms.grad_bottom
+
+
+def balance_residual(problem: TopKProblem, psi: np.ndarray, top: tuple[int, ...], bottom: tuple[int, ...],
+                     edges: tuple[tuple[int, int], ...], kind: str = "confidence") -> float:
+    """Normalised balance residual of one component (see the module docstring)."""
+    if isinstance(problem.family, Gaussian):
+        weighted = psi**2 / problem.dispersion
+        top_sum, bottom_sum = weighted[list(top)].sum(), weighted[list(bottom)].sum()
+        total = top_sum + bottom_sum
+        return float((top_sum - bottom_sum) / total) if total > 0 else 0.0
+    n_nodes = len(top) + len(bottom)
+    grad_top, grad_bottom = _edge_gradients(problem, psi, edges, kind)
+    if np.any(grad_top <= 0) or np.any(grad_bottom <= 0):
+        return float("nan")
+    if len(edges) != n_nodes - 1:
+        return _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom)
+    # propagate log|z| along the tree from the first top arm: z_b = -z_a * (d_a C_e / d_b C_e)
+    adjacency: dict[int, list[tuple[int, float]]] = {}
+    for (i, j), g_i, g_j in zip(edges, grad_top, grad_bottom):
+        ratio = float(np.log(g_i) - np.log(g_j))  # log(d_i C / d_j C)
+        adjacency.setdefault(i, []).append((j, ratio))
+        adjacency.setdefault(j, []).append((i, -ratio))
+    root = top[0]
+    log_magnitude = {root: 0.0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for neighbour, log_ratio in adjacency.get(node, []):
+            if neighbour not in log_magnitude:
+                log_magnitude[neighbour] = log_magnitude[node] + log_ratio
+                stack.append(neighbour)
+    if len(log_magnitude) != n_nodes:
+        return float("nan")
+    logs = np.array([log_magnitude[node] for node in top + bottom])
+    magnitudes = np.exp(logs - logs.max())
+    signed = np.concatenate([magnitudes[: len(top)], -magnitudes[len(top):]])
+    return float(signed.sum() / magnitudes.sum())
+
+
+def _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom, max_nodes: int = 2000) -> float:
+    """Balance residual of a component with cycles: ``z.1 / |z|_1`` for a left null vector ``z`` of its KKT
+    matrix when one exists (for instance tied twins make the matrix rank deficient), ``nan`` when the matrix
+    has full row rank (then no balance equation constrains the component) or the component is too large for
+    a dense singular value decomposition."""
+    nodes = list(top) + list(bottom)
+    if len(nodes) > max_nodes:
+        return float("nan")
+    index = {node: position for position, node in enumerate(nodes)}
+    matrix = np.zeros((len(nodes), len(edges)))
+    for column, ((i, j), g_i, g_j) in enumerate(zip(edges, grad_top, grad_bottom)):
+        matrix[index[i], column] = g_i
+        matrix[index[j], column] = g_j
+    left, singular, _ = np.linalg.svd(matrix / np.abs(matrix).max(axis=0), full_matrices=True)
+    rank = int(np.sum(singular > singular.max() * len(nodes) * 1e-10))
+    if rank == len(nodes):
+        return float("nan")
+    vector = left[:, -1]
+    vector = vector if vector[: len(top)].sum() >= 0 else -vector
+    return float(vector.sum() / np.abs(vector).sum())
+
+
+def graph_components(problem: TopKProblem, psi: np.ndarray, graph, kind: str = "confidence") -> tuple[Component, ...]:
+    """Connected components of the binding graph with their balance residuals, ordered by smallest arm."""
+    import networkx as nx
+
+    components = []
+    for nodes in nx.connected_components(graph):
+        top = tuple(sorted(node for node in nodes if graph.nodes[node]["side"] == "top"))
+        bottom = tuple(sorted(node for node in nodes if graph.nodes[node]["side"] == "bottom"))
+        edges = tuple(sorted((a, b) if graph.nodes[a]["side"] == "top" else (b, a)
+                             for a, b in graph.subgraph(nodes).edges()))
+        if not top or not bottom:
+            residual = float("nan")
+        else:
+            residual = balance_residual(problem, psi, top, bottom, edges, kind)
+        components.append(Component(top, bottom, edges, len(edges) == len(nodes) - 1, residual))
+    return tuple(sorted(components, key=lambda component: min(component.top + component.bottom)))
+
+
+def monotonicity_violations(problem: TopKProblem, psi: np.ndarray, tol: float) -> tuple[tuple[int, int], ...] | None:
+    """Pairs of arms violating Proposition 3.2 by more than ``tol * max(psi)``; ``None`` when it does not
+    apply (heteroscedastic Gaussian arms).
+
+    Within the top set (sorted by decreasing mean) allocations must be non-decreasing; within the bottom set
+    non-increasing. Returns ``(better arm, worse arm)`` pairs where the better-ranked arm's allocation is
+    larger than allowed.
+    """
+    if problem.family.is_heteroscedastic and np.ptp(problem.dispersion) > 0:
+        return None
+    slack = tol * float(np.max(psi))
+    violations = []
+    for order, better_gets_less in ((problem.top, True), (problem.bottom, False)):
+        theta, allocation = problem.theta[order], psi[order]
+        # for each pair (a before b in the order, theta_a > theta_b strictly)
+        strictly = theta[:, None] > theta[None, :]
+        if better_gets_less:
+            bad = strictly & (allocation[:, None] > allocation[None, :] + slack)
+        else:
+            bad = strictly & (allocation[:, None] + slack < allocation[None, :])
+        for a, b in zip(*np.nonzero(bad)):
+            violations.append((int(order[a]), int(order[b])))
+    return tuple(violations)
+
+
+def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence") -> DoubleStarVerdict:
+    """Check the conditions of Theorem 3.4 at ``psi`` (see the module docstring)."""
+    theta = problem.theta
+    worst_top, best_bottom = int(problem.top[-1]), int(problem.bottom[0])
+    tied_top = np.sum(theta[problem.top] == theta[worst_top]) > 1
+    tied_bottom = np.sum(theta[problem.bottom] == theta[best_bottom]) > 1
+    gaussian = None
+    if isinstance(problem.family, Gaussian):
+        weighted = psi**2 / problem.dispersion
+        gaussian = float(weighted[worst_top] - weighted[problem.bottom[1:]].sum())
+    if tied_top or tied_bottom:
+        return DoubleStarVerdict(False, "the worst top arm or the best bottom arm is not unique (tied means), "
+                                 "so the tied twin's pairs bind too and the binding graph is not a double star",
+                                 None, None, float("nan"), float("nan"), gaussian)
+    costs = problem.pair_terms(psi, kind=kind).cost
+    value = costs.min()
+    threshold = value * (1.0 + tol)
+    if not (np.all(costs[-1, :] <= threshold) and np.all(costs[:, 0] <= threshold)):
+        return DoubleStarVerdict(False, "not every pair (i_k, j) and (i, j_1) is binding", worst_top, best_bottom,
+                                 float("nan"), float("nan"), gaussian)
+    edges = tuple([(int(i), best_bottom) for i in problem.top] + [(worst_top, int(j)) for j in problem.bottom[1:]])
+    grad_top, grad_bottom = _edge_gradients(problem, psi, edges, kind)
+    k = problem.k
+    # peel the leaves j != j_1 of i_k (each leaf equation gives its edge's multiplier), then i_k's equation
+    # gives the centre edge (i_k, j_1); the leaves i != i_k of j_1 peel the same way and j_1's equation is
+    # the balance, checked separately
+    leaf_bottom = value / grad_bottom[k:]
+    center_gradient_top = grad_top[k - 1]
+    center = (value - np.dot(leaf_bottom, grad_top[k:])) / center_gradient_top
+    balance = balance_residual(problem, psi, tuple(int(i) for i in problem.top),
+                               tuple(int(j) for j in problem.bottom), edges, kind)
+    if not abs(balance) <= tol:
+        return DoubleStarVerdict(False, f"the double star does not balance (residual {balance:.3g})", worst_top,
+                                 best_bottom, float(center), balance, gaussian)
+    if not center > 0:
+        return DoubleStarVerdict(False, "condition (14) fails: the peeled multiplier of (i_k, j_1) is not positive",
+                                 worst_top, best_bottom, float(center), balance, gaussian)
+    return DoubleStarVerdict(True, "all conditions of Theorem 3.4 hold: the allocation is optimal", worst_top,
+                             best_bottom, float(center), balance, gaussian)
