@@ -61,7 +61,7 @@ FORMULATIONS = ("homogeneous", "epigraph")
 CLARABEL_TOLERANCES = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-9, "tol_ktratio": 1e-8,
                        "max_iter": 300}
 OPTIONS = {"formulation": "homogeneous", "scale": True, "solver": "CLARABEL", "solver_options": None,
-           "tol": 1e-7, "max_rescalings": 2}
+           "tol": 1e-8, "max_rescalings": 2}
 
 
 def _import_cvxpy():
@@ -177,7 +177,7 @@ def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous
 
 
 def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", scale: bool = True,
-          solver: str = "CLARABEL", solver_options: dict | None = None, tol: float = 1e-7,
+          solver: str = "CLARABEL", solver_options: dict | None = None, tol: float = 1e-8,
           max_rescalings: int = 2) -> TopKResult:
     """Solve with CVXPY (see the module docstring)."""
     cp = _import_cvxpy()
@@ -194,39 +194,47 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
     max_rescalings = as_int(max_rescalings, func, "max_rescalings", low=0)
     started = time.perf_counter()
 
-    options = dict(CLARABEL_TOLERANCES) if (solver == "CLARABEL" and scale) else {}
-    options.update(solver_options or {})
+    tight = dict(CLARABEL_TOLERANCES) if (solver == "CLARABEL" and scale) else {}
+    tight.update(solver_options or {})
+    loose = dict(solver_options or {})
+    other = "epigraph" if formulation == "homogeneous" else "homogeneous"
+    # rounds of rescaling with the requested model, then one round with the other model if the certificate
+    # still misses tol; within a round, fallbacks when the solver breaks down (default tolerances, the other
+    # model, centring every pair at its equal-weight point)
+    plan = [formulation] * (max_rescalings + 1) + [other] if scale else [formulation]
     reference = heuristic_allocation(problem)
     best = None
-    rounds = max_rescalings + 1 if scale else 1
     total_iterations = 0
-    for round_index in range(rounds):
+    failures = []
+    for round_index, primary in enumerate(plan):
+        secondary = other if primary == formulation else formulation
+        attempts = [(primary, tight, False)] + ([(primary, loose, False)] if loose != tight else [])
+        if scale:
+            attempts += [(secondary, tight, False), (primary, tight, True), (secondary, tight, True)]
         factor, arm_scale = 1.0, None
         if scale:
             # T_0 = 1/Gamma(reference) >= T*, and per-arm scales making every model variable of order one
             factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
             arm_scale = reference * problem.n_arms
-        model, allocation, cost_constraint, _ = build_model(problem, kind, formulation, factor, arm_scale,
-                                                            reference)
-        error = None
-        # tight tolerances first; the solver's own defaults if it breaks down
-        for attempt in ([options, dict(solver_options or {})] if options != dict(solver_options or {}) else [options]):
+        solved = None
+        for model_name, options, equal_weight_centres in attempts:
+            centres = problem.dispersion / problem.dispersion.sum() if equal_weight_centres else reference
+            model, allocation, cost_constraint, _ = build_model(problem, kind, model_name, factor, arm_scale,
+                                                                centres)
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                    model.solve(solver=solver, **attempt)
-                error = None
+                    model.solve(solver=solver, **options)
+            except cp.error.SolverError as error:
+                failures.append(f"{model_name}: {error}".splitlines()[0])
+                continue
+            if model.status in ("optimal", "optimal_inaccurate") and allocation.value is not None:
+                solved = (model, allocation, cost_constraint, model_name)
                 break
-            except cp.error.SolverError as caught:
-                error = caught
-        if error is not None:
-            if best is not None:
-                break
-            raise SolverError(f"CVXPY solver {solver} failed on {problem!r}: {error}") from error
-        if model.status not in ("optimal", "optimal_inaccurate") or allocation.value is None:
-            if best is not None:
-                break
-            raise SolverError(f"CVXPY solver {solver} returned status {model.status!r} on {problem!r}")
+            failures.append(f"{model_name}: status {model.status}")
+        if solved is None:
+            break
+        model, allocation, cost_constraint, model_name = solved
         stats = model.solver_stats
         total_iterations += int(stats.num_iters) if stats is not None and stats.num_iters is not None else 0
         raw = np.maximum(np.asarray(allocation.value, dtype=float), 0.0)
@@ -236,13 +244,15 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
         mu = duals.reshape(problem.k, problem.n_arms - problem.k)
         certificate = certify(problem, psi, mu, kind)
         if best is None or certificate.relative_gap < best[2].relative_gap:
-            best = (psi, mu, certificate, model.status, factor, round_index)
+            best = (psi, mu, certificate, model.status, factor, round_index, model_name)
         if certificate.relative_gap <= tol:
             break
         # rescale around the current solution (floored so that no arm's scale collapses to zero)
         reference = np.maximum(psi, 1e-3 * reference)
         reference = reference / reference.sum()
-    psi, mu, certificate, solver_status, factor, round_index = best
+    if best is None:
+        raise SolverError(f"CVXPY solver {solver} failed on {problem!r}: " + "; ".join(failures))
+    psi, mu, certificate, solver_status, factor, round_index, formulation = best
     status = "inaccurate" if solver_status == "optimal_inaccurate" else None
     return build_result(problem, kind, "cvxpy", psi, mu, iterations=total_iterations, started=started,
                         tol=tol, status=status, certificate=certificate,

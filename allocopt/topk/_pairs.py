@@ -90,6 +90,9 @@ def pair_terms(
         eta_bar = (w_top * eta_top + w_bottom * eta_bottom) / safe_total
         eta_bar = np.where(empty, 0.5 * (eta_top + eta_bottom), eta_bar)
         point = family.unit_mean(eta_bar)
+        # with one weight zero the infimum point is the other mean exactly (mean(natural(theta)) may differ
+        # from theta by rounding, which would make a zero cost tiny but positive)
+        point = np.where(w_bottom <= 0, theta_top, np.where(w_top <= 0, theta_bottom, point))
         grad_top = family.unit_kl(point, theta_top)
         grad_bottom = family.unit_kl(point, theta_bottom)
     cost = w_top * grad_top + w_bottom * grad_bottom

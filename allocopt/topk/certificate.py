@@ -36,6 +36,7 @@ rounding of the two floating-point evaluations, so that it is never below the tr
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,7 +125,9 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
     Maximises :math:`f(\psi) = \sum_p \mu_p C_p(\psi)` over the allocations of the arms covered by the
     support of :math:`\mu`, one unit-mass constraint per connected component (gradients are 0-homogeneous
     per component, so only directions within components matter), starting from ``psi``. Every iterate
-    gives a valid bound; the smallest is returned with its linearisation point.
+    gives a valid bound; the smallest is returned with its linearisation point. The steps stay inside the
+    positive orthant, so the bound reaches :math:`g(\mu)` when the maximiser is interior - the case near an
+    optimum, where the certificate is needed; for arbitrary :math:`\mu` it is valid but may be looser.
 
     Returns
     -------
@@ -134,7 +137,7 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
         The linearisation point (component masses normalised to one; arms outside the support keep ``psi``).
     """
     from scipy.sparse import coo_matrix, csc_matrix, bmat
-    from scipy.sparse.linalg import spsolve
+    from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
     mu = normalise_multipliers(np.asarray(mu, dtype=float))
     rows, cols = np.nonzero(mu)
@@ -188,9 +191,10 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
         system = bmat([[hessian, incidence], [incidence.T, None]], format="csc")
         rhs = np.concatenate([-gradient, np.zeros(n_components)])
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MatrixRankWarning)
                 solution = spsolve(system, rhs)
-        except Exception:  # singular system: keep the best bound found so far
+        except (RuntimeError, ValueError):  # singular system: keep the best bound found so far
             break
         step = solution[:n_vars]
         if not np.all(np.isfinite(step)):
@@ -243,7 +247,7 @@ def refined_bound(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: s
 
 def certify(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str = "confidence",
             value: float | None = None, refine: bool = True) -> Certificate:
-    """The certificate of ``psi`` (shape (K,)) with multipliers ``mu`` (shape (k, K-k)).
+    r"""The certificate of ``psi`` (shape (K,)) with multipliers ``mu`` (shape (k, K-k)).
 
     ``value`` may pass a precomputed :math:`\Gamma(\psi)` (it is recomputed over all pairs otherwise).
     With ``refine=True`` (default) the upper bound is the smaller of :math:`U(\mu, \psi)` and the refined

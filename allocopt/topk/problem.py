@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_choice, as_float_vector, as_int, describe, fail
+from .._validation import as_choice, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 from ..families import ExponentialFamily, get_family
 from ._pairs import KINDS, PairTerms, pair_terms
@@ -156,8 +156,11 @@ class TopKProblem:
     def check_allocation(self, psi: Any, func: str, name: str = "psi") -> np.ndarray:
         """A nonnegative finite vector of length K (not necessarily summing to one: costs are homogeneous)."""
         requirement = f"a nonnegative finite vector of length K = {self.n_arms}"
-        array = as_float_vector(psi, func, name, length=self.n_arms)
-        if np.any(array < 0):
+        try:
+            array = np.array(psi, dtype=float, copy=True)
+        except (TypeError, ValueError):
+            fail(func, name, requirement, psi)
+        if array.shape != (self.n_arms,) or not np.all(np.isfinite(array)) or np.any(array < 0):
             fail(func, name, requirement, psi)
         return array
 

@@ -126,13 +126,13 @@ class TopKResult:
     @property
     def characteristic_time(self) -> float:
         r""":math:`1/\Gamma(\psi)`, an upper bound on :math:`T^* = 1/\Gamma^*`."""
-        return 1.0 / self.value if self.value > 0 else np.inf
+        return float(1.0 / self.value) if self.value > 0 else np.inf
 
     @property
     def characteristic_time_bounds(self) -> tuple[float, float]:
         r"""Certified interval :math:`[1/U(\mu, \psi), 1/\Gamma(\psi)] \ni T^*`."""
         lower = 1.0 / (self.value + self.gap) if self.value + self.gap > 0 else np.inf
-        return lower, self.characteristic_time
+        return float(lower), float(self.characteristic_time)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly summary (arrays as lists, arm indices in the caller's order)."""

@@ -44,6 +44,7 @@ __all__ = [
     "binding_graph",
     "graph_components",
     "balance_residual",
+    "null_vector_balance",
     "monotonicity_violations",
     "double_star_verdict",
 ]
@@ -155,8 +156,16 @@ def balance_residual(problem: TopKProblem, psi: np.ndarray, top: tuple[int, ...]
         top_sum, bottom_sum = weighted[list(top)].sum(), weighted[list(bottom)].sum()
         total = top_sum + bottom_sum
         return float((top_sum - bottom_sum) / total) if total > 0 else 0.0
-    n_nodes = len(top) + len(bottom)
     grad_top, grad_bottom = _edge_gradients(problem, psi, edges, kind)
+    return null_vector_balance(top, bottom, edges, grad_top, grad_bottom)
+
+
+def null_vector_balance(top: tuple[int, ...], bottom: tuple[int, ...], edges: tuple[tuple[int, int], ...],
+                        grad_top: np.ndarray, grad_bottom: np.ndarray) -> float:
+    """Balance residual ``sum(z) / sum(|z|)`` from a left null vector ``z`` (positive on top arms) of the
+    component's KKT matrix, given the partial derivatives of its edges (module docstring). Valid for every
+    family; for Gaussian arms it equals the sum-of-squares balance."""
+    n_nodes = len(top) + len(bottom)
     if np.any(grad_top <= 0) or np.any(grad_bottom <= 0):
         return float("nan")
     if len(edges) != n_nodes - 1:

@@ -1,0 +1,47 @@
+"""Command-line interface: output format, JSON keys and error handling.
+
+Reference values: Example 1 of Wang, Yang, You (2022) (Gamma* ~ 0.0568, components {1,3} and {2,4,5}).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from allocopt.cli import main
+
+
+def test_topk_json_has_the_documented_keys(capsys):
+    assert main(["topk", "--theta", "0.51,0.5,0,-0.01,-0.092", "--k", "2", "--family", "gaussian",
+                 "--variance", "0.25", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {"psi", "value", "characteristic_time", "gap", "mu", "components", "method"} <= set(payload)
+    assert round(payload["value"], 4) == 0.0568
+    assert payload["characteristic_time"] == pytest.approx(1 / payload["value"])
+    assert [(c["top"], c["bottom"]) for c in payload["components"]] == [([0], [2]), ([1], [3, 4])]
+    assert len(payload["mu"]) == 2 and len(payload["mu"][0]) == 3
+
+
+@pytest.mark.parametrize("extra", [["--method", "kkt-tracking"], ["--kind", "budget", "--family", "bernoulli"]])
+def test_topk_table_output(capsys, extra):
+    theta = "0.7,0.6,0.4,0.3" if "bernoulli" in extra else "1,0.6,0.2,-0.1"
+    arguments = ["topk", "--theta", theta, "--k", "2"] + extra
+    assert main(arguments) == 0
+    out = capsys.readouterr().out
+    assert "Gamma* =" in out and "T* =" in out and "certified gap" in out and "components of the binding graph" in out
+
+
+def test_topk_errors_exit_with_status_2_and_a_clear_message(capsys):
+    assert main(["topk", "--theta", "0.5,0.5,0.1", "--k", "1"]) == 2
+    assert "arms [0, 1] (0-based) are tied at 0.5" in capsys.readouterr().err
+    assert main(["topk", "--theta", "0.5,1.5", "--k", "1", "--family", "bernoulli"]) == 2
+    assert "open interval (0, 1)" in capsys.readouterr().err
+
+
+def test_demo_runs_as_a_module():
+    completed = subprocess.run([sys.executable, "-m", "allocopt", "demo"], capture_output=True, text=True, check=True)
+    assert "components (1-based, as in the paper): [((1,), (3,)), ((2,), (4, 5))]" in completed.stdout
+    assert "passed: True" in completed.stdout
