@@ -83,7 +83,8 @@ def cpe_gaps(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> np.nd
         tied_mask = ordered[..., -1] == ordered[..., -2]
         index = tuple(int(i) for i in np.argwhere(np.atleast_1d(tied_mask))[0]) if array.ndim > 1 else ()
         row_values = values[index] if index else values
-        tied = [tuple(np.flatnonzero(incidence[s]).tolist()) for s in np.flatnonzero(row_values == row_values.max())]
+        winners = np.flatnonzero(row_values == row_values.max())
+        tied = sorted(tuple(np.flatnonzero(incidence[s]).tolist()) for s in winners)
         raise InvalidInstanceError(
             f"The 'means' parameter of {func} must give a unique best subset OPT; subsets {tied} tie with total "
             f"mean {float(row_values.max())!r}{instance_label(index)}. Got {describe(array)} instead."

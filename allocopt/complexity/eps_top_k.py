@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _as_float_array, as_float, as_int, as_positive_float, describe, fail
+from .._validation import _as_float_array, as_float, as_int, as_positive_float, fail
 from ._inputs import as_means, as_subset_size, ranked_descending, top_m_gaps
 from .fixed_budget import as_confidence
 
@@ -129,8 +129,12 @@ def h_0_eps(means: ArrayLike, k: int, eps: float) -> Any:
     >>> round(float(h_0_eps([0.7, 0.7, 0.3, 0.3], 2, 0.5)), 9)  # gaps 0.4 < eps: 4 / 0.5**2
     16.0
     """
-    gap_values, _ = _rank_gaps(means, k, "h_0_eps")
-    eps = as_positive_float(eps, "h_0_eps", "eps")
+    return _h_0_eps(means, k, eps, "h_0_eps")
+
+
+def _h_0_eps(means: ArrayLike, k: int, eps: float, func: str) -> Any:
+    gap_values, _ = _rank_gaps(means, k, func)
+    eps = as_positive_float(eps, func, "eps")
     return _capped_hardness(gap_values, eps)
 
 
@@ -202,8 +206,12 @@ def h_t_eps(means: ArrayLike, k: int, eps: float) -> EpsTopKHardness:
     >>> int(result.t), round(float(result.psi_t_eps), 9), round(float(result.value), 6)
     (1, 0.4, 62.5)
     """
-    gap_values, k = _rank_gaps(means, k, "h_t_eps")
-    eps = as_positive_float(eps, "h_t_eps", "eps")
+    return _h_t_eps(means, k, eps, "h_t_eps")
+
+
+def _h_t_eps(means: ArrayLike, k: int, eps: float, func: str) -> EpsTopKHardness:
+    gap_values, k = _rank_gaps(means, k, func)
+    eps = as_positive_float(eps, func, "eps")
     n_arms = gap_values.shape[-1]
     candidates = np.arange(0, min(k - 1, n_arms - k - 1) + 1)
     upper = gap_values[..., k - 1 - candidates]  # Delta_[K - t]
@@ -264,9 +272,10 @@ def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
     >>> round(float(value), 4)  # (log log 10 + log 10 + log 20) * 62.5
     383.2719
     """
-    eps = _as_tolerance_below_one(eps, "adaptive_topk_sample_complexity")
-    delta = as_confidence(delta, "adaptive_topk_sample_complexity")
-    hardness = h_t_eps(means, k, eps).value
+    func = "adaptive_topk_sample_complexity"
+    eps = _as_tolerance_below_one(eps, func)
+    delta = as_confidence(delta, func)
+    hardness = _h_t_eps(means, k, eps, func).value
     n_arms = np.shape(means)[-1]
     return (np.log(np.log(1.0 / eps)) + np.log(n_arms) + np.log(1.0 / delta)) * hardness
 
@@ -282,9 +291,10 @@ def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
     >>> round(float(improved_topk_sample_complexity([0.7] * 4 + [0.3] * 6, 4, 0.1, 0.05)), 4)  # log(200) * 62.5
     331.1448
     """
-    eps = _as_tolerance_below_one(eps, "improved_topk_sample_complexity")
-    delta = as_confidence(delta, "improved_topk_sample_complexity")
-    return (np.log(1.0 / eps) + np.log(1.0 / delta)) * h_t_eps(means, k, eps).value
+    func = "improved_topk_sample_complexity"
+    eps = _as_tolerance_below_one(eps, func)
+    delta = as_confidence(delta, func)
+    return (np.log(1.0 / eps) + np.log(1.0 / delta)) * _h_t_eps(means, k, eps, func).value
 
 
 def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> Any:
@@ -299,7 +309,7 @@ def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: flo
     92.2931
     """
     delta = as_confidence(delta, "clucb_pac_sample_complexity")
-    hardness = h_0_eps(means, k, eps)
+    hardness = _h_0_eps(means, k, eps, "clucb_pac_sample_complexity")
     return (np.log(hardness) + np.log(1.0 / delta)) * hardness
 
 

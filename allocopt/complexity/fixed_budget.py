@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _as_float_array, as_float, fail
-from ._inputs import as_means
-from .top_m import c_p, h1, h2, h_p, logbar
+from .._validation import _as_float_array, as_float, as_positive_float, fail
+from .top_m import _c_p_value, _max_rank_weighted, _sum_inverse_squares, sorted_gaps
 
 __all__ = [
     "ErrorBound",
@@ -74,16 +73,20 @@ class ErrorBound:
         return np.maximum(0.0, self.alpha * np.log(self.beta / delta))
 
 
-def _n_arms(means: ArrayLike, func: str) -> tuple[np.ndarray, int]:
-    array = as_means(means, func)
-    return array, array.shape[-1]
+def _top_m_ingredients(means: ArrayLike, m: int, p: float, func: str) -> tuple[np.ndarray, int, float, float]:
+    r"""Sorted top-``m`` gaps, ``K``, :math:`H^{(m)}(p)` and :math:`C_p`, validated in the name of ``func``."""
+    ordered = sorted_gaps(means, m, func=func)
+    p = as_positive_float(p, func, "p")
+    n_arms = ordered.shape[-1]
+    return ordered, n_arms, _max_rank_weighted(ordered, p), _c_p_value(n_arms, p)
 
 
 def successive_rejects_bound(means: ArrayLike) -> ErrorBound:
     r"""Successive Rejects (Audibert and Bubeck 2010), best arm: seed 002 Table I.
 
     :math:`\alpha = H_2\,\overline{\log}(K)` and :math:`\beta = \tfrac12 K(K-1)\exp(K/(H_2\overline{\log}(K)))`, with
-    :math:`H_2` = :func:`~allocopt.complexity.h2` at ``m = 1`` and :math:`\overline{\log}` = :func:`logbar`.
+    :math:`H_2` = :func:`~allocopt.complexity.h2` at ``m = 1`` and :math:`\overline{\log}` =
+    :func:`~allocopt.complexity.logbar`.
     The best arm must be unique.
 
     Examples
@@ -92,8 +95,8 @@ def successive_rejects_bound(means: ArrayLike) -> ErrorBound:
     >>> round(float(bound.alpha), 6)  # H2 = 200, logbar(3) = 4/3
     266.666667
     """
-    array, n_arms = _n_arms(means, "successive_rejects_bound")
-    alpha = h2(array, 1) * logbar(n_arms)
+    _, n_arms, h_2, logbar_k = _top_m_ingredients(means, 1, 1.0, "successive_rejects_bound")
+    alpha = h_2 * logbar_k
     beta = 0.5 * n_arms * (n_arms - 1) * np.exp(n_arms / alpha)
     return ErrorBound("Successive Rejects", alpha, beta, "seed 002, Table I (Audibert and Bubeck 2010)")
 
@@ -108,9 +111,9 @@ def sequential_halving_bound(means: ArrayLike) -> ErrorBound:
     >>> round(float(sequential_halving_bound([0.5, 0.9, 0.8, 0.1]).beta), 6)  # 3 log2(4)
     6.0
     """
-    array, n_arms = _n_arms(means, "sequential_halving_bound")
+    _, n_arms, h_2, _ = _top_m_ingredients(means, 1, 1.0, "sequential_halving_bound")
     log2_arms = np.log2(n_arms)
-    alpha = 8.0 * h2(array, 1) * log2_arms
+    alpha = 8.0 * h_2 * log2_arms
     beta = np.broadcast_to(3.0 * log2_arms, np.shape(alpha))[()]
     return ErrorBound("Sequential Halving", alpha, beta, "seed 002, Table I (Karnin, Koren, Somekh 2013)")
 
@@ -118,16 +121,16 @@ def sequential_halving_bound(means: ArrayLike) -> ErrorBound:
 def nonlinear_sequential_elimination_bound(means: ArrayLike, p: float) -> ErrorBound:
     r"""Nonlinear Sequential Elimination (Shahrampour, Noshad, Tarokh 2017), best arm: seed 002 Table I.
 
-    :math:`\alpha = H(p)\,C_p` and :math:`\beta = (K-1)\exp(K/(H(p) C_p))` with :math:`H(p)` = :func:`h_p` at
-    ``m = 1`` and :math:`C_p` = :func:`c_p`. At ``p = 1`` the exponent :math:`\alpha` equals Successive Rejects'.
+    :math:`\alpha = H(p)\,C_p` and :math:`\beta = (K-1)\exp(K/(H(p) C_p))` with :math:`H(p)` =
+    :func:`~allocopt.complexity.h_p` at ``m = 1`` and :math:`C_p` = :func:`~allocopt.complexity.c_p`. At ``p = 1`` the exponent :math:`\alpha` equals Successive Rejects'.
 
     Examples
     --------
     >>> round(float(nonlinear_sequential_elimination_bound([0.5, 0.9, 0.8], 2.0).alpha), 6)  # 400 * 11/18
     244.444444
     """
-    array, n_arms = _n_arms(means, "nonlinear_sequential_elimination_bound")
-    alpha = h_p(array, p, 1) * c_p(n_arms, p)
+    _, n_arms, h_of_p, c_of_p = _top_m_ingredients(means, 1, p, "nonlinear_sequential_elimination_bound")
+    alpha = h_of_p * c_of_p
     beta = (n_arms - 1) * np.exp(n_arms / alpha)
     return ErrorBound("Nonlinear Sequential Elimination", alpha, beta,
                       "seed 002, Table I (Shahrampour, Noshad, Tarokh 2017)")
@@ -147,8 +150,8 @@ def nsar_error_bound(means: ArrayLike, m: int, p: float) -> ErrorBound:
     >>> round(float(bound.alpha), 6)  # 8 * logbar(4) * H2 = 8 * (1/2 + 1/2 + 1/3 + 1/4) * 4 / 0.04
     1266.666667
     """
-    array, n_arms = _n_arms(means, "nsar_error_bound")
-    alpha = 8.0 * c_p(n_arms, p) * h_p(array, p, m)
+    _, n_arms, h_of_p, c_of_p = _top_m_ingredients(means, m, p, "nsar_error_bound")
+    alpha = 8.0 * c_of_p * h_of_p
     beta = 2.0 * n_arms**2 * np.exp(n_arms / alpha)
     return ErrorBound("NSAR", alpha, beta, "seed 002, Proposition 2")
 
@@ -164,9 +167,9 @@ def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
     >>> round(float(sar_sample_complexity([0.7, 0.7, 0.5, 0.5], 2, 0.1)), 4)  # 100 * 19/12 * log(40)
     584.0726
     """
-    array, n_arms = _n_arms(means, "sar_sample_complexity")
+    _, n_arms, h_2, logbar_k = _top_m_ingredients(means, m, 1.0, "sar_sample_complexity")
     delta = as_confidence(delta, "sar_sample_complexity")
-    return h2(array, m) * logbar(n_arms) * np.log(n_arms / delta)
+    return h_2 * logbar_k * np.log(n_arms / delta)
 
 
 def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
@@ -177,9 +180,9 @@ def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
     >>> round(float(at_lucb_sample_complexity([0.7, 0.7, 0.5, 0.5], 2, 0.1)), 4)  # 100 log(1000)
     690.7755
     """
-    array = as_means(means, "at_lucb_sample_complexity")
+    ordered = sorted_gaps(means, m, func="at_lucb_sample_complexity")
     delta = as_confidence(delta, "at_lucb_sample_complexity")
-    hardness = h1(array, m)
+    hardness = _sum_inverse_squares(ordered)
     return hardness * np.log(hardness / delta)
 
 
@@ -193,6 +196,6 @@ def nsar_sample_complexity(means: ArrayLike, m: int, delta: float, p: float) -> 
     >>> round(float(nsar_sample_complexity([0.7, 0.7, 0.5, 0.5], 2, 0.1, 1.0)), 4)
     584.0726
     """
-    array, n_arms = _n_arms(means, "nsar_sample_complexity")
+    _, n_arms, h_of_p, c_of_p = _top_m_ingredients(means, m, p, "nsar_sample_complexity")
     delta = as_confidence(delta, "nsar_sample_complexity")
-    return h_p(array, p, m) * c_p(n_arms, p) * np.log(n_arms / delta)
+    return h_of_p * c_of_p * np.log(n_arms / delta)

@@ -236,7 +236,7 @@ class ComplexityReport:
             lines += ["", group, line(header).rstrip()]
             lines += [line(row).rstrip() for row, item in zip(rows, self.measures) if item.group == group]
         for item in self.omitted:
-            lines += ["", f"{item.group}: not applicable ({item.reason})"]
+            lines += ["", f"{item.group}: not applicable ({' '.join(item.reason.split())})"]
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -108,7 +108,7 @@ def h1(means: ArrayLike, m: int) -> np.ndarray:
     >>> round(float(h1([0.7, 0.7, 0.5, 0.5], 2)), 9)  # four gaps of 0.2: 4 / 0.04
     100.0
     """
-    return np.sum(sorted_gaps(means, m, func="h1") ** -2.0, axis=-1)
+    return _sum_inverse_squares(sorted_gaps(means, m, func="h1"))
 
 
 def h1_bai(means: ArrayLike) -> np.ndarray:
@@ -122,11 +122,16 @@ def h1_bai(means: ArrayLike) -> np.ndarray:
     >>> round(float(h1_bai([0.5, 0.9, 0.8])), 9)  # 0.1**-2 + 0.4**-2
     106.25
     """
-    return np.sum(sorted_gaps(means, 1, func="h1_bai")[..., 1:] ** -2.0, axis=-1)
+    return _sum_inverse_squares(sorted_gaps(means, 1, func="h1_bai")[..., 1:])
+
+
+def _sum_inverse_squares(gap_values: np.ndarray) -> np.ndarray:
+    """``sum_i Delta_i**-2`` along the last axis (the gaps must be positive)."""
+    return np.sum(gap_values**-2.0, axis=-1)
 
 
 def _max_rank_weighted(sorted_gap_values: np.ndarray, p: float) -> np.ndarray:
-    """``max_{i=2..K} i**p / Delta_(i)**2`` for gaps sorted increasingly along the last axis."""
+    """``max_{i=2..K} i**p / Delta_(i)**2`` for gaps sorted increasingly along the last axis (no validation)."""
     n_arms = sorted_gap_values.shape[-1]
     ranks = np.arange(2, n_arms + 1, dtype=float)
     return np.max(ranks**p / sorted_gap_values[..., 1:] ** 2, axis=-1)
@@ -191,6 +196,11 @@ def c_p(n_arms: int, p: float) -> float:
     """
     n_arms = as_int(n_arms, "c_p", "n_arms", low=2)
     p = as_positive_float(p, "c_p", "p")
+    return _c_p_value(n_arms, p)
+
+
+def _c_p_value(n_arms: int, p: float) -> float:
+    """:func:`c_p` without validation."""
     return float(2.0**-p + np.sum(np.arange(2, n_arms + 1, dtype=float) ** -p))
 
 
@@ -205,4 +215,4 @@ def logbar(n_arms: int) -> float:
     1.3333333333333333
     """
     n_arms = as_int(n_arms, "logbar", "n_arms", low=2)
-    return float(0.5 + np.sum(1.0 / np.arange(2, n_arms + 1, dtype=float)))
+    return _c_p_value(n_arms, 1.0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._rng import RandomLike, as_generator
-from .._validation import as_int, as_positive_float, fail
+from .._validation import as_int, as_positive_float
 from .instances import ReferenceInstance
 
 __all__ = [
@@ -39,6 +39,12 @@ NSAR_SETUPS = {
     5: "Beta(5, 5)",
     6: "one real competitive arm",
 }
+
+
+def _arms_and_top(n_arms: int, k: int, func: str) -> tuple[int, int]:
+    """``n_arms >= 2`` and ``k`` in ``1..n_arms - 1``, validated in the name of ``func``."""
+    n_arms = as_int(n_arms, func, "n_arms", low=2)
+    return n_arms, as_int(k, func, "k", low=1, high=n_arms - 1)
 
 
 def _groups(sizes_and_means: list[tuple[int, float]]) -> np.ndarray:
@@ -97,8 +103,7 @@ def one_sparse(n_arms: int, k: int) -> np.ndarray:
     >>> one_sparse(4, 1)
     array([0.5, 0. , 0. , 0. ])
     """
-    n_arms = as_int(n_arms, "one_sparse", "n_arms", low=2)
-    k = as_int(k, "one_sparse", "k", low=1, high=n_arms - 1)
+    n_arms, k = _arms_and_top(n_arms, k, "one_sparse")
     return _groups([(k, 0.5), (n_arms - k, 0.0)])
 
 
@@ -126,8 +131,7 @@ def alpha_exponential(n_arms: int, k: int, alpha: float = 0.3) -> np.ndarray:
     >>> alpha_exponential(4, 2, 1.0)  # alpha = 1 spaces the means by 1/N
     array([0.75, 0.5 , 0.25, 0.  ])
     """
-    n_arms = as_int(n_arms, "alpha_exponential", "n_arms", low=2)
-    k = as_int(k, "alpha_exponential", "k", low=1, high=n_arms - 1)
+    n_arms, k = _arms_and_top(n_arms, k, "alpha_exponential")
     alpha = as_positive_float(alpha, "alpha_exponential", "alpha")
     return _power_profile(n_arms, k, alpha)
 
@@ -156,8 +160,7 @@ def two_group(n_arms: int, k: int) -> np.ndarray:
     >>> two_group(4, 1)
     array([0.7, 0.3, 0.3, 0.3])
     """
-    n_arms = as_int(n_arms, "two_group", "n_arms", low=2)
-    k = as_int(k, "two_group", "k", low=1, high=n_arms - 1)
+    n_arms, k = _arms_and_top(n_arms, k, "two_group")
     return _groups([(k, 0.7), (n_arms - k, 0.3)])
 
 
@@ -192,8 +195,7 @@ def synthetic_p(n_arms: int, k: int, p: float) -> np.ndarray:
     >>> synthetic_p(4, 2, 1.0)
     array([0.75, 0.5 , 0.25, 0.  ])
     """
-    n_arms = as_int(n_arms, "synthetic_p", "n_arms", low=2)
-    k = as_int(k, "synthetic_p", "k", low=1, high=n_arms - 1)
+    n_arms, k = _arms_and_top(n_arms, k, "synthetic_p")
     p = as_positive_float(p, "synthetic_p", "p")
     return _power_profile(n_arms, k, p)
 
