@@ -17,6 +17,7 @@ import numpy as np
 from .._validation import as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 from ._inputs import as_means, as_subset_size, instance_label
+from .top_m import _sum_inverse_squares
 
 __all__ = ["cpe_gaps", "cpe_h", "top_k_decision_class", "top_k_width"]
 
@@ -110,7 +111,7 @@ def cpe_h(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> Any:
     >>> round(float(cpe_h([0.9, 0.6, 0.5, 0.1], [(0, 1), (0, 2), (1, 2)])), 6)  # 0.4**-2 + 2 * 0.1**-2
     206.25
     """
-    return np.sum(cpe_gaps(means, decision_class) ** -2.0, axis=-1)
+    return _sum_inverse_squares(cpe_gaps(means, decision_class))
 
 
 def top_k_decision_class(n_arms: int, k: int) -> tuple[tuple[int, ...], ...]:

@@ -48,7 +48,8 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
     array = np.asarray(selected)
     if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
         float_array = _as_float_array(selected, func, "selected", requirement)
-        if float_array.size == 0 or not np.all(np.isfinite(float_array)) or np.any(float_array != np.round(float_array)):
+        integral = np.all(np.isfinite(float_array)) and np.all(float_array == np.round(float_array))
+        if float_array.size == 0 or not integral:
             fail(func, "selected", requirement, selected)
         array = float_array.astype(np.int64)
     if array.ndim == 0 or array.shape[-1] < 1 or array.shape[-1] > n_arms:
@@ -62,9 +63,11 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
 
 
 def aggregate_regret(means: ArrayLike, selected: ArrayLike) -> Any:
-    r"""Aggregate regret :math:`R_T = \frac1K\big(\sum_{i=1}^K \theta_{[i]} - \sum_{i \in T}\theta_i\big)` of a set ``T``.
+    r"""Aggregate regret of a chosen set ``T`` of arms (seed 003 eq. (1)).
 
-    Seed 003 eq. (1) (after Zhou et al. 2014): the average shortfall of the chosen :math:`K` arms against the best
+    .. math:: R_T = \frac1K\Big(\sum_{i=1}^K \theta_{[i]} - \sum_{i \in T}\theta_i\Big)
+
+    (after Zhou et al. 2014): the average shortfall of the chosen :math:`K` arms against the best
     :math:`K`. ``T`` is an :math:`\epsilon`-top-:math:`K` set when :math:`R_T \le \epsilon`. No strict order of the
     means is needed.
 
@@ -104,7 +107,8 @@ def _rank_gaps(means: ArrayLike, k: int, func: str) -> tuple[np.ndarray, int]:
 
 def _capped_hardness(gap_values: np.ndarray, cap: Any) -> Any:
     r""":math:`\sum_i \min(\Delta_i^{-2}, c^{-2}) = \sum_i \max(\Delta_i, c)^{-2}` for a cap :math:`c > 0`."""
-    return np.sum(np.maximum(gap_values, np.expand_dims(cap, -1)) ** -2.0, axis=-1)
+    with np.errstate(over="ignore"):
+        return np.sum(np.maximum(gap_values, np.expand_dims(cap, -1)) ** -2.0, axis=-1)
 
 
 def h_0_eps(means: ArrayLike, k: int, eps: float) -> Any:
@@ -168,7 +172,7 @@ class EpsTopKHardness:
 
 
 def h_t_eps(means: ArrayLike, k: int, eps: float) -> EpsTopKHardness:
-    r"""Chen et al.'s hardness :math:`H(t,\epsilon)` of :math:`\epsilon`-top-:math:`K` identification, with :math:`t` and :math:`\Psi_t^\epsilon`.
+    r"""Hardness :math:`H(t,\epsilon)` of finding :math:`\epsilon`-top-:math:`K` arms (seed 003 eq. (6)).
 
     Seed 003, eq. (3)-(6):
 
@@ -234,7 +238,8 @@ def spread_constant(means: ArrayLike) -> Any:
     ratio :math:`|\theta_{[i]} - \theta_{[j]}|/|i-j|` is an average of consecutive differences, so its extremes
     over all pairs are attained by neighbours and
 
-    .. math:: c = \max\Big(1,\; n \max_r (\theta_{[r]} - \theta_{[r+1]}),\; \frac{1}{n \min_r (\theta_{[r]} - \theta_{[r+1]})}\Big),
+    .. math:: c = \max\Big(1,\; n \max_r (\theta_{[r]} - \theta_{[r+1]}),\;
+              \frac{1}{n \min_r (\theta_{[r]} - \theta_{[r+1]})}\Big),
 
     which is infinite when two means are equal. Lemma 1 (O(1)-spread arms): :math:`H(t,\epsilon) =
     O(n/\sqrt\epsilon)` for :math:`K = \gamma n`, while :math:`H(0,\epsilon) = \Omega(n/\epsilon)`.
@@ -250,7 +255,8 @@ def spread_constant(means: ArrayLike) -> Any:
     steps = ranked[..., :-1] - ranked[..., 1:]
     largest = n_arms * np.max(steps, axis=-1)
     smallest = n_arms * np.min(steps, axis=-1)
-    inverse = np.divide(1.0, smallest, out=np.full_like(smallest, np.inf), where=smallest > 0)
+    with np.errstate(over="ignore"):  # a subnormal step overflows to inf, as the definition wants
+        inverse = np.divide(1.0, smallest, out=np.full_like(smallest, np.inf), where=smallest > 0)
     return np.maximum(1.0, np.maximum(largest, inverse))[()]
 
 
@@ -314,7 +320,7 @@ def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: flo
 
 
 def zhou_sample_complexity(n_arms: int, k: int, eps: float, delta: float) -> float:
-    r"""OptMAI's instance-independent sample complexity :math:`\frac{n}{\epsilon^2}\big(1 + \frac{\ln\delta^{-1}}{K}\big)`.
+    r"""OptMAI's instance-independent sample complexity, :math:`\frac{n}{\epsilon^2}(1 + \frac{\ln\delta^{-1}}{K})`.
 
     Zhou, Chen, Li (2014), as quoted in seed 003, Section 1: :math:`\Theta(\cdot)` of this expression pulls find
     :math:`\epsilon`-top-:math:`K` arms with probability :math:`1-\delta`, which is asymptotically optimal over all

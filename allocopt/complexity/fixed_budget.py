@@ -68,7 +68,8 @@ class ErrorBound:
         return self.beta * np.exp(-budget_array / self.alpha)
 
     def required_budget(self, delta: float) -> Any:
-        r"""Smallest budget with :math:`\beta e^{-T/\alpha} \le \delta`: :math:`T = \max(0, \alpha\log(\beta/\delta))`."""
+        r"""Smallest budget with :math:`\beta e^{-T/\alpha} \le \delta`, :math:`T = \max(0, \alpha\log(\beta/\delta))`.
+        """
         delta = as_confidence(delta, f"{type(self).__name__}.required_budget")
         return np.maximum(0.0, self.alpha * np.log(self.beta / delta))
 
@@ -122,7 +123,8 @@ def nonlinear_sequential_elimination_bound(means: ArrayLike, p: float) -> ErrorB
     r"""Nonlinear Sequential Elimination (Shahrampour, Noshad, Tarokh 2017), best arm: seed 002 Table I.
 
     :math:`\alpha = H(p)\,C_p` and :math:`\beta = (K-1)\exp(K/(H(p) C_p))` with :math:`H(p)` =
-    :func:`~allocopt.complexity.h_p` at ``m = 1`` and :math:`C_p` = :func:`~allocopt.complexity.c_p`. At ``p = 1`` the exponent :math:`\alpha` equals Successive Rejects'.
+    :func:`~allocopt.complexity.h_p` at ``m = 1`` and :math:`C_p` = :func:`~allocopt.complexity.c_p`. At ``p = 1``
+    the exponent :math:`\alpha` equals Successive Rejects'.
 
     Examples
     --------

@@ -90,7 +90,9 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
 
 
 def c_eps(eps: float) -> float:
-    r"""The constant :math:`c_\epsilon = \frac{2+\epsilon}{\epsilon}\big(\frac{1}{\log(1+\epsilon)}\big)^{1+\epsilon}` of Lemma 2.1.
+    r"""The constant :math:`c_\epsilon` of seed 004's Lemma 2.1.
+
+    .. math:: c_\epsilon = \frac{2+\epsilon}{\epsilon}\Big(\frac{1}{\log(1+\epsilon)}\Big)^{1+\epsilon}.
 
     Seed 004, Lemma 2.1: the LIL bound fails with probability at most :math:`c_\epsilon\omega^{1+\epsilon}`;
     lil'RandLUCB is correct with probability at least :math:`1 - c_\epsilon\delta` (Theorem 3.1). The lemma takes

@@ -126,15 +126,17 @@ def h1_bai(means: ArrayLike) -> np.ndarray:
 
 
 def _sum_inverse_squares(gap_values: np.ndarray) -> np.ndarray:
-    """``sum_i Delta_i**-2`` along the last axis (the gaps must be positive)."""
-    return np.sum(gap_values**-2.0, axis=-1)
+    """``sum_i Delta_i**-2`` along the last axis (the gaps must be positive; gaps below 1e-154 give ``inf``)."""
+    with np.errstate(over="ignore"):
+        return np.sum(gap_values**-2.0, axis=-1)
 
 
 def _max_rank_weighted(sorted_gap_values: np.ndarray, p: float) -> np.ndarray:
     """``max_{i=2..K} i**p / Delta_(i)**2`` for gaps sorted increasingly along the last axis (no validation)."""
     n_arms = sorted_gap_values.shape[-1]
     ranks = np.arange(2, n_arms + 1, dtype=float)
-    return np.max(ranks**p / sorted_gap_values[..., 1:] ** 2, axis=-1)
+    with np.errstate(over="ignore"):
+        return np.max(ranks**p * sorted_gap_values[..., 1:] ** -2.0, axis=-1)
 
 
 def h2(means: ArrayLike, m: int) -> np.ndarray:
@@ -177,7 +179,9 @@ def h_p(means: ArrayLike, p: float, m: int) -> np.ndarray:
 
 
 def c_p(n_arms: int, p: float) -> float:
-    r"""Budget-division constant :math:`C_p = 2^{-p} + \sum_{r=2}^K r^{-p}` of NSAR and Nonlinear Sequential Elimination.
+    r"""NSAR's budget-division constant :math:`C_p = 2^{-p} + \sum_{r=2}^K r^{-p}`.
+
+    Also Nonlinear Sequential Elimination's.
 
     Seed 002 eq. (3). :math:`C_1 = \overline{\log}(K)` (:func:`logbar`); :math:`C_p > \overline{\log}(K)` for
     :math:`p < 1` and :math:`C_p < \overline{\log}(K)` for :math:`p > 1`.

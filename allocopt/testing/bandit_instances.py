@@ -108,7 +108,8 @@ def one_sparse(n_arms: int, k: int) -> np.ndarray:
 
 
 def _power_profile(n_arms: int, k: int, exponent: float) -> np.ndarray:
-    r"""Means :math:`1 - K/n + (K/n)((K-i)/K)^a` for :math:`i \le K` and :math:`(1 - K/n)(1 - ((i-K)/(n-K))^a)` after."""
+    r"""Means :math:`1 - K/n + (K/n)((K-i)/K)^a` for :math:`i \le K`, :math:`(1 - K/n)(1 - ((i-K)/(n-K))^a)` after.
+    """
     ranks = np.arange(1, n_arms + 1, dtype=float)
     boundary = (n_arms - k) / n_arms
     top = boundary + (k / n_arms) * (np.clip(k - ranks, 0.0, None) / k) ** exponent

@@ -23,7 +23,8 @@ BAD_CALLS = [
     (lambda: complexity.top_k_decision_class(4, 0), r"The 'k' parameter of top_k_decision_class"),
     (lambda: complexity.zhou_sample_complexity(10, 10, 0.1, 0.1), r"The 'k' parameter of zhou_sample_complexity"),
     # eps <= 0
-    (lambda: complexity.h_t_eps(FOUR, 2, 0.0), r"The 'eps' parameter of h_t_eps must be a finite number > 0\. Got 0\.0"),
+    (lambda: complexity.h_t_eps(FOUR, 2, 0.0),
+     r"The 'eps' parameter of h_t_eps must be a finite number > 0\. Got 0\.0"),
     (lambda: complexity.h_0_eps(FOUR, 2, -0.1), r"The 'eps' parameter of h_0_eps must be a finite number > 0"),
     (lambda: complexity.c_eps(0.0), r"The 'eps' parameter of c_eps must be a finite number > 0"),
     (lambda: complexity.adaptive_topk_sample_complexity(FOUR, 2, 1.0, 0.1),
@@ -31,7 +32,8 @@ BAD_CALLS = [
     # p <= 0
     (lambda: complexity.h_p(FOUR, 0.0, 2), r"The 'p' parameter of h_p must be a finite number > 0\. Got 0\.0"),
     (lambda: complexity.c_p(4, -1), r"The 'p' parameter of c_p must be a finite number > 0\. Got -1"),
-    (lambda: complexity.nsar_error_bound(FOUR, 2, 0), r"The 'p' parameter of nsar_error_bound must be a finite number > 0"),
+    (lambda: complexity.nsar_error_bound(FOUR, 2, 0),
+     r"The 'p' parameter of nsar_error_bound must be a finite number > 0"),
     # delta outside (0, 1)
     (lambda: complexity.sar_sample_complexity(FOUR, 2, 0.0),
      r"The 'delta' parameter of sar_sample_complexity must be a probability in the open interval \(0, 1\)"),
@@ -41,25 +43,30 @@ BAD_CALLS = [
      r"The 'budget' parameter of ErrorBound.error_probability must be a number >= 0"),
     # means
     (lambda: complexity.h1([0.5], 1), r"The 'means' parameter of h1 must be .* at least 2 arms"),
-    (lambda: complexity.h1([0.5, np.nan, 0.2], 1), r"The 'means' parameter of h1 .* entries at \[\[1\]\] are not finite"),
+    (lambda: complexity.h1([0.5, np.nan, 0.2], 1),
+     r"The 'means' parameter of h1 .* entries at \[\[1\]\] are not finite"),
     (lambda: complexity.h2("0.5,0.4", 1), r"The 'means' parameter of h2 must be"),
-    (lambda: complexity.aggregate_regret([[0.5, 0.4]], [0]), r"The 'means' parameter of aggregate_regret must be a one-dim"),
+    (lambda: complexity.aggregate_regret([[0.5, 0.4]], [0]),
+     r"The 'means' parameter of aggregate_regret must be a one-dim"),
     (lambda: complexity.logbar(1), r"The 'n_arms' parameter of logbar must be an integer >= 2\. Got 1"),
     # selections and decision classes
     (lambda: complexity.aggregate_regret(FOUR, [0, 0]), r"The 'selected' parameter .* some selection repeats an arm"),
     (lambda: complexity.aggregate_regret(FOUR, [0, 7]), r"The 'selected' parameter .* some indices are out of range"),
     (lambda: complexity.aggregate_regret(FOUR, [0.5]), r"The 'selected' parameter of aggregate_regret must be a set"),
     (lambda: complexity.cpe_gaps(FOUR, []), r"The 'decision_class' parameter of cpe_gaps must be a non-empty"),
-    (lambda: complexity.cpe_gaps(FOUR, [(0, 9)]), r"The 'decision_class\[0\]' parameter of cpe_gaps must be an integer in 0..3"),
+    (lambda: complexity.cpe_gaps(FOUR, [(0, 9)]),
+     r"The 'decision_class\[0\]' parameter of cpe_gaps must be an integer in 0..3"),
     (lambda: complexity.cpe_gaps(FOUR, [(0, 0)]), r"entry 0 repeats an arm"),
     # LIL radius
     (lambda: complexity.lil_radius(0, 0.01, 0.5, 1.0), r"The 't' parameter of lil_radius must be a number >= 1"),
-    (lambda: complexity.lil_radius(5, 0.01, 0.5, 0.0), r"The 'sigma' parameter of lil_radius must be a finite number > 0"),
+    (lambda: complexity.lil_radius(5, 0.01, 0.5, 0.0),
+     r"The 'sigma' parameter of lil_radius must be a finite number > 0"),
     (lambda: complexity.lil_radius(5, 0.01, 0.5, 1.0, form="heuristic"),
      r"The 'form' parameter of lil_radius must be one of 'paper', 'experiments'\. Got 'heuristic'"),
     # instance generators
     (lambda: bandit_instances.nsar_setup(7, 2), r"The 'setup' parameter of nsar_setup must be an integer in 1..6"),
-    (lambda: bandit_instances.nsar_setup(3, 20), r"The 'm' parameter of nsar_setup must be an integer in 1..16 \(setup 3"),
+    (lambda: bandit_instances.nsar_setup(3, 20),
+     r"The 'm' parameter of nsar_setup must be an integer in 1..16 \(setup 3"),
 ]
 
 
@@ -77,7 +84,8 @@ TIE_CALLS = [
     (lambda: complexity.h2(TIED, 2), "h2", "a unique top-2 set", "[1, 2]"),
     (lambda: complexity.h_p(TIED, 0.5, 2), "h_p", "a unique top-2 set", "[1, 2]"),
     (lambda: complexity.h1_bai(TIED_AT_TOP), "h1_bai", "a unique best arm", "[1, 2]"),
-    (lambda: complexity.successive_rejects_bound(TIED_AT_TOP), "successive_rejects_bound", "a unique best arm", "[1, 2]"),
+    (lambda: complexity.successive_rejects_bound(TIED_AT_TOP),
+     "successive_rejects_bound", "a unique best arm", "[1, 2]"),
     (lambda: complexity.sar_sample_complexity(TIED, 2, 0.1), "sar_sample_complexity", "a unique top-2 set", "[1, 2]"),
 ]
 

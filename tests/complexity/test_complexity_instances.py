@@ -63,7 +63,8 @@ def test_standard_instances_cover_the_experiments():
     assert {f"seed002-setup{s}-M{m}" for s in range(1, 7) for m in (2, 4)} <= names
     assert {f"seed003-{label}-K{k}" for label in ("twogroup", "uniform", "synthetic-0.5", "synthetic-6")
             for k in (100, 250, 500)} <= names
-    assert {"seed004-1-sparse-K2-N100", "seed004-0.3-exponential-K50-N100", "seed004-lil-exponential-0.6-N1000"} <= names
+    assert {"seed004-1-sparse-K2-N100", "seed004-0.3-exponential-K50-N100",
+            "seed004-lil-exponential-0.6-N1000"} <= names
     assert len(names) == len(instances)
     for instance in instances:
         assert instance.source and len(instance.parameters["theta"]) >= 2

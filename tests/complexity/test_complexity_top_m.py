@@ -145,3 +145,11 @@ def test_logbar_large_k_against_the_harmonic_asymptotics():
     n_arms = 10**6
     expected = math.log(n_arms) + 0.5772156649015329 + 1 / (2 * n_arms) - 1 / (12 * n_arms**2) - 0.5
     assert complexity.logbar(n_arms) == pytest.approx(expected, rel=1e-12)
+
+
+def test_tiny_gaps_give_infinite_hardness_without_warnings():
+    # a gap of 1e-200 makes Delta^-2 = 1e400, beyond float64: the measures are +inf (pyproject turns any
+    # RuntimeWarning from allocopt into an error, so an overflow warning would fail this test)
+    assert complexity.h1([0.0, 1e-200, -1.0], 1) == np.inf
+    assert complexity.h_p([0.0, 1e-200, 1.0], 0.5, 2) == np.inf
+    assert complexity.spread_constant([0.0, 1e-310]) == np.inf
