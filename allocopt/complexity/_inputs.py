@@ -7,7 +7,7 @@ message format (:mod:`allocopt._validation`) and compute the rank statistics the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from .._validation import _as_float_array, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 
 __all__ = [
+    "FloatOrArray",
     "as_means",
     "as_subset_size",
     "ranked_descending",
@@ -22,6 +23,9 @@ __all__ = [
     "require_unique_top",
     "instance_label",
 ]
+
+#: A measure of one instance (a float; numpy returns ``numpy.float64``) or of a batch (an array of shape ``(...)``).
+FloatOrArray = Union[float, np.ndarray]
 
 _MEANS_REQUIREMENT = (
     "an array of finite numbers whose last axis holds the means of at least {min_arms} arms "

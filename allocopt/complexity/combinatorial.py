@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import as_int, describe, fail
 from ..exceptions import InvalidInstanceError
-from ._inputs import as_means, as_subset_size, instance_label
+from ._inputs import FloatOrArray, as_means, as_subset_size, instance_label
 from .top_m import _sum_inverse_squares
 
 __all__ = ["cpe_gaps", "cpe_h", "top_k_decision_class", "top_k_width"]
@@ -99,7 +99,7 @@ def cpe_gaps(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> np.nd
     return best_value - np.where(in_opt, best_without, best_with)
 
 
-def cpe_h(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> Any:
+def cpe_h(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> FloatOrArray:
     r"""CPE hardness :math:`H = \sum_i \Delta_i^{-2}` with the gaps of :func:`cpe_gaps` (seed 004, Section 4.2).
 
     The generalised lil'CLUCB takes :math:`O(\mathrm{width}(\mathcal M)^2\sigma^2\sum_i \Delta_i^{-2}(\log\delta^{-1}

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import _as_float_array, as_float, as_int, as_positive_float, fail
-from ._inputs import as_means, as_subset_size, ranked_descending, top_m_gaps
+from ._inputs import FloatOrArray, as_means, as_subset_size, ranked_descending, top_m_gaps
 from .fixed_budget import as_confidence
 
 __all__ = [
@@ -46,7 +46,9 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
     requirement = (f"a set of distinct arm indices in 0..{n_arms - 1} (an integer array of shape (K,), or (..., K) "
                    f"for several sets of the same size K, 1 <= K <= {n_arms})")
     array = np.asarray(selected)
-    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+    if array.dtype == bool:  # a mask would be read as indices 0 and 1
+        fail(func, "selected", requirement + ", not a boolean mask", selected)
+    if not np.issubdtype(array.dtype, np.integer):
         float_array = _as_float_array(selected, func, "selected", requirement)
         integral = np.all(np.isfinite(float_array)) and np.all(float_array == np.round(float_array))
         if float_array.size == 0 or not integral:
@@ -62,7 +64,7 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
     return array.astype(np.int64)
 
 
-def aggregate_regret(means: ArrayLike, selected: ArrayLike) -> Any:
+def aggregate_regret(means: ArrayLike, selected: ArrayLike) -> FloatOrArray:
     r"""Aggregate regret of a chosen set ``T`` of arms (seed 003 eq. (1)).
 
     .. math:: R_T = \frac1K\Big(\sum_{i=1}^K \theta_{[i]} - \sum_{i \in T}\theta_i\Big)
@@ -111,7 +113,7 @@ def _capped_hardness(gap_values: np.ndarray, cap: Any) -> Any:
         return np.sum(np.maximum(gap_values, np.expand_dims(cap, -1)) ** -2.0, axis=-1)
 
 
-def h_0_eps(means: ArrayLike, k: int, eps: float) -> Any:
+def h_0_eps(means: ArrayLike, k: int, eps: float) -> FloatOrArray:
     r"""CLUCB-PAC's hardness :math:`H(0, \epsilon) = \sum_{i=1}^n \min(\Delta_i^{-2}, \epsilon^{-2})`.
 
     Seed 003, Section 1 (Chen et al. 2014's bound for :math:`\epsilon`-top-:math:`K` arms is
@@ -163,10 +165,10 @@ class EpsTopKHardness:
         Tolerance on the aggregate regret.
     """
 
-    value: Any
-    t: Any
-    psi_t: Any
-    psi_t_eps: Any
+    value: FloatOrArray
+    t: int | np.ndarray
+    psi_t: FloatOrArray
+    psi_t_eps: FloatOrArray
     k: int
     eps: float
 
@@ -230,7 +232,7 @@ def _h_t_eps(means: ArrayLike, k: int, eps: float, func: str) -> EpsTopKHardness
     return EpsTopKHardness(value=value, t=t[()], psi_t=psi_t[()], psi_t_eps=psi_t_eps[()], k=k, eps=eps)
 
 
-def spread_constant(means: ArrayLike) -> Any:
+def spread_constant(means: ArrayLike) -> FloatOrArray:
     r"""The smallest :math:`c \ge 1` for which the instance is :math:`c`-spread (seed 003, Definition 1).
 
     :math:`n` arms ranked :math:`\theta_{[1]} \ge \dots \ge \theta_{[n]}` are :math:`c`-spread when
@@ -265,7 +267,7 @@ def _as_tolerance_below_one(eps: Any, func: str) -> float:
                     requirement="a tolerance in the open interval (0, 1) (log log(1/eps) must be defined)")
 
 
-def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> Any:
+def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
     r"""AdaptiveTopK's sample complexity (seed 003, Theorem 1), constants dropped.
 
     :math:`(\log\log\epsilon^{-1} + \log n + \log\delta^{-1})\,H(t,\epsilon)` with natural logarithms; the
@@ -286,7 +288,7 @@ def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
     return (np.log(np.log(1.0 / eps)) + np.log(n_arms) + np.log(1.0 / delta)) * hardness
 
 
-def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> Any:
+def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
     r"""The improved algorithm's sample complexity (seed 003, Theorem 2), constants dropped.
 
     :math:`(\log\epsilon^{-1} + \log\delta^{-1})\,H(t,\epsilon)`; removes Theorem 1's :math:`\log n`. Needs
@@ -303,7 +305,7 @@ def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
     return (np.log(1.0 / eps) + np.log(1.0 / delta)) * _h_t_eps(means, k, eps, func).value
 
 
-def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> Any:
+def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
     r"""CLUCB-PAC's sample complexity for :math:`\epsilon`-top-:math:`K` arms, constants dropped.
 
     :math:`(\log H(0,\epsilon) + \log\delta^{-1})\,H(0,\epsilon)` (Chen et al. 2014, as quoted in seed 003,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import _as_float_array, as_float, as_positive_float, fail
+from ._inputs import FloatOrArray
 from .top_m import _c_p_value, _max_rank_weighted, _sum_inverse_squares, sorted_gaps
 
 __all__ = [
@@ -54,11 +55,11 @@ class ErrorBound:
     """
 
     algorithm: str
-    alpha: Any
-    beta: Any
+    alpha: FloatOrArray
+    beta: FloatOrArray
     source: str
 
-    def error_probability(self, budget: ArrayLike) -> Any:
+    def error_probability(self, budget: ArrayLike) -> FloatOrArray:
         r""":math:`\beta \exp(-T/\alpha)` at budget ``T`` (array_like, broadcast against a batch; may exceed 1)."""
         budget_array = _as_float_array(budget, f"{type(self).__name__}.error_probability", "budget",
                                        "a number >= 0 or an array of numbers >= 0")
@@ -67,7 +68,7 @@ class ErrorBound:
                  budget)
         return self.beta * np.exp(-budget_array / self.alpha)
 
-    def required_budget(self, delta: float) -> Any:
+    def required_budget(self, delta: float) -> FloatOrArray:
         r"""Smallest budget with :math:`\beta e^{-T/\alpha} \le \delta`, :math:`T = \max(0, \alpha\log(\beta/\delta))`.
         """
         delta = as_confidence(delta, f"{type(self).__name__}.required_budget")
@@ -158,7 +159,7 @@ def nsar_error_bound(means: ArrayLike, m: int, p: float) -> ErrorBound:
     return ErrorBound("NSAR", alpha, beta, "seed 002, Proposition 2")
 
 
-def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
+def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOrArray:
     r"""SAR's sample complexity order :math:`H_2^{(m)}\,\overline{\log}(K)\,\log(K/\delta)` (seed 002 Table II).
 
     The expression inside the :math:`O(\cdot)` of Table II (constants dropped): the budget at which SAR finds the
@@ -174,7 +175,7 @@ def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
     return h_2 * logbar_k * np.log(n_arms / delta)
 
 
-def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
+def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOrArray:
     r"""AT-LUCB's sample complexity order :math:`H_1^{(m)}\log(H_1^{(m)}/\delta)` (seed 002 Table II).
 
     Examples
@@ -188,7 +189,7 @@ def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> Any:
     return hardness * np.log(hardness / delta)
 
 
-def nsar_sample_complexity(means: ArrayLike, m: int, delta: float, p: float) -> Any:
+def nsar_sample_complexity(means: ArrayLike, m: int, delta: float, p: float) -> FloatOrArray:
     r"""NSAR's sample complexity order :math:`H^{(m)}(p)\,C_p\log(K/\delta)` (seed 002 Table II).
 
     At ``p = 1`` it equals :func:`sar_sample_complexity`.

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._validation import _as_float_array, as_choice, as_float, as_positive_float, describe, fail
 from ..exceptions import InvalidArgumentError
+from ._inputs import FloatOrArray
 
 __all__ = ["lil_radius", "c_eps", "LIL_FORMS"]
 
@@ -21,7 +22,7 @@ LIL_FORMS = ("paper", "experiments")
 
 
 def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
-               form: Literal["paper", "experiments"] = "paper") -> Any:
+               form: Literal["paper", "experiments"] = "paper") -> FloatOrArray:
     r"""LIL confidence radius :math:`U(t, \omega)` after :math:`t` samples of a :math:`\sigma`-sub-Gaussian arm.
 
     Paper form (seed 004, Lemma 2.1):

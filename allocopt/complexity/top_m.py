@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_int, as_positive_float
-from ._inputs import as_means, as_subset_size, ranked_descending, require_unique_top, top_m_gaps
+from ._inputs import FloatOrArray, as_means, as_subset_size, ranked_descending, require_unique_top, top_m_gaps
 
 __all__ = ["gaps", "h1", "h1_bai", "h2", "h_p", "c_p", "logbar", "sorted_gaps"]
 
@@ -84,7 +84,7 @@ def sorted_gaps(means: ArrayLike, m: int, *, func: str = "sorted_gaps") -> np.nd
     return np.sort(top_m_gaps(array, ranked, m), axis=-1)
 
 
-def h1(means: ArrayLike, m: int) -> np.ndarray:
+def h1(means: ArrayLike, m: int) -> FloatOrArray:
     r"""Top-``m`` complexity :math:`H_1^{(m)} = \sum_{i=1}^K (\Delta_i^{(m)})^{-2}`, a sum over all :math:`K` arms.
 
     Seed 002 eq. (4). It is also seed 004's :math:`H = \sum_i \Delta_i^{-2}` (Best-:math:`K`, fixed confidence:
@@ -111,7 +111,7 @@ def h1(means: ArrayLike, m: int) -> np.ndarray:
     return _sum_inverse_squares(sorted_gaps(means, m, func="h1"))
 
 
-def h1_bai(means: ArrayLike) -> np.ndarray:
+def h1_bai(means: ArrayLike) -> FloatOrArray:
     r"""Best-arm complexity :math:`H_1 = \sum_{i=2}^K \Delta_i^{-2}`, :math:`\Delta_i = \mu_{[1]} - \mu_{[i]}`.
 
     Seed 002 eq. (2): the sum runs over the :math:`K-1` suboptimal arms (ranks 2..K), so
@@ -139,7 +139,7 @@ def _max_rank_weighted(sorted_gap_values: np.ndarray, p: float) -> np.ndarray:
         return np.max(ranks**p * sorted_gap_values[..., 1:] ** -2.0, axis=-1)
 
 
-def h2(means: ArrayLike, m: int) -> np.ndarray:
+def h2(means: ArrayLike, m: int) -> FloatOrArray:
     r"""Top-``m`` complexity :math:`H_2^{(m)} = \max_{i \in \{2..K\}} i\,(\Delta_{(i)}^{(m)})^{-2}`.
 
     Seed 002 eq. (4), with the gaps sorted increasingly. With ``m = 1`` this is the best-arm :math:`H_2 =
@@ -154,7 +154,7 @@ def h2(means: ArrayLike, m: int) -> np.ndarray:
     return _max_rank_weighted(sorted_gaps(means, m, func="h2"), 1.0)
 
 
-def h_p(means: ArrayLike, p: float, m: int) -> np.ndarray:
+def h_p(means: ArrayLike, p: float, m: int) -> FloatOrArray:
     r"""Nonlinear complexity :math:`H^{(m)}(p) = \max_{i \in \{2..K\}} i^p\,(\Delta_{(i)}^{(m)})^{-2}`.
 
     Seed 002 eq. (3) (best arm, ``m = 1``) and eq. (4) (top ``m``). :math:`H^{(m)}(1) = H_2^{(m)}`;

@@ -53,6 +53,7 @@ BAD_CALLS = [
     (lambda: complexity.aggregate_regret(FOUR, [0, 0]), r"The 'selected' parameter .* some selection repeats an arm"),
     (lambda: complexity.aggregate_regret(FOUR, [0, 7]), r"The 'selected' parameter .* some indices are out of range"),
     (lambda: complexity.aggregate_regret(FOUR, [0.5]), r"The 'selected' parameter of aggregate_regret must be a set"),
+    (lambda: complexity.aggregate_regret(FOUR, [True, False, True, False]), r"not a boolean mask\. Got \[True"),
     (lambda: complexity.cpe_gaps(FOUR, []), r"The 'decision_class' parameter of cpe_gaps must be a non-empty"),
     (lambda: complexity.cpe_gaps(FOUR, [(0, 9)]),
      r"The 'decision_class\[0\]' parameter of cpe_gaps must be an integer in 0..3"),

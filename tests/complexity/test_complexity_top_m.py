@@ -87,6 +87,12 @@ def test_best_arm_special_case(means):
     # eq. (2): H2 = max_{i != 1} i / Delta_i^2 with the arms ranked by decreasing mean; eq. (4) with M = 1 agrees.
     expected_h2 = max((i + 1) / (ranked[0] - ranked[i]) ** 2 for i in range(1, len(ranked)))
     assert complexity.h2(means, 1) == pytest.approx(expected_h2, rel=1e-10)
+    # "H2 ... is equal to H1 up to logarithmic factors in K" (seed 002 after eq. (2)); derived here:
+    # H1 = sum_{i>=2} (1/i) i Delta_i^-2 <= (logbar(K) - 1/2) H2, and (i - 1) Delta_i^-2 <= sum_{j=2..i} Delta_j^-2
+    # <= H1 gives i Delta_i^-2 <= 2 H1, so H2 <= 2 H1.
+    h1_bai, h2 = complexity.h1_bai(means), complexity.h2(means, 1)
+    assert h2 / 2 <= h1_bai * (1 + 1e-12)
+    assert h1_bai <= (complexity.logbar(len(means)) - 0.5) * h2 * (1 + 1e-12)
 
 
 @settings(max_examples=60, deadline=None)
