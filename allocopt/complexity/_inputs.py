@@ -11,13 +11,14 @@ from typing import Any, Union
 
 import numpy as np
 
-from .._validation import _as_float_array, as_int, describe, fail
+from .._validation import _as_float_array, as_float, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 
 __all__ = [
     "FloatOrArray",
     "as_means",
     "as_subset_size",
+    "as_confidence",
     "ranked_descending",
     "top_m_gaps",
     "require_unique_top",
@@ -49,6 +50,12 @@ def as_subset_size(value: Any, n_arms: int, func: str, name: str) -> int:
     """The size of a top subset: an integer in ``1..n_arms - 1`` (the complement must be non-empty)."""
     return as_int(value, func, name, low=1, high=n_arms - 1,
                   requirement=f"an integer in 1..K-1 = 1..{n_arms - 1} (K = {n_arms} arms)")
+
+
+def as_confidence(delta: Any, func: str) -> float:
+    """A target error probability in the open interval (0, 1)."""
+    return as_float(delta, func, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
+                    requirement="a probability in the open interval (0, 1)")
 
 
 def ranked_descending(means: np.ndarray) -> np.ndarray:

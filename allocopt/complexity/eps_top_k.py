@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import _as_float_array, as_float, as_int, as_positive_float, fail
-from ._inputs import FloatOrArray, as_means, as_subset_size, ranked_descending, top_m_gaps
-from .fixed_budget import as_confidence
+from ._inputs import FloatOrArray, as_confidence, as_means, as_subset_size, ranked_descending, top_m_gaps
 
 __all__ = [
     "EpsTopKHardness",

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _as_float_array, as_float, as_positive_float, fail
-from ._inputs import FloatOrArray
+from .._validation import _as_float_array, as_positive_float, fail
+from ._inputs import FloatOrArray, as_confidence
 from .top_m import _c_p_value, _max_rank_weighted, _sum_inverse_squares, sorted_gaps
 
 __all__ = [
@@ -32,12 +32,6 @@ __all__ = [
 ]
 
 ArrayLike = Any
-
-
-def as_confidence(delta: Any, func: str) -> float:
-    """A target error probability in the open interval (0, 1)."""
-    return as_float(delta, func, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
-                    requirement="a probability in the open interval (0, 1)")
 
 
 @dataclass(frozen=True, eq=False)

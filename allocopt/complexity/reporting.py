@@ -36,10 +36,10 @@ import numpy as np
 from .._validation import as_float, as_float_vector, describe, fail
 from ..exceptions import InvalidArgumentError, InvalidInstanceError
 from ..families import ExponentialFamily, get_family
-from ._inputs import as_subset_size, ranked_descending, require_unique_top
+from ._inputs import as_confidence, as_subset_size, ranked_descending, require_unique_top
 from .eps_top_k import (adaptive_topk_sample_complexity, clucb_pac_sample_complexity, h_0_eps, h_t_eps,
                         improved_topk_sample_complexity, spread_constant, zhou_sample_complexity)
-from .fixed_budget import (as_confidence, at_lucb_sample_complexity, nonlinear_sequential_elimination_bound,
+from .fixed_budget import (at_lucb_sample_complexity, nonlinear_sequential_elimination_bound,
                            nsar_error_bound, nsar_sample_complexity, sar_sample_complexity, sequential_halving_bound,
                            successive_rejects_bound)
 from .top_m import c_p, gaps, h1, h1_bai, h2, h_p, logbar
