@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float, as_float_vector, describe, fail
-from ..exceptions import InvalidArgumentError, InvalidInstanceError
+from ..exceptions import AllocoptError, InvalidArgumentError, InvalidInstanceError
 from ..families import ExponentialFamily, get_family
 from ._inputs import as_confidence, as_subset_size, ranked_descending, require_unique_top
 from .eps_top_k import (adaptive_topk_sample_complexity, clucb_pac_sample_complexity, h_0_eps, h_t_eps,
@@ -132,7 +132,7 @@ class ReportContext:
         return int(self.theta.shape[0])
 
 
-class MeasureNotApplicable(Exception):
+class MeasureNotApplicable(AllocoptError):
     """Raised by a provider whose measures do not apply to the instance; the message says why."""
 
 
