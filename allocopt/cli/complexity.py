@@ -1,0 +1,49 @@
+"""``allocopt complexity``: every complexity measure of an instance, as a table or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import float_list, print_json
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``complexity`` subcommand."""
+    from ..complexity import NSAR_EXPERIMENT_EXPONENTS
+    from ..families import FAMILIES
+
+    parser = subparsers.add_parser(
+        "complexity",
+        help="complexity measures of a bandit instance",
+        description="Print every complexity measure that applies to the instance (theta, k, family): gaps, "
+                    "H1/H2/H(p) and the fixed-budget bounds of seed 002, H(t, eps) and H(0, eps) of seed 003. "
+                    "See docs/complexity.md.",
+    )
+    parser.add_argument("--theta", type=float_list, required=True, metavar="MEANS",
+                        help="means of the arms, comma-separated, in any order (e.g. 0.7,0.5,0.66)")
+    parser.add_argument("--k", type=int, required=True, help="size of the top set, 1..K-1")
+    parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
+    parser.add_argument("--variance", type=float_list, default=None, metavar="V",
+                        help="gaussian variance: one value, or one per arm comma-separated")
+    parser.add_argument("--delta", type=float, default=0.01, help="target error probability (default 0.01)")
+    parser.add_argument("--eps", type=float, default=0.01, help="tolerance on the aggregate regret (default 0.01)")
+    parser.add_argument("--p", type=float_list, default=list(NSAR_EXPERIMENT_EXPONENTS), metavar="P",
+                        help="exponents of H(p) and NSAR, comma-separated (default: seed 002's experiments)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..complexity import report
+
+    variance = args.variance
+    if variance is not None and len(variance) == 1:
+        variance = variance[0]
+    result = report(args.theta, args.k, args.family, variance=variance, delta=args.delta, eps=args.eps, p=args.p)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.to_table())
+    return 0
