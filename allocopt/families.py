@@ -153,6 +153,15 @@ class ExponentialFamily(abc.ABC):
     def unit_variance(x: ArrayLike) -> np.ndarray:
         r"""Unit variance function :math:`V_1(x) = A_1''(\eta_1(x))`."""
 
+    @staticmethod
+    @abc.abstractmethod
+    def unit_variance_bound(low: ArrayLike, high: ArrayLike) -> np.ndarray:
+        r""":math:`\max_{z \in [\mathrm{low}, \mathrm{high}]} V_1(z)`.
+
+        Since :math:`d_1(x, y) = \int_y^x (x - z)/V_1(z)\,dz`, it gives the lower bound
+        :math:`d_1(x, y) \ge (x - y)^2 / (2 \max_{[x, y]} V_1)` used to prune pair costs.
+        """
+
     @abc.abstractmethod
     def sample(self, means: ArrayLike, size: Any, rng: np.random.Generator) -> np.ndarray:
         """Draw rewards of the members with the given means (shape ``size`` broadcast with ``means``)."""
@@ -307,6 +316,10 @@ class Gaussian(ExponentialFamily):
     def unit_variance(x):
         return np.ones_like(np.asarray(x, dtype=float))
 
+    @staticmethod
+    def unit_variance_bound(low, high):
+        return np.ones(np.broadcast(np.asarray(low), np.asarray(high)).shape)
+
     def sample(self, means, size, rng):
         return rng.normal(means, np.sqrt(self._variance), size=size)
 
@@ -331,14 +344,13 @@ class Bernoulli(ExponentialFamily):
 
     @staticmethod
     def unit_kl(x, y):
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
+        x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
         difference = x - y
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = difference / y
-            s = -difference / (1.0 - y)
+            ratios = np.stack([difference / y, -difference / (1.0 - y)])
             quadratic = difference * difference / (y * (1.0 - y))
-        return _x_log1pmx(x, r) + _x_log1pmx(1.0 - x, s) + quadratic
+        terms = _x_log1pmx(np.stack([x, 1.0 - x]), ratios)  # both logarithmic terms in one vectorised call
+        return terms[0] + terms[1] + quadratic
 
     @staticmethod
     def unit_natural(x):
@@ -362,6 +374,12 @@ class Bernoulli(ExponentialFamily):
     def unit_variance(x):
         x = np.asarray(x, dtype=float)
         return x * (1.0 - x)
+
+    @staticmethod
+    def unit_variance_bound(low, high):
+        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        contains_half = (low <= 0.5) & (high >= 0.5)
+        return np.where(contains_half, 0.25, np.maximum(low * (1.0 - low), high * (1.0 - high)))
 
     def sample(self, means, size, rng):
         return (rng.random(size) < means).astype(float)
@@ -410,6 +428,10 @@ class Poisson(ExponentialFamily):
     def unit_variance(x):
         return np.array(x, dtype=float)
 
+    @staticmethod
+    def unit_variance_bound(low, high):
+        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float))
+
     def sample(self, means, size, rng):
         return rng.poisson(means, size=size).astype(float)
 
@@ -453,6 +475,10 @@ class Exponential(ExponentialFamily):
     @staticmethod
     def unit_variance(x):
         return np.asarray(x, dtype=float) ** 2
+
+    @staticmethod
+    def unit_variance_bound(low, high):
+        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float)) ** 2
 
     def sample(self, means, size, rng):
         return rng.exponential(means, size=size)

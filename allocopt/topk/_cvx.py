@@ -208,17 +208,19 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
     failures = []
     for round_index, primary in enumerate(plan):
         secondary = other if primary == formulation else formulation
-        attempts = [(primary, tight, False)] + ([(primary, loose, False)] if loose != tight else [])
+        # (model, solver options, scaled, centred at the reference allocation's points)
+        attempts = [(primary, tight, scale, True)] + ([(primary, loose, scale, True)] if loose != tight else [])
         if scale:
-            attempts += [(secondary, tight, False), (primary, tight, True), (secondary, tight, True)]
-        factor, arm_scale = 1.0, None
-        if scale:
-            # T_0 = 1/Gamma(reference) >= T*, and per-arm scales making every model variable of order one
-            factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
-            arm_scale = reference * problem.n_arms
+            attempts += [(secondary, tight, True, True), (primary, tight, True, False), (secondary, tight, True, False),
+                         ("epigraph", loose, False, False)]  # last resort: the plain model (17)
         solved = None
-        for model_name, options, equal_weight_centres in attempts:
-            centres = problem.dispersion / problem.dispersion.sum() if equal_weight_centres else reference
+        for model_name, options, scaled, centred in attempts:
+            factor, arm_scale = 1.0, None
+            if scaled:
+                # T_0 = 1/Gamma(reference) >= T*, and per-arm scales making every model variable of order one
+                factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
+                arm_scale = reference * problem.n_arms
+            centres = reference if centred else problem.dispersion / problem.dispersion.sum()
             model, allocation, cost_constraint, _ = build_model(problem, kind, model_name, factor, arm_scale,
                                                                 centres)
             try:
@@ -229,12 +231,12 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
                 failures.append(f"{model_name}: {error}".splitlines()[0])
                 continue
             if model.status in ("optimal", "optimal_inaccurate") and allocation.value is not None:
-                solved = (model, allocation, cost_constraint, model_name)
+                solved = (model, allocation, cost_constraint, model_name, factor, arm_scale)
                 break
             failures.append(f"{model_name}: status {model.status}")
         if solved is None:
             break
-        model, allocation, cost_constraint, model_name = solved
+        model, allocation, cost_constraint, model_name, factor, arm_scale = solved
         stats = model.solver_stats
         total_iterations += int(stats.num_iters) if stats is not None and stats.num_iters is not None else 0
         raw = np.maximum(np.asarray(allocation.value, dtype=float), 0.0)

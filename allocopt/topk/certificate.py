@@ -41,11 +41,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
 __all__ = ["Certificate", "certify", "upper_bound", "dual_refinement", "refined_bound", "normalise_multipliers"]
 
 ROUNDING_ALLOWANCE = 16 * np.finfo(float).eps
+# the refinement only matters when the linearised bound is loose (interior-point or iterative solutions); at an
+# exact KKT point the linearised gap is at rounding level and the refinement would cost a sparse solve for nothing
+REFINEMENT_THRESHOLD = 1e-10
 
 
 @dataclass(frozen=True)
@@ -80,30 +84,31 @@ class Certificate:
         return self.gap / self.value if self.value > 0 else np.inf
 
 
-def _arm_sums(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str):
+def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultipliers, kind: str):
     """Per-arm sums of mu_p * d_a C_p(psi) over the support of mu, and the pair costs there."""
-    rows, cols = np.nonzero(mu)
-    weights = mu[rows, cols]
+    rows, cols, weights = multipliers.rows, multipliers.cols, multipliers.values
     terms = problem.pair_terms(psi, rows, cols, kind=kind)
     top_sums = np.bincount(rows, weights=weights * terms.grad_top, minlength=problem.k)
     bottom_sums = np.bincount(cols, weights=weights * terms.grad_bottom, minlength=problem.n_arms - problem.k)
     return top_sums, bottom_sums, weights, terms.cost
 
 
-def normalise_multipliers(mu: np.ndarray) -> np.ndarray:
-    """Clip tiny negative rounding to zero and scale to sum one (an all-zero input stays zero)."""
+def normalise_multipliers(mu) -> np.ndarray:
+    """Dense multipliers with tiny negative rounding clipped to zero, scaled to sum one (zero stays zero)."""
+    mu = np.asarray(mu, dtype=float)
     mu = np.where(mu > 0, mu, 0.0)
     total = mu.sum()
     return mu / total if total > 0 else mu
 
 
-def upper_bound(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str = "confidence") -> float:
+def upper_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence") -> float:
     r""":math:`U(\mu, \psi)`, an upper bound on :math:`\Gamma^*` valid for any :math:`\mu \ge 0` (normalised
-    to sum one here) and any allocation :math:`\psi`."""
-    mu = normalise_multipliers(np.asarray(mu, dtype=float))
-    if not np.any(mu > 0):
+    to sum one here; dense, scipy sparse or :class:`~allocopt.topk.multipliers.PairMultipliers`) and any
+    allocation :math:`\psi`."""
+    multipliers = PairMultipliers.from_any(mu)
+    if multipliers.size == 0:
         return np.inf
-    top_sums, bottom_sums, _, _ = _arm_sums(problem, psi, mu, kind)
+    top_sums, bottom_sums, _, _ = _arm_sums(problem, psi, multipliers, kind)
     return float(max(top_sums.max(), bottom_sums.max()))
 
 
@@ -139,11 +144,10 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
     from scipy.sparse import coo_matrix, csc_matrix, bmat
     from scipy.sparse.linalg import MatrixRankWarning, spsolve
 
-    mu = normalise_multipliers(np.asarray(mu, dtype=float))
-    rows, cols = np.nonzero(mu)
-    if rows.size == 0:
+    multipliers = PairMultipliers.from_any(mu)
+    if multipliers.size == 0:
         return np.inf, np.asarray(psi, dtype=float).copy()
-    weights = mu[rows, cols]
+    rows, cols, weights = multipliers.rows, multipliers.cols, multipliers.values
     top, bottom, labels = _support_graph(problem, rows, cols)
     arms = np.unique(np.concatenate([top, bottom]))
     position = np.full(problem.n_arms, -1)
@@ -225,44 +229,45 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
     return best_bound, psi0
 
 
-def refined_bound(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str = "confidence",
+def refined_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence",
                   thresholds: tuple[float, ...] = (0.0, 1e-9, 1e-6)) -> float:
     r"""The smallest :func:`dual_refinement` bound over ``mu`` and copies of ``mu`` with the entries below
     ``threshold * max(mu)`` removed (every nonnegative :math:`\mu` gives a valid bound; dropping the tiny
     multipliers an interior-point solver leaves on non-binding pairs restores the component structure)."""
-    mu = normalise_multipliers(np.asarray(mu, dtype=float))
-    if not np.any(mu > 0):
+    multipliers = PairMultipliers.from_any(mu)
+    if multipliers.size == 0:
         return np.inf
     best = np.inf
     seen = set()
     for threshold in thresholds:
-        kept = np.where(mu > threshold * mu.max(), mu, 0.0)
-        key = np.flatnonzero(kept).tobytes()
-        if key in seen:
+        kept = multipliers.above(threshold)
+        if kept.size in seen:
             continue
-        seen.add(key)
+        seen.add(kept.size)
         best = min(best, dual_refinement(problem, psi, kept, kind)[0])
     return best
 
 
-def certify(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str = "confidence",
+def certify(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence",
             value: float | None = None, refine: bool = True) -> Certificate:
-    r"""The certificate of ``psi`` (shape (K,)) with multipliers ``mu`` (shape (k, K-k)).
+    r"""The certificate of ``psi`` (shape (K,)) with multipliers ``mu`` (dense (k, K-k), scipy sparse, or
+    :class:`~allocopt.topk.multipliers.PairMultipliers`).
 
     ``value`` may pass a precomputed :math:`\Gamma(\psi)` (it is recomputed over all pairs otherwise).
     With ``refine=True`` (default) the upper bound is the smaller of :math:`U(\mu, \psi)` and the refined
-    bound of :func:`dual_refinement`.
+    bound of :func:`refined_bound`, computed when the linearised relative gap exceeds
+    ``REFINEMENT_THRESHOLD``.
     """
     psi = np.asarray(psi, dtype=float)
-    mu = normalise_multipliers(np.asarray(mu, dtype=float))
+    multipliers = PairMultipliers.from_any(mu)
     if value is None:
-        value = float(problem.pair_terms(psi, kind=kind).cost.min())
-    if not np.any(mu > 0):
+        value = problem.minimum_cost(psi, kind)[0]
+    if multipliers.size == 0:
         return Certificate(value, np.inf, np.inf, np.inf, np.inf)
-    top_sums, bottom_sums, weights, costs = _arm_sums(problem, psi, mu, kind)
+    top_sums, bottom_sums, weights, costs = _arm_sums(problem, psi, multipliers, kind)
     bound = float(max(top_sums.max(), bottom_sums.max()))
-    if refine:
-        bound = min(bound, refined_bound(problem, psi, mu, kind))
+    if refine and bound - value > REFINEMENT_THRESHOLD * abs(value):
+        bound = min(bound, refined_bound(problem, psi, multipliers, kind))
     gap = max(bound - value, 0.0) + ROUNDING_ALLOWANCE * max(abs(bound), abs(value))
     scale = value if value > 0 else np.inf
     stationarity = float(max(np.abs(top_sums - value).max(), np.abs(bottom_sums - value).max()) / scale)

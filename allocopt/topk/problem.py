@@ -223,10 +223,28 @@ class TopKProblem:
         return self.pair_terms(psi, kind=kind).cost
 
     def value(self, psi: Any, kind: str = "confidence") -> float:
-        r""":math:`\Gamma(\psi) = \min_{i \in I, j \in J} C_{ij}(\psi)` (or the minimum of :math:`B_{ij}`)."""
+        r""":math:`\Gamma(\psi) = \min_{i \in I, j \in J} C_{ij}(\psi)` (or the minimum of :math:`B_{ij}`).
+
+        Evaluated without materialising the cost matrix (chunks, pruned by a closed-form lower bound), so it
+        also works for :math:`k(K-k)` in the tens of millions.
+        """
         psi = self.check_allocation(psi, "TopKProblem.value")
         kind = self.check_kind(kind, "TopKProblem.value")
-        return float(self.pair_terms(psi, kind=kind).cost.min())
+        return self.minimum_cost(psi, kind)[0]
+
+    def minimum_cost(self, psi: np.ndarray, kind: str = "confidence", threshold: float | None = None):
+        """``(minimum cost, row, col)`` over all pairs and the :class:`~allocopt.topk._allpairs.PairScan` of the
+        pairs below ``threshold`` (unchecked arguments; see :func:`~allocopt.topk._allpairs.scan_pairs`)."""
+        from ._allpairs import scan_pairs
+
+        weights = psi / self._dispersion
+
+        def evaluate(rows, cols):
+            return self.pair_terms(psi, rows, cols, kind=kind).cost
+
+        scan = scan_pairs(evaluate, self._family, kind, self._theta[self._top], self._theta[self._bottom],
+                          weights[self._top], weights[self._bottom], threshold)
+        return float(scan.minimum), scan
 
     def gradients(self, psi: Any, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
         r"""Partial derivatives of every pair cost: :math:`(\partial C_{ij}/\partial\psi_i,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from .certificate import Certificate, certify, normalise_multipliers
+from .certificate import Certificate, certify
+from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
 __all__ = ["TopKResult", "IterationHistory", "STATUSES", "build_result"]
@@ -70,7 +72,9 @@ class TopKResult:
         pairs; a lower bound on :math:`\Gamma^*`.
     mu : ndarray, shape (k, K-k)
         Multipliers on the pairs (rows in ``problem.top`` order, columns in ``problem.bottom`` order),
-        nonnegative and summing to one.
+        nonnegative and summing to one. Built on first access from ``multipliers``.
+    multipliers : PairMultipliers
+        The same multipliers as sparse triplets (an optimal one lives on at most K - 1 pairs).
     upper_bound : float
         :math:`U(\mu, \psi) \ge \Gamma^*` (weak duality).
     gap : float
@@ -99,7 +103,7 @@ class TopKResult:
 
     psi: np.ndarray
     value: float
-    mu: np.ndarray
+    multipliers: PairMultipliers = field(repr=False)
     upper_bound: float
     gap: float
     stationarity: float
@@ -116,7 +120,11 @@ class TopKResult:
 
     def __post_init__(self):
         object.__setattr__(self, "psi", _frozen(self.psi))
-        object.__setattr__(self, "mu", _frozen(self.mu))
+
+    @cached_property
+    def mu(self) -> np.ndarray:
+        """Dense k x (K-k) multipliers (read-only)."""
+        return _frozen(self.multipliers.dense())
 
     @property
     def relative_gap(self) -> float:
@@ -166,14 +174,15 @@ def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, 
     """
     psi = np.asarray(psi, dtype=float)
     if certificate is None:
-        certificate = certify(problem, psi, mu, kind)
+        certificate = certify(problem, psi, PairMultipliers.from_any(mu), kind)
     certified = certificate.value > 0 and certificate.gap <= tol * certificate.value
     if certified:
         status = "optimal"
     elif status is None or status == "optimal":
         status = "not_certified"
     elapsed = time.perf_counter() - started
-    return TopKResult(psi=psi, value=certificate.value, mu=normalise_multipliers(np.asarray(mu, dtype=float)), upper_bound=certificate.upper_bound,
+    multipliers = PairMultipliers.from_any(mu, (problem.k, problem.n_arms - problem.k))
+    return TopKResult(psi=psi, value=certificate.value, multipliers=multipliers, upper_bound=certificate.upper_bound,
                       gap=certificate.gap, stationarity=certificate.stationarity,
                       complementarity=certificate.complementarity, status=status, method=method, kind=kind,
                       iterations=int(iterations), time=elapsed, problem=problem, history=history,

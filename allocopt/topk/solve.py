@@ -2,6 +2,7 @@ r"""``solve_topk``: one entry point, ``method=`` dispatch, one certified result 
 
 Methods (each in its own private module):
 
+* ``"exact"`` (default) - active set of binding forests solved to machine precision, :mod:`allocopt.topk._exact`;
 * ``"cvxpy"`` - the convex model in CVXPY (verification oracle), :mod:`allocopt.topk._cvx`;
 * ``"fwga"`` - Frank-Wolfe gradient ascent, Algorithm 1 of the paper, :mod:`allocopt.topk._fwga`;
 * ``"kkt-tracking"`` - Algorithm 3 of the paper, :mod:`allocopt.topk._tracking`.
@@ -21,12 +22,13 @@ __all__ = ["solve_topk", "characteristic_time", "TOPK_METHODS", "DEFAULT_METHOD"
 
 # method name -> private module implementing `solve(problem, kind, **options)` and `OPTIONS`
 _METHOD_MODULES = {
+    "exact": "allocopt.topk._exact",
     "cvxpy": "allocopt.topk._cvx",
     "fwga": "allocopt.topk._fwga",
     "kkt-tracking": "allocopt.topk._tracking",
 }
 TOPK_METHODS: tuple[str, ...] = tuple(_METHOD_MODULES)
-DEFAULT_METHOD = "cvxpy"
+DEFAULT_METHOD = "exact"
 
 
 def method_options(method: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from instances import SUITE, make
 
 # method -> (options for the sweep, relative value tolerance, allocation tolerance)
 TOLERANCES = {
+    "exact": ({}, 1e-9, 1e-4),  # the allocation tolerance is the reference's (the oracle's psi), not exact's
     "cvxpy": ({}, 1e-7, 1e-4),
     "kkt-tracking": ({}, 1e-3, 5e-4),
     "fwga": ({"iterations": 8000}, 1e-2, 1e-2),
@@ -84,7 +85,8 @@ def _tied_groups(problem: TopKProblem):
     return [np.flatnonzero(inverse == group) for group in np.flatnonzero(counts > 1)]
 
 
-@pytest.mark.parametrize("method,tolerance", [("cvxpy", 1e-5), ("fwga", 1e-3), ("kkt-tracking", 1e-3)])
+@pytest.mark.parametrize("method,tolerance", [("exact", 1e-5), ("cvxpy", 1e-5), ("fwga", 1e-3),
+                                              ("kkt-tracking", 1e-3)])
 def test_example_1_at_default_settings(method, tolerance):
     # Example 1 (Wang, Yang, You 2022): psi* ~ (0.2185, 0.2371, 0.2185, 0.2026, 0.1232), Gamma* ~ 0.0568. The
     # printed values are rounded to 4 decimals, so the allocation is compared with an accurate independent
@@ -96,7 +98,7 @@ def test_example_1_at_default_settings(method, tolerance):
     assert np.abs(result.psi - accurate.psi).max() <= tolerance
     assert np.abs(result.psi - np.array(instance.expected["psi"])).max() <= tolerance + instance.expected["psi_tolerance"]
     assert round(result.value, 4) == instance.expected["value"]
-    if method == "cvxpy":
+    if method in ("exact", "cvxpy"):
         assert np.array_equal(np.round(result.psi, 4), np.array(instance.expected["psi"]))
 
 
@@ -160,8 +162,8 @@ def test_characteristic_time_is_the_inverse_value():
 
 def test_solve_topk_rejects_bad_arguments():
     problem = make("gaussian")
-    with pytest.raises(InvalidArgumentError, match="'method' parameter of solve_topk must be one of 'cvxpy', "
-                                                   "'fwga', 'kkt-tracking'"):
+    with pytest.raises(InvalidArgumentError, match="'method' parameter of solve_topk must be one of 'exact', "
+                                                   "'cvxpy', 'fwga', 'kkt-tracking'"):
         solve_topk(problem, method="simplex")
     with pytest.raises(InvalidArgumentError, match="'kind' parameter of solve_topk must be one of"):
         solve_topk(problem, kind="posterior")
