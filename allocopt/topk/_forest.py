@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..families import Gaussian
 from ._groups import Reduced
 
 __all__ = ["ForestLayout", "ForestSolution", "layout_forest", "layout_double_star", "solve_forest",
@@ -369,8 +370,12 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     changes = []
     passes = 0
     x = np.log(psi)
+    exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
     for passes in range(1, max_passes + 1):
         mapped, _ = _surrogate_pass(reduced, layout, np.exp(x))
+        if exact_surrogate:
+            x = np.log(mapped)
+            break
         fx = np.log(mapped) - x
         change = float(np.max(np.abs(fx)))
         changes.append(change)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..families import ExponentialFamily
+from ..families import ExponentialFamily, Gaussian
 
 __all__ = ["PairTerms", "pair_terms", "KINDS"]
 
@@ -63,9 +63,14 @@ class PairTerms:
     hess_bottom: np.ndarray | None = None
 
 
-def _both(divergence, theta_top, theta_bottom, point, first_is_point: bool):
-    """``divergence`` for the top and the bottom mean against ``point`` in one vectorised call (the pair
-    kernels are called on small arrays, where the number of numpy calls dominates)."""
+def _both(divergence, theta_top, theta_bottom, point, first_is_point: bool, stack: bool = True):
+    """``divergence`` for the top and the bottom mean against ``point``, in one vectorised call when
+    ``stack`` (the pair kernels run on small arrays, where the number of numpy calls dominates; for the
+    Gaussian divergence two direct calls are cheaper than stacking)."""
+    if not stack:
+        if first_is_point:
+            return divergence(point, theta_top), divergence(point, theta_bottom)
+        return divergence(theta_top, point), divergence(theta_bottom, point)
     theta_top, theta_bottom, point = np.broadcast_arrays(theta_top, theta_bottom, point)
     means = np.stack([theta_top, theta_bottom])
     points = np.stack([point, point])
@@ -94,7 +99,8 @@ def pair_terms(
     if kind == "confidence":
         point = (w_top * theta_top + w_bottom * theta_bottom) / safe_total
         point = np.where(empty, 0.5 * (theta_top + theta_bottom), point)
-        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=False)
+        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=False,
+                                      stack=not isinstance(family, Gaussian))
     else:
         eta_bar = (w_top * eta_top + w_bottom * eta_bottom) / safe_total
         eta_bar = np.where(empty, 0.5 * (eta_top + eta_bottom), eta_bar)
@@ -102,7 +108,8 @@ def pair_terms(
         # with one weight zero the infimum point is the other mean exactly (mean(natural(theta)) may differ
         # from theta by rounding, which would make a zero cost tiny but positive)
         point = np.where(w_bottom <= 0, theta_top, np.where(w_top <= 0, theta_bottom, point))
-        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=True)
+        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=True,
+                                      stack=not isinstance(family, Gaussian))
     cost = w_top * grad_top + w_bottom * grad_bottom
     if not second_order:
         return PairTerms(cost, grad_top, grad_bottom, point)
