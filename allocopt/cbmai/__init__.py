@@ -7,6 +7,7 @@ See ``docs/cbmai.md`` for the mathematics.
 from .bases import BasisEnumeration, enumerate_bases
 from .certificate import LPCertificate
 from .problem import CBMAIProblem
+from .scores import iv_scores, lagrangian_scores
 from .solve import CBMAI_METHODS, Assumption1Report, CBMAIResult, check_assumption_1, solve_cbmai
 
 __all__ = [
@@ -19,4 +20,6 @@ __all__ = [
     "LPCertificate",
     "solve_cbmai",
     "check_assumption_1",
+    "iv_scores",
+    "lagrangian_scores",
 ]
