@@ -6,6 +6,7 @@ See ``docs/cbmai.md`` for the mathematics.
 
 from .bases import BasisEnumeration, enumerate_bases
 from .certificate import LPCertificate
+from .hardness import CBMAIHardness, cbmai_hardness
 from .problem import CBMAIProblem
 from .scores import iv_scores, lagrangian_scores
 from .solve import CBMAI_METHODS, Assumption1Report, CBMAIResult, check_assumption_1, solve_cbmai
@@ -22,4 +23,6 @@ __all__ = [
     "check_assumption_1",
     "iv_scores",
     "lagrangian_scores",
+    "CBMAIHardness",
+    "cbmai_hardness",
 ]
