@@ -139,6 +139,20 @@ class CBMAIProblem:
         return CBMAIProblem(self.rewards if rewards is None else rewards, self.costs if costs is None else costs,
                             self.bounds, self.n_unknown)
 
+    @classmethod
+    def from_reference(cls, name: str) -> "CBMAIProblem":
+        """The instance ``name`` of :data:`allocopt.testing.REFERENCE_INSTANCES` (for example ``"cbmai-d2p"``).
+
+        Examples
+        --------
+        >>> CBMAIProblem.from_reference("cbmai-d2p")
+        CBMAIProblem(K=24, L=2, n_unknown=24, rewards=[ 0.08  0.28 -0.02 ...  1.16  1.04  1.24], bounds=[1. 1.])
+        """
+        from ..testing.instances import get_instance
+
+        parameters = get_instance(name).parameters
+        return cls(parameters["rewards"], parameters["costs"], parameters["bounds"], parameters.get("n_unknown"))
+
     def arm_label(self, column: int) -> str:
         """``"arm a"`` for a true arm, ``"slack l"`` for the virtual arm ``K + l`` (0-based)."""
         return arm_label(column, self.n_arms)
