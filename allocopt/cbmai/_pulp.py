@@ -6,7 +6,9 @@ modelling calls. The solver is always chosen explicitly:
 
 * ``"highs"``: PuLP's HiGHS interface (through ``highspy``, a dependency of allocopt);
 * ``"cbc"``: ``COIN_CMD`` when a CBC executable is on the PATH, else PuLP's bundled ``PULP_CBC_CMD``, which
-  PuLP 3.3 deprecates; its ``DeprecationWarning`` is suppressed here and nowhere else.
+  PuLP 3.3 deprecates; its ``DeprecationWarning`` is suppressed here and nowhere else. CBC runs as a separate
+  process whose solution PuLP reads back from a text file with 8 significant digits, so its values and
+  multipliers are accurate to about ``1e-8`` (HiGHS returns them in full double precision).
 
 The multipliers PuLP reports (``constraint.pi``) follow each solver's own sign convention (the HiGHS
 interface flips the sign of a maximisation, CBC does not), so the dual is oriented by
