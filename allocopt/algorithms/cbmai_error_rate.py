@@ -81,7 +81,8 @@ def _vectorised_supports(generators: Sequence[np.random.Generator], problem: CBM
 
 def _callable_support(generator: np.random.Generator, algorithm: Callable[..., Any], problem: CBMAIProblem,
                       budget: int, width: int, options: dict[str, Any]) -> np.ndarray:
-    support = tuple(sorted(int(column) for column in algorithm(problem, budget, rng=generator, **options).support))
+    run = algorithm(problem, budget, rng=generator, **options)
+    support = tuple(sorted(int(column) for column in run.support))
     row = np.full(width, -1, dtype=np.int64)
     if len(support) > width:
         raise ValueError(f"the algorithm returned {len(support)} columns; at most L+1 = {width} are expected")
@@ -130,7 +131,8 @@ def cbmai_error_rate(
         True means (Assumption 1 must hold, or the LP must be infeasible, unless ``target`` is given).
     algorithm : {"sfsr", "sfsr-l", "uslp"} or callable
         A built-in algorithm (runs are vectorised in chunks) or any callable
-        ``algorithm(problem, budget, rng=generator, **options)`` returning an object with ``.support``.
+        ``algorithm(problem, budget, sigma_r=..., sigma_c=..., rng=generator, **options)`` returning an object
+        with ``.support`` (such as :func:`sfsr` or :func:`uslp`), run one replication at a time.
     budget : int
         ``N``.
     n_runs : int
@@ -139,9 +141,9 @@ def cbmai_error_rate(
         Run ``i`` uses ``SeedSequence(entropy, spawn_key=(i,))``: the result does not depend on ``n_jobs``
         or ``chunk_size``, and run ``i`` equals ``sfsr(..., rng=that generator)``.
     sigma_r, sigma_c : float
-        Noise of the simulated rewards and costs (built-in algorithms).
+        Noise of the simulated rewards and costs (passed to a callable ``algorithm`` too).
     strict : bool
-        Strict IV variant for "sfsr".
+        Strict IV variant for the built-in "sfsr".
     target : sequence of int, optional
         The support counted as correct (default: the optimal support of ``problem``).
     confidence : float, default 0.95
@@ -171,17 +173,17 @@ def cbmai_error_rate(
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     confidence = as_float(confidence, func, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
     interval = as_choice(interval, func, "interval", INTERVAL_METHODS)
+    sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)
     if callable(algorithm):
         name = getattr(algorithm, "__name__", repr(algorithm))
         budget = check_budget(problem, budget, func, minimum=1)
         replicate = partial(_callable_support, algorithm=algorithm, problem=problem, budget=budget,
-                            width=problem.n_costs + 1, options=options)
+                            width=problem.n_costs + 1, options=dict(options, sigma_r=sigma_r, sigma_c=sigma_c))
         vectorized = False
     else:
         name = as_choice(algorithm, func, "algorithm", CBMAI_ALGORITHMS)
         if options:
             fail(func, "options", f"empty for the built-in algorithm {name!r}", sorted(options))
-        sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)
         strict = as_bool(strict, func, "strict")
         minimum = problem.n_unknown if name == "uslp" else problem.n_unknown + 1
         budget = check_budget(problem, budget, func, minimum=minimum)
