@@ -78,7 +78,10 @@ class BasisLayout:
     minor_ids : ndarray of int, shape (C(n, size), size)
         ``minor_ids[c, i]`` is the row of ``subsets`` equal to ``combos[c]`` without slot ``i``.
     membership : ndarray of int, shape (n, C(n-1, size-1))
-        Flat indices ``c * size + i`` of the slots with ``combos[c, i] == j``, for each column ``j``.
+        Flat indices ``i * C + c`` (slot-major) of the slots with ``combos[c, i] == j``, for each column ``j``.
+    slots, slot_minor_ids : ndarray of int, shape (size, C)
+        ``combos.T`` and ``minor_ids.T`` (contiguous): the evaluation works slot-major so that its inner loops
+        run over the bases.
     """
 
     n_columns: int
@@ -87,6 +90,8 @@ class BasisLayout:
     subsets: np.ndarray
     minor_ids: np.ndarray
     membership: np.ndarray
+    slots: np.ndarray
+    slot_minor_ids: np.ndarray
 
     @property
     def n_bases(self) -> int:
@@ -121,11 +126,13 @@ def basis_layout(n_columns: int, size: int) -> BasisLayout:
     for slot in range(size):
         without = np.delete(combos, slot, axis=1)
         minor_ids[:, slot] = lex_of_colex[_colex_rank(without, pascal)]
-    order = np.argsort(combos.ravel(), kind="stable")
+    slots = np.ascontiguousarray(combos.T)
+    slot_minor_ids = np.ascontiguousarray(minor_ids.T)
+    order = np.argsort(slots.ravel(), kind="stable")
     membership = order.reshape(n_columns, -1) if n_columns else order.reshape(0, 0)
-    for array in (combos, subsets, minor_ids, membership):
+    for array in (combos, subsets, minor_ids, membership, slots, slot_minor_ids):
         array.setflags(write=False)
-    return BasisLayout(n_columns, size, combos, subsets, minor_ids, membership)
+    return BasisLayout(n_columns, size, combos, subsets, minor_ids, membership, slots, slot_minor_ids)
 
 
 def _minors(rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
@@ -160,8 +167,8 @@ class BasisValues:
 
     Attributes
     ----------
-    x : ndarray, shape (..., C, L+1)
-        Basic solution ``A_J^{-1} b`` in basis-slot order (NaN for singular bases).
+    slot_x : ndarray, shape (..., L+1, C)
+        Basic solution ``A_J^{-1} b``, slot-major (NaN for singular bases); :attr:`x` is its (..., C, L+1) view.
     values : ndarray, shape (..., C)
         Objective ``mu_J^T x_J`` (NaN for singular bases; defined for infeasible ones).
     invertible, feasible : ndarray of bool, shape (..., C)
@@ -169,17 +176,27 @@ class BasisValues:
         ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]``.
     determinant : ndarray, shape (..., C)
         ``det A_J`` in the original units.
-    weighted_x : ndarray, shape (..., C, L+1)
-        ``x_j ||A~_{:, j}||``: the scale on which nonnegativity and nonzeros are judged.
+    slot_weighted_x : ndarray, shape (..., L+1, C)
+        ``x_j ||A~_{:, j}||``: the scale on which nonnegativity and nonzeros are judged (slot-major).
     """
 
-    x: np.ndarray
+    slot_x: np.ndarray
     values: np.ndarray
     invertible: np.ndarray
     feasible: np.ndarray
     hadamard_ratio: np.ndarray
     determinant: np.ndarray
-    weighted_x: np.ndarray
+    slot_weighted_x: np.ndarray
+
+    @property
+    def x(self) -> np.ndarray:
+        """Basic solutions, shape (..., C, L+1)."""
+        return np.swapaxes(self.slot_x, -1, -2)
+
+    @property
+    def weighted_x(self) -> np.ndarray:
+        """``x_j ||A~_{:, j}||``, shape (..., C, L+1)."""
+        return np.swapaxes(self.slot_weighted_x, -1, -2)
 
 
 def evaluate_bases(
@@ -211,21 +228,20 @@ def evaluate_bases(
     scaled_costs = columns[..., :n_costs, :] / scale[..., :, None]
     shifted = scaled_costs - (bounds / scale)[..., :, None] * ones[..., None, :]
     column_norm = np.sqrt(np.sum(scaled_costs**2, axis=-2) + ones**2)
-    combos = layout.combos
-    signs = np.where(np.arange(layout.size) % 2 == 0, 1.0, -1.0)
-    weights = _minors(shifted, layout.subsets)[..., layout.minor_ids] * signs
-    ones_j = ones[..., combos]
-    denominator = np.sum(ones_j * weights, axis=-1)
-    norms_j = column_norm[..., combos]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.abs(denominator) / np.prod(norms_j, axis=-1)
-    ratio = np.nan_to_num(ratio, nan=0.0)
+    slots = layout.slots  # (L+1, C): slot-major, the inner loops run over bases
+    weights = _minors(shifted, layout.subsets)[..., layout.slot_minor_ids]
+    weights[..., 1::2, :] *= -1.0
+    denominator = np.einsum("...ic,...ic->...c", ones[..., slots], weights)
+    norms_j = column_norm[..., slots]
+    ratio = np.abs(denominator) / np.prod(norms_j, axis=-2)  # column norms are >= min(1, 1/scale) > 0
     invertible = ratio > singular_tol
-    safe = np.where(invertible, denominator, 1.0)
-    x = np.where(invertible[..., None], weights / safe[..., None], np.nan)
-    values = np.sum(objective[..., combos] * x, axis=-1)
+    x = weights
+    x /= np.where(invertible, denominator, 1.0)[..., None, :]
+    if not np.all(invertible):
+        x = np.where(invertible[..., None, :], x, np.nan)
+    values = np.einsum("...ic,...ic->...c", objective[..., slots], x)
     weighted_x = x * norms_j
-    feasible = invertible & np.all(np.nan_to_num(weighted_x, nan=-np.inf) >= -feasibility_tol, axis=-1)
+    feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
     determinant = (-1.0) ** n_costs * denominator * np.prod(scale, axis=-1)[..., None]
     return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x)
 
@@ -438,8 +454,8 @@ def enumerate_bases(
     evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
                                feasibility_tol=feasibility_tol)
     bases = subset[layout.combos]
-    arrays = (subset, bases, evaluated.invertible, evaluated.feasible, evaluated.x, evaluated.values,
-              evaluated.hadamard_ratio, evaluated.determinant)
+    arrays = (subset, bases, evaluated.invertible, evaluated.feasible, np.ascontiguousarray(evaluated.x),
+              evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
     for array in arrays:
         array.setflags(write=False)
     return BasisEnumeration(*arrays, singular_tol=singular_tol, feasibility_tol=feasibility_tol)

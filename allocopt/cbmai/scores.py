@@ -40,11 +40,12 @@ def iv_scores_from_bases(evaluated: BasisValues, layout: BasisLayout, *, strict:
     batch_shape = evaluated.values.shape[:-1]
     if layout.n_bases == 0:
         return np.full(batch_shape + (layout.n_columns,), -np.inf)
-    basis_value = np.where(evaluated.feasible, evaluated.values, -np.inf)
-    slot_value = np.broadcast_to(basis_value[..., None], evaluated.x.shape)
+    basis_value = np.where(evaluated.feasible, evaluated.values, -np.inf)[..., None, :]
     if strict:
-        slot_value = np.where(evaluated.weighted_x > feasibility_tol, slot_value, -np.inf)
-    flat = slot_value.reshape(batch_shape + (-1,))
+        slot_value = np.where(evaluated.slot_weighted_x > feasibility_tol, basis_value, -np.inf)
+    else:
+        slot_value = np.broadcast_to(basis_value, evaluated.slot_x.shape)
+    flat = np.reshape(slot_value, batch_shape + (-1,))  # slot-major: index i * C + c
     return np.max(flat[..., layout.membership], axis=-1)
 
 

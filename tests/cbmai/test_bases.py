@@ -93,7 +93,7 @@ def test_layout_membership_lists_every_slot_of_every_column():
     for column in range(7):
         slots = layout.membership[column]
         assert slots.size == math.comb(6, 2)
-        assert np.all(layout.combos.ravel()[slots] == column)
+        assert np.all(layout.slots.ravel()[slots] == column)  # slot-major flat indices
     # minor_ids point at the subset equal to the basis without that slot
     for combo, ids in zip(layout.combos, layout.minor_ids):
         for slot in range(3):
