@@ -48,6 +48,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ __all__ = ["CBMAIHardness", "cbmai_hardness"]
 
 _FEASIBILITY_SLACK = 1e-12  # tolerance (relative to the cost scale) of the closed-form constraint checks
 _MIN_STEP = 1e-12
+_COARSE_STEP = 1e-4
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -134,18 +136,20 @@ def _projection_terms(delta_x, delta_y, n_xx, n_yy, n_xy, equality_x, equality_y
 
 def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray, *, details: bool = False):
     """``F(p^x, p^y)`` for points of shape (B, P, m_x) and (B, P, m_y); returns (B, P)."""
-    reward_gap = np.einsum("bi,bpi->bp", data.rewards_x, weights_x) - np.einsum("bi,bpi->bp", data.rewards_y,
-                                                                                weights_y)
-    n_xx = np.einsum("bi,bpi->bp", data.unknown_x, weights_x**2)
-    n_yy = np.einsum("bi,bpi->bp", data.unknown_y, weights_y**2)
-    n_xy = np.einsum("bij,bpi,bpj->bp", data.shared, weights_x, weights_y)
+    # batched matrix products: (B, P, m) @ (B, m, 1 + L) gives r . p and c_l . p at every point at once
+    features_x = weights_x @ np.concatenate([data.rewards_x[:, :, None], np.swapaxes(data.costs_x, 1, 2)], axis=2)
+    features_y = weights_y @ np.concatenate([data.rewards_y[:, :, None], np.swapaxes(data.costs_y, 1, 2)], axis=2)
+    reward_gap = features_x[..., 0] - features_y[..., 0]
+    n_xx = (weights_x**2 @ data.unknown_x[:, :, None])[..., 0]
+    n_yy = (weights_y**2 @ data.unknown_y[:, :, None])[..., 0]
+    n_xy = np.sum((weights_x @ data.shared) * weights_y, axis=-1)
     direction = np.maximum(n_xx + n_yy - 2 * n_xy, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         reward_term = np.where(reward_gap >= 0, 0.0,
                                np.where(direction > 0, reward_gap**2 / np.where(direction > 0, direction, 1.0),
                                         np.inf))
-    delta_x = np.einsum("bli,bpi->bpl", data.costs_x, weights_x) - data.bounds
-    delta_y = np.einsum("bli,bpi->bpl", data.costs_y, weights_y) - data.bounds
+    delta_x = features_x[..., 1:] - data.bounds
+    delta_y = features_y[..., 1:] - data.bounds
     cost_terms, codes = _projection_terms(delta_x, delta_y, n_xx[..., None], n_yy[..., None], n_xy[..., None],
                                           data.equality_x[:, None, :], data.equality_y, data.tolerance)
     total = data.weight_r * reward_term + data.weight_c * np.sum(cost_terms, axis=-1)
@@ -196,41 +200,110 @@ def _stencil(size_x: int, size_y: int) -> tuple[np.ndarray, np.ndarray]:
     return move_x, move_y
 
 
-def _minimise_gaps(data: _GapData, resolution: int, n_starts: int, max_iterations: int = 400
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lattice + pattern search for every basis of ``data``; returns (values, p^x, p^y)."""
+def _sign_vectors(dims: int) -> np.ndarray:
+    """``{-1, 0, 1}^dims`` (the zero vector first)."""
+    return np.array(sorted(itertools.product((-1, 0, 1), repeat=dims), key=lambda s: any(s)), dtype=np.intp)
+
+
+@lru_cache(maxsize=32)
+def _lattice_neighbours(size_x: int, size_y: int, resolution: int) -> np.ndarray:
+    """For the product lattice of :func:`_simplex_lattice`, the index of each point's neighbours one lattice step
+    away in one of the two simplices (``-1`` outside); shape (G, 3^(m_x-1) + 3^(m_y-1) - 2)."""
+
+    def moves_of(size: int) -> tuple[np.ndarray, np.ndarray]:
+        points = np.rint(_simplex_lattice(size, resolution) * resolution).astype(np.intp)
+        index = {tuple(point): i for i, point in enumerate(points)}
+        signs = _sign_vectors(size - 1)
+        table = np.full((points.shape[0], signs.shape[0]), -1, dtype=np.intp)
+        for i, point in enumerate(points):
+            for k, sign in enumerate(signs):
+                moved = point.copy()
+                moved[1:] += sign
+                moved[0] -= sign.sum()
+                table[i, k] = index.get(tuple(moved), -1)
+        return table, signs
+
+    table_x, signs_x = moves_of(size_x)
+    table_y, signs_y = moves_of(size_y)
+    n_y = table_y.shape[0]
+    # moves of one simplex at a time (the other fixed): enough to flag local minima, far fewer than 3^d - 1
+    pairs = [(kx, 0) for kx in range(1, signs_x.shape[0])] + [(0, ky) for ky in range(1, signs_y.shape[0])]
+    grid_x = np.repeat(np.arange(table_x.shape[0]), n_y)
+    grid_y = np.tile(np.arange(n_y), table_x.shape[0])
+    neighbours = np.full((grid_x.size, len(pairs)), -1, dtype=np.intp)
+    for column, (kx, ky) in enumerate(pairs):
+        nx, ny = table_x[grid_x, kx], table_y[grid_y, ky]
+        neighbours[:, column] = np.where((nx >= 0) & (ny >= 0), nx * n_y + ny, -1)
+    neighbours.setflags(write=False)
+    return neighbours
+
+
+def _lattice_starts(data: _GapData, resolution: int, n_starts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start points: the ``n_starts`` lowest local minima of ``F`` on the product lattice (then the lowest
+    other lattice points when there are fewer minima). Returns arrays (B, n_starts, m_x) and (B, n_starts, m_y)."""
     n_bases, size_x, size_y = data.rewards_x.shape[0], data.rewards_x.shape[1], data.rewards_y.shape[1]
     lattice_x, lattice_y = _simplex_lattice(size_x, resolution), _simplex_lattice(size_y, resolution)
     grid_x = np.repeat(lattice_x, lattice_y.shape[0], axis=0)
     grid_y = np.tile(lattice_y, (lattice_x.shape[0], 1))
+    neighbours = _lattice_neighbours(size_x, size_y, resolution)
     n_grid = grid_x.shape[0]
-    chunk = max(1, 400_000 // max(n_grid, 1))
     starts = min(n_starts, n_grid)
-    start_index = np.zeros((n_bases, starts), dtype=np.intp)
+    chosen = np.zeros((n_bases, starts), dtype=np.intp)
+    chunk = max(1, 400_000 // max(n_grid * max(1, neighbours.shape[1] // 4), 1))
     for first in range(0, n_bases, chunk):
         rows = np.arange(first, min(first + chunk, n_bases))
         values = _gap_objective(data.take(rows), np.broadcast_to(grid_x, (rows.size,) + grid_x.shape),
                                 np.broadcast_to(grid_y, (rows.size,) + grid_y.shape))
-        start_index[rows] = np.argsort(values, axis=1, kind="stable")[:, :starts]
-    owner = np.repeat(np.arange(n_bases), starts)
-    point_x = grid_x[start_index.ravel()].copy()
-    point_y = grid_y[start_index.ravel()].copy()
-    expanded = data.take(owner)
-    value = _gap_objective(expanded, point_x[:, None, :], point_y[:, None, :])[:, 0]
+        padded = np.concatenate([values, np.full((rows.size, 1), np.inf)], axis=1)
+        lowest_neighbour = np.min(padded[:, neighbours], axis=2, initial=np.inf)
+        local_minimum = values <= lowest_neighbour
+        # local minima first (by value), then every other point (by value): two stable sorts
+        order = np.argsort(values, axis=1, kind="stable")
+        order = np.take_along_axis(order, np.argsort(~np.take_along_axis(local_minimum, order, axis=1), axis=1,
+                                                     kind="stable"), axis=1)
+        chosen[rows] = order[:, :starts]
+    return grid_x[chosen], grid_y[chosen]
+
+
+def _anchored_starts(data: _GapData, anchor_y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """One start per basis: ``p^y`` at ``I*``'s true BFS weights and ``p^x`` the best point of a fine lattice of
+    its simplex (small perturbations keep ``I*``'s weights close to the true ones)."""
+    n_bases, size_x = data.rewards_x.shape
+    resolution = _lattice_resolution(size_x, 1, max_points)
+    lattice_x = _simplex_lattice(size_x, resolution)
+    point_y = np.broadcast_to(anchor_y, (n_bases, 1, anchor_y.size))
+    chosen = np.zeros(n_bases, dtype=np.intp)
+    chunk = max(1, 200_000 // lattice_x.shape[0])
+    for first in range(0, n_bases, chunk):
+        rows = np.arange(first, min(first + chunk, n_bases))
+        values = _gap_objective(data.take(rows), np.broadcast_to(lattice_x, (rows.size,) + lattice_x.shape),
+                                np.broadcast_to(anchor_y, (rows.size, lattice_x.shape[0], anchor_y.size)))
+        chosen[rows] = np.argmin(values, axis=1)
+    return lattice_x[chosen][:, None, :], point_y
+
+
+def _pattern_search(data: _GapData, point_x: np.ndarray, point_y: np.ndarray, steps: np.ndarray,
+                    min_step: float = _MIN_STEP, max_iterations: int = 400
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised pattern search from one start per row of ``data`` until every step is below ``min_step``.
+
+    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step, moves to the best
+    improvement or halves the step. Returns (values, p^x, p^y, steps); the arrays passed in are updated."""
+    size_x, size_y = point_x.shape[1], point_y.shape[1]
+    value = _gap_objective(data, point_x[:, None, :], point_y[:, None, :])[:, 0]
     move_x, move_y = _stencil(size_x, size_y)
-    step = np.full(owner.size, 1.0 / resolution)
-    active = np.isfinite(value) & (move_x.shape[0] > 0)
+    active = np.isfinite(value) & (move_x.shape[0] > 0) & (steps >= min_step)
     for _ in range(max_iterations):
         rows = np.flatnonzero(active)
         if rows.size == 0:
             break
-        trial_x = point_x[rows, None, :] + step[rows, None, None] * move_x
-        trial_y = point_y[rows, None, :] + step[rows, None, None] * move_y
+        trial_x = point_x[rows, None, :] + steps[rows, None, None] * move_x
+        trial_y = point_y[rows, None, :] + steps[rows, None, None] * move_y
         inside = (np.min(trial_x, axis=-1) >= -1e-15) & (np.min(trial_y, axis=-1) >= -1e-15)
         trial_x, trial_y = np.clip(trial_x, 0.0, None), np.clip(trial_y, 0.0, None)
         trial_x /= trial_x.sum(axis=-1, keepdims=True)
         trial_y /= trial_y.sum(axis=-1, keepdims=True)
-        trial_value = np.where(inside, _gap_objective(expanded.take(rows), trial_x, trial_y), np.inf)
+        trial_value = np.where(inside, _gap_objective(data.take(rows), trial_x, trial_y), np.inf)
         best = np.argmin(trial_value, axis=1)
         best_value = trial_value[np.arange(rows.size), best]
         improved = best_value < value[rows] - 1e-15 * np.maximum(1.0, np.abs(value[rows]))
@@ -239,11 +312,34 @@ def _minimise_gaps(data: _GapData, resolution: int, n_starts: int, max_iteration
         point_y[moved] = trial_y[improved, best[improved]]
         value[moved] = best_value[improved]
         halved = rows[~improved]
-        step[halved] *= 0.5
-        active[halved[step[halved] < _MIN_STEP]] = False
-    value = value.reshape(n_bases, starts)
+        steps[halved] *= 0.5
+        active[halved[steps[halved] < min_step]] = False
+    return value, point_x, point_y, steps
+
+
+def _minimise_gaps(data: _GapData, resolution: int, n_starts: int, anchor_y: np.ndarray, max_points: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Global minimisation of ``F`` for every basis of ``data``; returns (values, p^x, p^y)."""
+    n_bases, size_x, size_y = data.rewards_x.shape[0], data.rewards_x.shape[1], data.rewards_y.shape[1]
+    lattice_x, lattice_y = _lattice_starts(data, resolution, n_starts)
+    anchored_x, anchored_y = _anchored_starts(data, anchor_y, max_points)
+    start_x = np.concatenate([lattice_x, anchored_x], axis=1)
+    start_y = np.concatenate([lattice_y, anchored_y], axis=1)
+    per_basis = start_x.shape[1]
+    owner = np.repeat(np.arange(n_bases), per_basis)
+    point_x, point_y = start_x.reshape(-1, size_x).copy(), start_y.reshape(-1, size_y).copy()
+    steps = np.full(owner.size, 1.0 / resolution)
+    # coarse phase from every start, then only the starts within 1% of their basis's best continue
+    value, point_x, point_y, steps = _pattern_search(data.take(owner), point_x, point_y, steps, _COARSE_STEP)
+    grouped = value.reshape(n_bases, per_basis)
+    best = np.min(grouped, axis=1, keepdims=True)
+    keep = (grouped <= best + 1e-2 * np.abs(best) + 1e-300).ravel() & np.isfinite(value)
+    rows = np.flatnonzero(keep)
+    value[rows], point_x[rows], point_y[rows], _ = _pattern_search(data.take(owner[rows]), point_x[rows],
+                                                                   point_y[rows], steps[rows])
+    value = value.reshape(n_bases, per_basis)
     winner = np.argmin(value, axis=1)
-    pick = np.arange(n_bases) * starts + winner
+    pick = np.arange(n_bases) * per_basis + winner
     return value[np.arange(n_bases), winner], point_x[pick], point_y[pick]
 
 
@@ -563,6 +659,7 @@ def cbmai_hardness(
         resolution = _lattice_resolution(largest, support_arms, max_lattice_points)
     else:
         resolution = as_int(resolution, func, "resolution", low=1)
+    anchor = solution.p[[column for column in support if column < n_arms]]
     gaps = np.full(n_bases, np.inf)
     weights_x = np.full((n_bases, n_costs + 1), np.nan)
     weights_y = np.full((n_bases, support_arms), np.nan)
@@ -572,7 +669,7 @@ def cbmai_hardness(
         if rows.size == 0:
             continue
         data, _, _ = _gap_batch(problem, support, bases[rows], sigma_r, sigma_c)
-        values, point_x, point_y = _minimise_gaps(data, resolution, n_starts)
+        values, point_x, point_y = _minimise_gaps(data, resolution, n_starts, anchor, max_lattice_points)
         gaps[rows] = values
         weights_x[rows, :count] = point_x
         weights_y[rows] = point_y
