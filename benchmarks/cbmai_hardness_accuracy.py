@@ -23,62 +23,21 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
 
 import allocopt  # noqa: E402
+from allocopt.testing.cbmai import direct_gap_search, gap_constraint_violation  # noqa: E402
 
 INSTANCES = ("cbmai-d1p", "cbmai-d2p", "cbmai-d3p")
 SIGMA_R, SIGMA_C = 1.0, 0.5
 
 
-def basic_solution(problem, rewards, costs, basis):
-    matrix, rhs, _ = problem.with_means(rewards, costs).standard_form()
-    sub = matrix[:, list(basis)]
-    if np.linalg.cond(sub) > 1e10:
-        return None, None
-    x = np.linalg.solve(sub, rhs)
-    objective = np.concatenate([rewards, np.zeros(problem.n_costs)])
-    return x, float(objective[list(basis)] @ x)
-
-
 def witness_violation(problem, hardness, basis):
     rewards, costs = hardness.witness(basis)
     distance = np.sum((rewards - problem.rewards) ** 2) / SIGMA_R**2 + np.sum((costs - problem.costs) ** 2) / SIGMA_C**2
-    x_i, v_i = basic_solution(problem, rewards, costs, hardness.optimal_support)
-    x_j, v_j = basic_solution(problem, rewards, costs, basis)
-    if x_i is None or x_j is None:
+    violation = gap_constraint_violation(problem, hardness.optimal_support, basis, rewards, costs)
+    if violation is None:
         return None
-    return max(-x_i.min(), -x_j.min(), v_i - v_j, abs(distance - hardness.basis_gap(basis)) / hardness.basis_gap(basis))
-
-
-def direct_search(problem, support, basis, starts, rng):
-    n_costs, unknown = problem.n_costs, problem.n_unknown
-    columns = sorted(set(int(a) for a in list(support) + list(basis) if a < unknown))
-    origin = np.concatenate([problem.rewards[columns], problem.costs[:, columns].ravel()])
-    weights = np.concatenate([np.full(len(columns), SIGMA_R**-2), np.full(n_costs * len(columns), SIGMA_C**-2)])
-
-    def unpack(theta):
-        rewards, costs = problem.rewards.copy(), problem.costs.copy()
-        rewards[columns] = theta[:len(columns)]
-        costs[:, columns] = theta[len(columns):].reshape(n_costs, len(columns))
-        return rewards, costs
-
-    def constraints(theta):
-        rewards, costs = unpack(theta)
-        x_i, v_i = basic_solution(problem, rewards, costs, support)
-        x_j, v_j = basic_solution(problem, rewards, costs, basis)
-        if x_i is None or x_j is None:
-            return -np.ones(2 * (n_costs + 1) + 1)
-        return np.concatenate([x_i, x_j, [v_j - v_i]])
-
-    best = np.inf
-    for _ in range(starts):
-        start = origin + rng.normal(scale=0.2, size=origin.size)
-        result = minimize(lambda t: float(weights @ (t - origin) ** 2), start, method="SLSQP",
-                          constraints=[{"type": "ineq", "fun": constraints}], options={"maxiter": 300})
-        if np.all(constraints(result.x) >= -1e-9):
-            best = min(best, float(weights @ (result.x - origin) ** 2))
-    return best
+    return max(violation, abs(distance - hardness.basis_gap(basis)) / hardness.basis_gap(basis))
 
 
 def main() -> None:
@@ -106,8 +65,8 @@ def main() -> None:
         sample = np.concatenate([np.unique(decisive),
                                  rng.choice(others, size=max(0, args.sample - len(set(decisive))), replace=False)])
         start = time.perf_counter()
-        ratios = [direct_search(problem, default.optimal_support, default.bases[row], args.starts, rng)
-                  / default.basis_gaps[row] for row in sample]
+        ratios = [direct_gap_search(problem, default.optimal_support, default.bases[row], SIGMA_R, SIGMA_C,
+                                    args.starts, rng) / default.basis_gaps[row] for row in sample]
         direct_seconds = time.perf_counter() - start
         print(f"{name[-3:].upper()}: {int(finite.sum())} finite gaps; default lattice {default.resolution} "
               f"({default.elapsed:.1f} s) vs lattice {fine.resolution} with 8 starts ({fine_seconds:.1f} s): "

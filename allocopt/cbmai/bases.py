@@ -24,9 +24,9 @@ Singular bases are screened scale-aware by the Hadamard ratio of the equilibrate
 ``h_J = |det A~_J| / prod_j ||A~_{:, j}|| in [0, 1]``: ``A_J`` is treated as singular when
 ``h_J <= singular_tol``. With the columns scaled to unit length, ``h`` is the product of the singular values,
 so ``h / n^{(n-1)/2} <= sigma_min <= h^{1/n}`` and ``cond_2 <= sqrt(n) n^{(n-1)/2} / h``: the default
-``1e-11`` keeps only bases whose column-scaled condition number is below about ``1e12`` (``n = L+1 <= 4``). A basic solution is feasible when
-``x_j ||A~_{:, j}|| >= -feasibility_tol`` for every ``j`` in ``J`` (slack values are measured in units of their
-cost row).
+``1e-11`` keeps only bases whose column-scaled condition number is below about ``1e12`` (``n = L+1 <= 4``).
+A basic solution is feasible when ``x_j ||A~_{:, j}|| >= -feasibility_tol`` for every ``j`` in ``J`` (slack
+values are measured in units of their cost row).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ __all__ = [
     "enumerate_bases",
     "evaluate_bases",
     "select_optimal_bases",
+    "evaluate_subset",
+    "checked_evaluation",
 ]
 
 SINGULAR_TOL = 1e-11
@@ -396,6 +398,37 @@ def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndar
     return matrix[:, arms], rhs, objective[arms]
 
 
+@dataclass(frozen=True)
+class SubsetEvaluation:
+    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal)."""
+
+    subset: np.ndarray
+    columns: np.ndarray
+    rhs: np.ndarray
+    objective: np.ndarray
+    layout: BasisLayout
+    evaluated: BasisValues
+
+
+def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float = SINGULAR_TOL,
+                    feasibility_tol: float = FEASIBILITY_TOL) -> SubsetEvaluation:
+    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``."""
+    columns, rhs, objective = restricted_columns(problem, subset)
+    layout = basis_layout(subset.size, problem.n_costs + 1)
+    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
+                               feasibility_tol=feasibility_tol)
+    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated)
+
+
+def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any
+                       ) -> SubsetEvaluation:
+    """Validate the arguments shared by the public enumeration functions, then :func:`evaluate_subset`."""
+    if not isinstance(problem, CBMAIProblem):
+        raise TypeError(f"{func} needs a CBMAIProblem, got {type(problem).__name__}")
+    singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
+    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol)
+
+
 def check_tolerances(func: str, singular_tol: Any, feasibility_tol: Any) -> tuple[float, float]:
     """Validate the two enumeration tolerances (``0 <= singular_tol < 1``, ``feasibility_tol >= 0``)."""
     singular = as_float(singular_tol, func, "singular_tol", low=0.0, high=1.0, high_open=True)
@@ -444,18 +477,10 @@ def enumerate_bases(
     >>> table.feasible.tolist(), table.values.round(3).tolist()
     ([True, False, True], [0.6, 1.0, 0.2])
     """
-    func = "enumerate_bases"
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"enumerate_bases needs a CBMAIProblem, got {type(problem).__name__}")
-    singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
-    subset = as_arm_subset(arms, problem, func)
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
-    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
-    bases = subset[layout.combos]
-    arrays = (subset, bases, evaluated.invertible, evaluated.feasible, np.ascontiguousarray(evaluated.x),
-              evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
+    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol)
+    evaluated = table.evaluated
+    arrays = (table.subset, table.subset[table.layout.combos], evaluated.invertible, evaluated.feasible,
+              np.ascontiguousarray(evaluated.x), evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
     for array in arrays:
         array.setflags(write=False)
-    return BasisEnumeration(*arrays, singular_tol=singular_tol, feasibility_tol=feasibility_tol)
+    return BasisEnumeration(*arrays, singular_tol=float(singular_tol), feasibility_tol=float(feasibility_tol))

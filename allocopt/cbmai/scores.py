@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_bool
-from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, BasisLayout, BasisValues, basis_layout, check_tolerances,
-                    evaluate_bases, restricted_columns)
-from .problem import CBMAIProblem, as_arm_subset
+from .bases import FEASIBILITY_TOL, SINGULAR_TOL, BasisLayout, BasisValues, checked_evaluation
+from .problem import CBMAIProblem
 
 __all__ = ["iv_scores", "lagrangian_scores", "iv_scores_from_bases"]
 
@@ -94,17 +93,9 @@ def iv_scores(
     >>> allocopt.iv_scores(problem, strict=True).tolist()
     [1.0, 0.3, 0.3]
     """
-    func = "iv_scores"
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"iv_scores needs a CBMAIProblem, got {type(problem).__name__}")
-    strict = as_bool(strict, func, "strict")
-    singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
-    subset = as_arm_subset(arms, problem, func)
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
-    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
-    return iv_scores_from_bases(evaluated, layout, strict=strict, feasibility_tol=feasibility_tol)
+    strict = as_bool(strict, "iv_scores", "strict")
+    table = checked_evaluation(problem, arms, "iv_scores", singular_tol, feasibility_tol)
+    return iv_scores_from_bases(table.evaluated, table.layout, strict=strict, feasibility_tol=feasibility_tol)
 
 
 def lagrangian_scores(

@@ -10,8 +10,7 @@ import numpy as np
 
 from .._validation import as_choice, fail
 from ._pulp import PULP_SOLVERS
-from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, basis_layout, check_tolerances, evaluate_bases,
-                    restricted_columns, select_optimal_bases)
+from .bases import FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_tolerances, evaluate_subset, select_optimal_bases
 from .certificate import LPCertificate, certify, farkas_ray
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
@@ -189,10 +188,8 @@ def check_assumption_1(problem: CBMAIProblem, arms: Any = None, *, singular_tol:
 
 def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float, feasibility_tol: float,
                   value_tol: float) -> Assumption1Report:
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
-    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
+    table = evaluate_subset(problem, subset, singular_tol, feasibility_tol)
+    layout, evaluated = table.layout, table.evaluated
     size = problem.n_costs + 1
     masked = np.where(evaluated.feasible, evaluated.values, -np.inf)
     best = float(np.max(masked, initial=-np.inf))
@@ -226,11 +223,9 @@ def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float
 
 def _solve_by_enumeration(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float, feasibility_tol: float
                           ) -> tuple[str, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
-    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
-    chosen = select_optimal_bases(columns, objective, evaluated, layout, dual_tol=feasibility_tol)
+    table = evaluate_subset(problem, subset, singular_tol, feasibility_tol)
+    columns, rhs, layout, evaluated = table.columns, table.rhs, table.layout, table.evaluated
+    chosen = select_optimal_bases(columns, table.objective, evaluated, layout, dual_tol=feasibility_tol)
     if chosen.index < 0:
         return "infeasible", None, None, f"none of the {layout.n_bases} bases is feasible", None
     positions = layout.combos[int(chosen.index)]
