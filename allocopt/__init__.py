@@ -56,7 +56,7 @@ _EXPORTS: dict[str, str] = {
     "cbmai_hardness": "allocopt.cbmai",
 }
 
-_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "testing", "exceptions")
+_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -332,6 +332,8 @@ def select_optimal_bases(
         index[position] = chosen
         duals[position] = chosen_duals
         reduced[position] = columns[position].T @ chosen_duals - objective[position]
+    if layout.n_bases:  # A_B^T lambda = mu_B holds by construction: drop the rounding on the basis
+        np.put_along_axis(reduced, layout.combos[np.maximum(index, 0)], 0.0, axis=-1)
     duals = np.where(finite[..., None], duals, np.nan)
     reduced = np.where(finite[..., None], reduced, np.nan)
     return OptimalBases(index, np.where(finite, best, -np.inf), duals, reduced, n_candidates)

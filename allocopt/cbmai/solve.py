@@ -330,6 +330,8 @@ def solve_cbmai(
     support_positions = _support(x_sub, columns, feasibility_tol)
     if positions is None:
         positions = _complete_basis(columns, support_positions, reduced[subset])
+    else:  # enumeration: lambda = A_B^-T mu_B, so the basis's reduced costs are zero by construction
+        reduced[subset[positions]] = 0.0
     basis = () if positions is None else tuple(int(subset[j]) for j in positions)
     certificate = certify(columns, rhs, objective[subset], x_sub, duals)
     for array in (x, duals, reduced):
