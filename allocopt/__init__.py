@@ -43,9 +43,20 @@ _EXPORTS: dict[str, str] = {
     "check_topk": "allocopt.topk",
     "characteristic_time": "allocopt.topk",
     "TOPK_METHODS": "allocopt.topk",
+    # CBMAI layer
+    "CBMAIProblem": "allocopt.cbmai",
+    "CBMAIResult": "allocopt.cbmai",
+    "CBMAI_METHODS": "allocopt.cbmai",
+    "CBMAIHardness": "allocopt.cbmai",
+    "BasisEnumeration": "allocopt.cbmai",
+    "enumerate_bases": "allocopt.cbmai",
+    "solve_cbmai": "allocopt.cbmai",
+    "iv_scores": "allocopt.cbmai",
+    "lagrangian_scores": "allocopt.cbmai",
+    "cbmai_hardness": "allocopt.cbmai",
 }
 
-_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "testing", "exceptions")
+_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
@@ -71,3 +82,5 @@ if TYPE_CHECKING:  # pragma: no cover - static type checkers see the eager impor
     from .families import FAMILIES, Bernoulli, Exponential, ExponentialFamily, Gaussian, Poisson, get_family
     from .topk import (TOPK_METHODS, TopKCertificate, TopKProblem, TopKResult, characteristic_time, check_topk,
                        solve_topk)
+    from .cbmai import (CBMAI_METHODS, BasisEnumeration, CBMAIHardness, CBMAIProblem, CBMAIResult, cbmai_hardness,
+                        enumerate_bases, iv_scores, lagrangian_scores, solve_cbmai)

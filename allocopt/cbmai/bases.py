@@ -1,0 +1,488 @@
+"""Vectorised enumeration of the bases of the CBMAI standard form.
+
+A basis is a set ``J`` of ``L+1`` columns of ``A`` (true and virtual arms). All bases of a column subset are
+evaluated at once, and the same code evaluates a whole batch of matrices (for example the empirical
+matrices of many simulated runs) in one pass.
+
+How a basis is evaluated
+------------------------
+Subtracting ``cbar_l`` times the last row (the row of ones) from cost row ``l`` turns ``A x = b`` into
+``A' x = e_{L+1}`` with ``A' = [[D], [o^T]]``, ``D = c_{:, cols} - cbar o^T`` (``o`` is the row of ones:
+1 for a true arm, 0 for a slack) and the same determinant as ``A``. Expanding along the last row
+(Cramer's rule), the basic solution of ``J = (j_0 < ... < j_L)`` is
+
+.. math::
+
+    x_{j_i} = \\frac{w_i}{\\sum_k o_{j_k} w_k}, \\qquad w_i = (-1)^i \\det D_{J \\setminus j_i},
+    \\qquad \\det A_J = (-1)^{L} \\sum_k o_{j_k} w_k ,
+
+so every basis only needs the ``L x L`` minors of ``D``, and there are ``C(n, L)`` of those for
+``C(n, L+1)`` bases; they are computed once per matrix and gathered. The cost rows are first equilibrated
+(divided by ``max(|cbar_l|, max_a |c_{l,a}|)``), which changes neither ``x`` nor the set of bases.
+
+Singular bases are screened scale-aware by the Hadamard ratio of the equilibrated matrix,
+``h_J = |det A~_J| / prod_j ||A~_{:, j}|| in [0, 1]``: ``A_J`` is treated as singular when
+``h_J <= singular_tol``. With the columns scaled to unit length, ``h`` is the product of the singular values,
+so ``h / n^{(n-1)/2} <= sigma_min <= h^{1/n}`` and ``cond_2 <= sqrt(n) n^{(n-1)/2} / h``: the default
+``1e-11`` keeps only bases whose column-scaled condition number is below about ``1e12`` (``n = L+1 <= 4``).
+A basic solution is feasible when ``x_j ||A~_{:, j}|| >= -feasibility_tol`` for every ``j`` in ``J`` (slack
+values are measured in units of their cost row).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_float
+from .problem import CBMAIProblem, as_arm_subset
+
+__all__ = [
+    "SINGULAR_TOL",
+    "FEASIBILITY_TOL",
+    "VALUE_TOL",
+    "BasisEnumeration",
+    "BasisLayout",
+    "BasisValues",
+    "OptimalBases",
+    "basis_layout",
+    "enumerate_bases",
+    "evaluate_bases",
+    "select_optimal_bases",
+    "evaluate_subset",
+    "checked_evaluation",
+]
+
+SINGULAR_TOL = 1e-11
+"""Default Hadamard-ratio threshold below which a basis matrix counts as singular."""
+
+FEASIBILITY_TOL = 1e-9
+"""Default tolerance on ``x_j ||A~_j||`` for a basic solution to count as nonnegative (and as nonzero)."""
+
+VALUE_TOL = 1e-10
+"""Default relative tolerance under which two basis values count as equal (ties, several optima)."""
+
+
+@dataclass(frozen=True)
+class BasisLayout:
+    """The combinatorics of the bases of ``n_columns`` columns with ``size = L + 1`` rows.
+
+    Attributes
+    ----------
+    combos : ndarray of int, shape (C(n, size), size)
+        Every basis (sorted column positions), in lexicographic order.
+    subsets : ndarray of int, shape (C(n, size-1), size-1)
+        Every ``L``-subset of the columns (the minors of ``D``), in lexicographic order.
+    minor_ids : ndarray of int, shape (C(n, size), size)
+        ``minor_ids[c, i]`` is the row of ``subsets`` equal to ``combos[c]`` without slot ``i``.
+    membership : ndarray of int, shape (n, C(n-1, size-1))
+        Flat indices ``i * C + c`` (slot-major) of the slots with ``combos[c, i] == j``, for each column ``j``.
+    slots, slot_minor_ids : ndarray of int, shape (size, C)
+        ``combos.T`` and ``minor_ids.T`` (contiguous): the evaluation works slot-major so that its inner loops
+        run over the bases.
+    """
+
+    n_columns: int
+    size: int
+    combos: np.ndarray
+    subsets: np.ndarray
+    minor_ids: np.ndarray
+    membership: np.ndarray
+    slots: np.ndarray
+    slot_minor_ids: np.ndarray
+
+    @property
+    def n_bases(self) -> int:
+        return int(self.combos.shape[0])
+
+
+def _combinations(n: int, k: int) -> np.ndarray:
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(n), k)), dtype=np.intp)
+    return flat.reshape(-1, k)
+
+
+def _colex_rank(subsets: np.ndarray, pascal: np.ndarray) -> np.ndarray:
+    """Colexicographic rank ``sum_i C(j_i, i+1)`` of sorted rows."""
+    ranks = np.zeros(subsets.shape[:-1], dtype=np.intp)
+    for slot in range(subsets.shape[-1]):
+        ranks += pascal[subsets[..., slot], slot + 1]
+    return ranks
+
+
+@lru_cache(maxsize=128)
+def basis_layout(n_columns: int, size: int) -> BasisLayout:
+    """The (cached) :class:`BasisLayout` of ``n_columns`` columns and bases of ``size`` columns."""
+    combos = _combinations(n_columns, size)
+    subsets = _combinations(n_columns, size - 1)
+    pascal = np.zeros((n_columns + 1, size + 1), dtype=np.intp)
+    for row in range(n_columns + 1):
+        for col in range(min(row, size) + 1):
+            pascal[row, col] = 1 if col in (0, row) else pascal[row - 1, col - 1] + pascal[row - 1, col]
+    lex_of_colex = np.empty(subsets.shape[0], dtype=np.intp)
+    lex_of_colex[_colex_rank(subsets, pascal)] = np.arange(subsets.shape[0])
+    minor_ids = np.empty(combos.shape, dtype=np.intp)
+    for slot in range(size):
+        without = np.delete(combos, slot, axis=1)
+        minor_ids[:, slot] = lex_of_colex[_colex_rank(without, pascal)]
+    slots = np.ascontiguousarray(combos.T)
+    slot_minor_ids = np.ascontiguousarray(minor_ids.T)
+    order = np.argsort(slots.ravel(), kind="stable")
+    membership = order.reshape(n_columns, -1) if n_columns else order.reshape(0, 0)
+    for array in (combos, subsets, minor_ids, membership, slots, slot_minor_ids):
+        array.setflags(write=False)
+    return BasisLayout(n_columns, size, combos, subsets, minor_ids, membership, slots, slot_minor_ids)
+
+
+def _minors(rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+    """Determinants of ``rows[..., :, subset]`` (square, ``L x L``) for every subset; closed forms for L <= 3."""
+    n_rows = rows.shape[-2]
+    if subsets.shape[0] == 0:
+        return np.zeros(rows.shape[:-2] + (0,))
+    cols = [rows[..., :, subsets[:, k]] for k in range(n_rows)]  # each (..., L, S): column k of each minor
+    if n_rows == 1:
+        return cols[0][..., 0, :]
+    if n_rows == 2:
+        return cols[0][..., 0, :] * cols[1][..., 1, :] - cols[1][..., 0, :] * cols[0][..., 1, :]
+    if n_rows == 3:
+        (a, d, g), (b, e, h), (c, f, i) = ([col[..., r, :] for r in range(3)] for col in cols)
+        return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    stacked = np.stack(cols, axis=-1)  # (..., L, S, L): row, subset, column
+    return np.linalg.det(np.moveaxis(stacked, -3, -2))
+
+
+def _row_scale(columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``max(|cbar_l|, max over true-arm columns |A_{l,j}|)`` (1 where that is 0), shape (..., L)."""
+    n_costs = columns.shape[-2] - 1
+    arm_columns = columns[..., n_costs:, :] != 0
+    magnitude = np.max(np.abs(columns[..., :n_costs, :]) * arm_columns, axis=-1, initial=0.0)
+    scale = np.maximum(magnitude, np.abs(bounds))
+    return np.where(scale > 0, scale, 1.0)
+
+
+@dataclass(frozen=True)
+class BasisValues:
+    """Every basis of a (batch of) column set(s), evaluated (arrays broadcast over leading batch axes).
+
+    Attributes
+    ----------
+    slot_x : ndarray, shape (..., L+1, C)
+        Basic solution ``A_J^{-1} b``, slot-major (NaN for singular bases); :attr:`x` is its (..., C, L+1) view.
+    values : ndarray, shape (..., C)
+        Objective ``mu_J^T x_J`` (NaN for singular bases; defined for infeasible ones).
+    invertible, feasible : ndarray of bool, shape (..., C)
+    hadamard_ratio : ndarray, shape (..., C)
+        ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]``.
+    determinant : ndarray, shape (..., C)
+        ``det A_J`` in the original units.
+    slot_weighted_x : ndarray, shape (..., L+1, C)
+        ``x_j ||A~_{:, j}||``: the scale on which nonnegativity and nonzeros are judged (slot-major).
+    """
+
+    slot_x: np.ndarray
+    values: np.ndarray
+    invertible: np.ndarray
+    feasible: np.ndarray
+    hadamard_ratio: np.ndarray
+    determinant: np.ndarray
+    slot_weighted_x: np.ndarray
+
+    @property
+    def x(self) -> np.ndarray:
+        """Basic solutions, shape (..., C, L+1)."""
+        return np.swapaxes(self.slot_x, -1, -2)
+
+    @property
+    def weighted_x(self) -> np.ndarray:
+        """``x_j ||A~_{:, j}||``, shape (..., C, L+1)."""
+        return np.swapaxes(self.slot_weighted_x, -1, -2)
+
+
+def evaluate_bases(
+    columns: np.ndarray,
+    objective: np.ndarray,
+    bounds: np.ndarray,
+    layout: BasisLayout,
+    *,
+    singular_tol: float = SINGULAR_TOL,
+    feasibility_tol: float = FEASIBILITY_TOL,
+) -> BasisValues:
+    """Evaluate all bases of ``layout`` for one or many matrices (low-level, no input checks).
+
+    Parameters
+    ----------
+    columns : ndarray, shape (..., L+1, n)
+        Columns of ``A`` (cost rows then the row of ones), ``n = layout.n_columns``.
+    objective : ndarray, shape (..., n)
+        The matching entries of ``mu``.
+    bounds : ndarray, shape (L,) or (..., L)
+        ``cbar``.
+    layout : BasisLayout
+        From :func:`basis_layout` ``(n, L+1)``.
+    """
+    n_costs = columns.shape[-2] - 1
+    bounds = np.asarray(bounds, dtype=float)
+    ones = columns[..., n_costs, :]
+    scale = _row_scale(columns, bounds)
+    scaled_costs = columns[..., :n_costs, :] / scale[..., :, None]
+    shifted = scaled_costs - (bounds / scale)[..., :, None] * ones[..., None, :]
+    column_norm = np.sqrt(np.sum(scaled_costs**2, axis=-2) + ones**2)
+    slots = layout.slots  # (L+1, C): slot-major, the inner loops run over bases
+    weights = _minors(shifted, layout.subsets)[..., layout.slot_minor_ids]
+    weights[..., 1::2, :] *= -1.0
+    denominator = np.einsum("...ic,...ic->...c", ones[..., slots], weights)
+    norms_j = column_norm[..., slots]
+    ratio = np.abs(denominator) / np.prod(norms_j, axis=-2)  # column norms are >= min(1, 1/scale) > 0
+    invertible = ratio > singular_tol
+    x = weights
+    x /= np.where(invertible, denominator, 1.0)[..., None, :]
+    if not np.all(invertible):
+        x = np.where(invertible[..., None, :], x, np.nan)
+    values = np.einsum("...ic,...ic->...c", objective[..., slots], x)
+    weighted_x = x * norms_j
+    feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
+    determinant = (-1.0) ** n_costs * denominator * np.prod(scale, axis=-1)[..., None]
+    return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x)
+
+
+@dataclass(frozen=True)
+class OptimalBases:
+    """The optimum of each matrix of a batch, read off its evaluated bases.
+
+    Attributes
+    ----------
+    index : ndarray of int, shape (...)
+        Position in ``layout.combos`` of the chosen optimal basis; ``-1`` when no basis is feasible.
+    value : ndarray, shape (...)
+        Optimal value (``-inf`` when infeasible).
+    duals : ndarray, shape (..., L+1)
+        ``lambda = A_B^{-T} mu_B`` of the chosen basis (NaN when infeasible).
+    reduced_costs : ndarray, shape (..., n)
+        ``A^T lambda - mu`` (the dual slacks; ``>= 0`` up to rounding at a dual-feasible basis).
+    n_candidates : ndarray of int, shape (...)
+        Number of feasible bases whose value ties with the optimum (more than one: degenerate vertex or
+        several optimal vertices).
+    """
+
+    index: np.ndarray
+    value: np.ndarray
+    duals: np.ndarray
+    reduced_costs: np.ndarray
+    n_candidates: np.ndarray
+
+
+def _basis_duals(columns: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``A_B^{-T} mu_B`` for a batch of bases (positions ``basis`` of shape (..., L+1))."""
+    matrix = np.take_along_axis(columns, basis[..., None, :], axis=-1)
+    rhs = np.take_along_axis(objective, basis, axis=-1)
+    return np.linalg.solve(np.swapaxes(matrix, -1, -2), rhs[..., None])[..., 0]
+
+
+def _dual_tolerance(objective: np.ndarray, tol: float) -> np.ndarray:
+    return tol * np.maximum(1.0, np.max(np.abs(objective), axis=-1, initial=0.0))
+
+
+def select_optimal_bases(
+    columns: np.ndarray,
+    objective: np.ndarray,
+    evaluated: BasisValues,
+    layout: BasisLayout,
+    *,
+    value_tol: float = VALUE_TOL,
+    dual_tol: float = FEASIBILITY_TOL,
+) -> OptimalBases:
+    """Pick, for each matrix of a batch, an optimal basis whose dual solution is feasible.
+
+    Among the feasible bases whose value is within ``value_tol * max(1, |v*|)`` of the best value ``v*``,
+    the first one (in the lexicographic order of ``layout.combos``) whose ``lambda = A_B^{-T} mu_B`` satisfies
+    ``A^T lambda >= mu - dual_tol * max(1, |mu|_inf)`` is chosen. Such a basis exists at every optimum of a
+    feasible bounded LP (the simplex method terminates at one), so the rule is deterministic and returns
+    an optimal dual solution, also at degenerate optima where the dual is not unique. If rounding leaves
+    every candidate slightly dual-infeasible, the candidate with the smallest violation is taken.
+    """
+    batch_shape = evaluated.values.shape[:-1]
+    n_rows = columns.shape[-2]
+    masked = np.where(evaluated.feasible, evaluated.values, -np.inf)
+    best = np.max(masked, axis=-1, initial=-np.inf)
+    finite = np.isfinite(best)
+    threshold = np.where(finite, best - value_tol * np.maximum(1.0, np.abs(np.where(finite, best, 0.0))), np.inf)
+    candidates = evaluated.feasible & (masked >= threshold[..., None])
+    n_candidates = candidates.sum(axis=-1)
+    index = np.where(finite, np.argmax(candidates, axis=-1) if candidates.shape[-1] else 0, -1)
+    if layout.n_bases == 0:
+        duals = np.full(batch_shape + (n_rows,), np.nan)
+    else:
+        safe_columns = np.where(finite[..., None, None], columns, _identity_like(columns, n_rows))
+        duals = _basis_duals(safe_columns, objective, layout.combos[np.maximum(index, 0)])
+    reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
+    tolerance = _dual_tolerance(objective, dual_tol)
+    retry = finite & (n_candidates > 1) & (np.min(reduced, axis=-1, initial=0.0) < -tolerance)
+    for position in map(tuple, np.argwhere(retry)):
+        chosen, chosen_duals, chosen_violation = None, None, np.inf
+        for candidate in np.flatnonzero(candidates[position]):
+            lam = _basis_duals(columns[position], objective[position], layout.combos[candidate])
+            violation = -np.min(columns[position].T @ lam - objective[position])
+            if violation < chosen_violation:
+                chosen, chosen_duals, chosen_violation = candidate, lam, violation
+            if violation <= tolerance[position]:
+                break
+        index[position] = chosen
+        duals[position] = chosen_duals
+        reduced[position] = columns[position].T @ chosen_duals - objective[position]
+    if layout.n_bases:  # A_B^T lambda = mu_B holds by construction: drop the rounding on the basis
+        np.put_along_axis(reduced, layout.combos[np.maximum(index, 0)], 0.0, axis=-1)
+    duals = np.where(finite[..., None], duals, np.nan)
+    reduced = np.where(finite[..., None], reduced, np.nan)
+    return OptimalBases(index, np.where(finite, best, -np.inf), duals, reduced, n_candidates)
+
+
+def _identity_like(columns: np.ndarray, n_rows: int) -> np.ndarray:
+    """A placeholder matrix (identity in the first columns) used for infeasible entries of a batch."""
+    placeholder = np.zeros(columns.shape[-2:])
+    placeholder[:, :min(n_rows, columns.shape[-1])] = np.eye(n_rows)[:, :min(n_rows, columns.shape[-1])]
+    return placeholder
+
+
+@dataclass(frozen=True)
+class BasisEnumeration:
+    """Every basis of the standard form (3) restricted to a set of columns.
+
+    Attributes
+    ----------
+    arms : ndarray of int, shape (n,)
+        The columns considered (true arms ``0..K-1``, slacks ``K..K+L-1``).
+    bases : ndarray of int, shape (C(n, L+1), L+1)
+        Each basis as sorted column indices of ``A`` (not positions in ``arms``).
+    invertible, feasible : ndarray of bool, shape (C,)
+        ``A_J`` invertible (Hadamard-ratio screen) and ``A_J^{-1} b >= 0``.
+    x : ndarray, shape (C, L+1)
+        Basic solution ``A_J^{-1} b`` in the order of ``bases`` (NaN when singular).
+    values : ndarray, shape (C,)
+        ``mu_J^T x_J`` (NaN when singular; also given for infeasible bases).
+    hadamard_ratio, determinant : ndarray, shape (C,)
+        Scale-free singularity measure and ``det A_J``.
+    singular_tol, feasibility_tol : float
+        The tolerances used.
+    """
+
+    arms: np.ndarray
+    bases: np.ndarray
+    invertible: np.ndarray
+    feasible: np.ndarray
+    x: np.ndarray
+    values: np.ndarray
+    hadamard_ratio: np.ndarray
+    determinant: np.ndarray
+    singular_tol: float
+    feasibility_tol: float
+
+    @property
+    def n_bases(self) -> int:
+        """Number of bases ``C(n, L+1)``."""
+        return int(self.bases.shape[0])
+
+    @property
+    def feasible_bases(self) -> np.ndarray:
+        """The feasible bases (rows of :attr:`bases`)."""
+        return self.bases[self.feasible]
+
+    def best_value(self) -> float:
+        """Largest value over feasible bases (``-inf`` when there is none): the optimum of the restricted LP."""
+        return float(np.max(self.values[self.feasible], initial=-np.inf))
+
+
+def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(A_X, b, mu_X)`` for the columns ``arms``."""
+    matrix, rhs, objective = problem.standard_form()
+    return matrix[:, arms], rhs, objective[arms]
+
+
+@dataclass(frozen=True)
+class SubsetEvaluation:
+    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal)."""
+
+    subset: np.ndarray
+    columns: np.ndarray
+    rhs: np.ndarray
+    objective: np.ndarray
+    layout: BasisLayout
+    evaluated: BasisValues
+
+
+def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float = SINGULAR_TOL,
+                    feasibility_tol: float = FEASIBILITY_TOL) -> SubsetEvaluation:
+    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``."""
+    columns, rhs, objective = restricted_columns(problem, subset)
+    layout = basis_layout(subset.size, problem.n_costs + 1)
+    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
+                               feasibility_tol=feasibility_tol)
+    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated)
+
+
+def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any
+                       ) -> SubsetEvaluation:
+    """Validate the arguments shared by the public enumeration functions, then :func:`evaluate_subset`."""
+    if not isinstance(problem, CBMAIProblem):
+        raise TypeError(f"{func} needs a CBMAIProblem, got {type(problem).__name__}")
+    singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
+    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol)
+
+
+def check_tolerances(func: str, singular_tol: Any, feasibility_tol: Any) -> tuple[float, float]:
+    """Validate the two enumeration tolerances (``0 <= singular_tol < 1``, ``feasibility_tol >= 0``)."""
+    singular = as_float(singular_tol, func, "singular_tol", low=0.0, high=1.0, high_open=True)
+    feasibility = as_float(feasibility_tol, func, "feasibility_tol", low=0.0)
+    return singular, feasibility
+
+
+def enumerate_bases(
+    problem: CBMAIProblem,
+    arms: Any = None,
+    *,
+    singular_tol: float = SINGULAR_TOL,
+    feasibility_tol: float = FEASIBILITY_TOL,
+) -> BasisEnumeration:
+    """Evaluate every basis of ``(A_X, b)`` at once, ``X`` = ``arms`` (default: all ``K + L`` columns).
+
+    A basis ``J`` is a set of ``L+1`` columns; when ``A_J`` is invertible its basic solution is
+    ``x_J = A_J^{-1} b`` (zero elsewhere), feasible when ``x_J >= 0``, with value ``mu_J^T x_J``. The optimum of
+    (3) restricted to ``X`` is the best value over feasible bases (fundamental theorem of LP).
+
+    All ``C(|X|, L+1)`` bases are evaluated in one vectorised pass from the ``L x L`` minors of the shifted
+    cost matrix (see the module notes); singular bases are screened by the Hadamard ratio of the
+    row-equilibrated matrix.
+
+    Parameters
+    ----------
+    problem : CBMAIProblem
+    arms : sequence of int, optional
+        Columns of ``A`` to use: true arms ``0..K-1`` and slacks ``K..K+L-1``.
+    singular_tol : float, default 1e-11
+        Hadamard-ratio threshold for singularity.
+    feasibility_tol : float, default 1e-9
+        Tolerance on ``x_j ||A~_j||`` for nonnegativity.
+
+    Returns
+    -------
+    BasisEnumeration
+
+    Examples
+    --------
+    >>> import allocopt
+    >>> problem = allocopt.CBMAIProblem([1.0, 0.2], [[2.0, 0.0]], [1.0])
+    >>> table = allocopt.enumerate_bases(problem)
+    >>> table.bases.tolist()
+    [[0, 1], [0, 2], [1, 2]]
+    >>> table.feasible.tolist(), table.values.round(3).tolist()
+    ([True, False, True], [0.6, 1.0, 0.2])
+    """
+    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol)
+    evaluated = table.evaluated
+    arrays = (table.subset, table.subset[table.layout.combos], evaluated.invertible, evaluated.feasible,
+              np.ascontiguousarray(evaluated.x), evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
+    for array in arrays:
+        array.setflags(write=False)
+    return BasisEnumeration(*arrays, singular_tol=float(singular_tol), feasibility_tol=float(feasibility_tol))

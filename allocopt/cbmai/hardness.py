@@ -1,0 +1,694 @@
+"""Hardness of a CBMAI instance (Section 4.1): the gaps Delta_0^2, Delta_J^2, Delta_a^2 and the bounds (12)-(15).
+
+Only the means of the unknown arms ``U = {0..K0-1}`` can be perturbed; ``sigma_r`` and ``sigma_c`` weight
+reward and cost moves. ``I*`` is the optimal support (Assumption 1 is required).
+
+Basis value gap (9), reduced to a low-dimensional problem
+    Write the BFS of ``J`` as ``x = (p^x, s^x)`` and that of ``I*`` as ``y = (p^y, s^y)``; ``p^x`` lies in the
+    simplex of the true arms of ``J`` and ``p^y`` in that of ``I*``. For *fixed* weights ``(p^x, p^y)`` the
+    constraints of (9) are linear in the perturbed means and separate:
+
+    * rewards: ``r~ . (p^x - p^y) >= 0``, a half-space, so the reward cost is
+      ``sigma_r^-2 max(0, -g)^2 / ||d_U||^2`` with ``d = p^x - p^y`` and ``g = r . d``;
+    * cost row ``l``: ``c~_l . p^x <= cbar_l`` (``=`` when the slack ``l`` is not in ``J``) and the same with
+      ``p^y`` and ``I*``; the cost is ``sigma_c^-2`` times the squared distance from ``c_{l,U}`` to the
+      intersection of these two half-spaces/hyperplanes, computed exactly by enumerating its active sets.
+
+    Hence ``Delta_J^2 = inf over (p^x, p^y) in a product of two simplices of F(p^x, p^y)`` with ``F`` in
+    closed form, a problem in at most ``2L`` dimensions (the invertibility of ``A~_J`` and ``A~_I*`` is dropped,
+    i.e. the infimum is taken over the closure of the feasible set of (9), which changes nothing except in
+    non-generic configurations). ``F`` is continuous but not convex, so it is minimised globally by brute
+    force and then refined: ``F`` is evaluated on a lattice of the two simplices (``resolution`` steps per
+    edge, every basis at once), and from the ``n_starts`` best lattice points a vectorised pattern search
+    (all ``3^d - 1`` lattice directions, step halved on failure down to ``1e-12``) converges to a local
+    minimum. The returned value is attained by an explicit perturbation (:meth:`CBMAIHardness.witness`), so
+    it is an upper bound on the infimum whose feasibility can be checked independently; it equals the
+    infimum whenever the global minimiser lies in the basin of one of the starts (see docs/cbmai.md for the
+    observed accuracy).
+
+Infeasibility gap (11), exact
+    ``I*`` stops being a feasible basis when some ``y_i`` reaches 0 or ``A~_I*`` becomes singular. With
+    ``h_l(z) = (c_l - cbar_l 1)^T z`` the distance to ``{y_i = 0}`` is ``min_z sum_{l in E_i} h_l(z)^2 /
+    ||z_U||^2`` over the arms of ``I* \\ {i}`` (``E_i``: rows whose slack is not in ``I* \\ {i}``), and the
+    distance to the singular set is the same Rayleigh quotient over the arms of ``I*`` restricted to
+    ``1^T z = 0``. Both are smallest generalised eigenvalues, computed exactly.
+
+Bounds
+    With ``N~ = (N - K0) / (3((L+1)/2 + log K0))``, Theorem 1 (12) with the constants of its proof (34)-(35):
+    ``P(error) <= (K-1) 3^{L(L+1)/2} exp(-N~ Delta_0^2 / K)
+    + K(K+1)/2 C(K+L-1, L) 3^{(L+1)^2} exp(-N~ min_{2<=i<=K} Delta_(L+i)^2 / i)``.
+    (The proof writes ``L/2`` in (34)-(35); ``(L+1)/2``, as in (12) and (37), is the one the proof supports.)
+    Exponents: (13) ``1/2 min(Delta_0^2, Delta_(L+2)^2)`` bounds every consistent algorithm, (14) the same
+    over ``K`` for USLP, (15) ``min(Delta_0^2/K, min_i Delta_(L+i)^2/i) / (3((L+1)/2 + log K0))`` is SFSR's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_int, as_positive_float
+from ..exceptions import InvalidInstanceError
+from .bases import basis_layout
+from .problem import CBMAIProblem
+from .solve import solve_cbmai
+
+__all__ = ["CBMAIHardness", "cbmai_hardness"]
+
+_FEASIBILITY_SLACK = 1e-12  # tolerance (relative to the cost scale) of the closed-form constraint checks
+_MIN_STEP = 1e-12
+_COARSE_STEP = 1e-4
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the objective F(p^x, p^y) of the reduced basis-gap problem, for a batch of bases and points
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _GapData:
+    """Arrays describing a batch of ``B`` bases with the same numbers of true arms ``m_x`` (J) and ``m_y`` (I*)."""
+
+    rewards_x: np.ndarray  # (B, m_x)
+    rewards_y: np.ndarray  # (B, m_y)
+    costs_x: np.ndarray  # (B, L, m_x)
+    costs_y: np.ndarray  # (B, L, m_y)
+    unknown_x: np.ndarray  # (B, m_x) float 0/1
+    unknown_y: np.ndarray  # (B, m_y)
+    shared: np.ndarray  # (B, m_x, m_y) float: same unknown arm
+    equality_x: np.ndarray  # (B, L) bool: slack l not in J
+    equality_y: np.ndarray  # (L,) bool: slack l not in I*
+    bounds: np.ndarray  # (L,)
+    weight_r: float  # sigma_r^-2
+    weight_c: float  # sigma_c^-2
+    tolerance: float
+
+    def take(self, rows: np.ndarray) -> "_GapData":
+        return _GapData(self.rewards_x[rows], self.rewards_y[rows], self.costs_x[rows], self.costs_y[rows],
+                        self.unknown_x[rows], self.unknown_y[rows], self.shared[rows], self.equality_x[rows],
+                        self.equality_y, self.bounds, self.weight_r, self.weight_c, self.tolerance)
+
+
+def _satisfied(residual: np.ndarray, equality: np.ndarray, tol: float) -> np.ndarray:
+    """Constraint ``a . w <= b`` (or ``=``) holds when its residual ``a . w - b`` is ``<= tol`` (``|.| <= tol``)."""
+    return np.where(equality, np.abs(residual) <= tol, residual <= tol)
+
+
+def _projection_terms(delta_x, delta_y, n_xx, n_yy, n_xy, equality_x, equality_y, tol):
+    """Squared distance to ``{a_x . w (<=|=) b_x, a_y . w (<=|=) b_y}`` and the active set attaining it.
+
+    ``delta_*`` are the residuals ``a_* . v - b_*`` at the current point ``v``; ``n_**`` the Gram entries of the
+    normals. Returns ``(distance2, code)`` with code 0 = none active, 1 = x, 2 = y, 3 = both, -1 = empty set.
+    """
+    big = np.inf
+    candidates = []
+    # nothing active
+    ok = _satisfied(delta_x, equality_x, tol) & _satisfied(delta_y, equality_y, tol)
+    candidates.append(np.where(ok, 0.0, big))
+    # x active
+    with np.errstate(divide="ignore", invalid="ignore"):
+        usable = n_xx > 0
+        shift = np.where(usable, delta_x / np.where(usable, n_xx, 1.0), 0.0)
+        moved_y = delta_y - shift * n_xy
+        ok = usable & _satisfied(moved_y, equality_y, tol)
+        candidates.append(np.where(ok, delta_x * shift, big))
+        # y active
+        usable = n_yy > 0
+        shift = np.where(usable, delta_y / np.where(usable, n_yy, 1.0), 0.0)
+        moved_x = delta_x - shift * n_xy
+        ok = usable & _satisfied(moved_x, equality_x, tol)
+        candidates.append(np.where(ok, delta_y * shift, big))
+        # both active
+        determinant = n_xx * n_yy - n_xy**2
+        usable = determinant > 1e-14 * np.maximum(n_xx * n_yy, 1e-300)
+        value = (n_yy * delta_x**2 - 2 * n_xy * delta_x * delta_y + n_xx * delta_y**2) / np.where(usable,
+                                                                                                 determinant, 1.0)
+        candidates.append(np.where(usable, np.maximum(value, 0.0), big))
+    stacked = np.stack(candidates, axis=-1)
+    code = np.argmin(stacked, axis=-1)
+    distance = np.min(stacked, axis=-1)
+    return distance, np.where(np.isfinite(distance), code, -1)
+
+
+def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray, *, details: bool = False):
+    """``F(p^x, p^y)`` for points of shape (B, P, m_x) and (B, P, m_y); returns (B, P)."""
+    # batched matrix products: (B, P, m) @ (B, m, 1 + L) gives r . p and c_l . p at every point at once
+    features_x = weights_x @ np.concatenate([data.rewards_x[:, :, None], np.swapaxes(data.costs_x, 1, 2)], axis=2)
+    features_y = weights_y @ np.concatenate([data.rewards_y[:, :, None], np.swapaxes(data.costs_y, 1, 2)], axis=2)
+    reward_gap = features_x[..., 0] - features_y[..., 0]
+    n_xx = (weights_x**2 @ data.unknown_x[:, :, None])[..., 0]
+    n_yy = (weights_y**2 @ data.unknown_y[:, :, None])[..., 0]
+    n_xy = np.sum((weights_x @ data.shared) * weights_y, axis=-1)
+    direction = np.maximum(n_xx + n_yy - 2 * n_xy, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reward_term = np.where(reward_gap >= 0, 0.0,
+                               np.where(direction > 0, reward_gap**2 / np.where(direction > 0, direction, 1.0),
+                                        np.inf))
+    delta_x = features_x[..., 1:] - data.bounds
+    delta_y = features_y[..., 1:] - data.bounds
+    cost_terms, codes = _projection_terms(delta_x, delta_y, n_xx[..., None], n_yy[..., None], n_xy[..., None],
+                                          data.equality_x[:, None, :], data.equality_y, data.tolerance)
+    total = data.weight_r * reward_term + data.weight_c * np.sum(cost_terms, axis=-1)
+    if details:
+        return total, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes
+    return total
+
+
+# ---------------------------------------------------------------------------------------------------------
+# global minimisation over a product of two simplices: lattice, then vectorised pattern search
+# ---------------------------------------------------------------------------------------------------------
+def _simplex_lattice(size: int, resolution: int) -> np.ndarray:
+    """Points of the simplex in R^size whose coordinates are multiples of 1/resolution."""
+    if size == 1:
+        return np.ones((1, 1))
+    points = []
+    for bars in itertools.combinations(range(resolution + size - 1), size - 1):
+        edges = (-1,) + bars + (resolution + size - 1,)
+        points.append([edges[i + 1] - edges[i] - 1 for i in range(size)])
+    return np.array(points, dtype=float) / resolution
+
+
+def _lattice_size(size: int, resolution: int) -> int:
+    return math.comb(resolution + size - 1, size - 1)
+
+
+def _lattice_resolution(size_x: int, size_y: int, max_points: int, cap: int = 256) -> int:
+    """The largest resolution (at least 1, at most ``cap``) whose product lattice has ``<= max_points`` points."""
+    resolution = 1
+    while resolution < cap and (_lattice_size(size_x, resolution + 1) * _lattice_size(size_y, resolution + 1)
+                                <= max_points):
+        resolution += 1
+    return resolution
+
+
+def _stencil(size_x: int, size_y: int) -> tuple[np.ndarray, np.ndarray]:
+    """All moves ``sum_i s_i (e_i - e_0)``, ``s in {-1,0,1}^d \\ {0}``, split into the x and y parts."""
+    dims = (size_x - 1) + (size_y - 1)
+    if dims == 0:
+        return np.zeros((0, size_x)), np.zeros((0, size_y))
+    signs = np.array([s for s in itertools.product((-1.0, 0.0, 1.0), repeat=dims) if any(s)])
+    move_x = np.zeros((signs.shape[0], size_x))
+    move_y = np.zeros((signs.shape[0], size_y))
+    move_x[:, 1:] = signs[:, :size_x - 1]
+    move_x[:, 0] = -signs[:, :size_x - 1].sum(axis=1)
+    move_y[:, 1:] = signs[:, size_x - 1:]
+    move_y[:, 0] = -signs[:, size_x - 1:].sum(axis=1)
+    return move_x, move_y
+
+
+def _sign_vectors(dims: int) -> np.ndarray:
+    """``{-1, 0, 1}^dims`` (the zero vector first)."""
+    return np.array(sorted(itertools.product((-1, 0, 1), repeat=dims), key=lambda s: any(s)), dtype=np.intp)
+
+
+@lru_cache(maxsize=32)
+def _lattice_neighbours(size_x: int, size_y: int, resolution: int) -> np.ndarray:
+    """For the product lattice of :func:`_simplex_lattice`, the index of each point's neighbours one lattice step
+    away in one of the two simplices (``-1`` outside); shape (G, 3^(m_x-1) + 3^(m_y-1) - 2)."""
+
+    def moves_of(size: int) -> tuple[np.ndarray, np.ndarray]:
+        points = np.rint(_simplex_lattice(size, resolution) * resolution).astype(np.intp)
+        index = {tuple(point): i for i, point in enumerate(points)}
+        signs = _sign_vectors(size - 1)
+        table = np.full((points.shape[0], signs.shape[0]), -1, dtype=np.intp)
+        for i, point in enumerate(points):
+            for k, sign in enumerate(signs):
+                moved = point.copy()
+                moved[1:] += sign
+                moved[0] -= sign.sum()
+                table[i, k] = index.get(tuple(moved), -1)
+        return table, signs
+
+    table_x, signs_x = moves_of(size_x)
+    table_y, signs_y = moves_of(size_y)
+    n_y = table_y.shape[0]
+    # moves of one simplex at a time (the other fixed): enough to flag local minima, far fewer than 3^d - 1
+    pairs = [(kx, 0) for kx in range(1, signs_x.shape[0])] + [(0, ky) for ky in range(1, signs_y.shape[0])]
+    grid_x = np.repeat(np.arange(table_x.shape[0]), n_y)
+    grid_y = np.tile(np.arange(n_y), table_x.shape[0])
+    neighbours = np.full((grid_x.size, len(pairs)), -1, dtype=np.intp)
+    for column, (kx, ky) in enumerate(pairs):
+        nx, ny = table_x[grid_x, kx], table_y[grid_y, ky]
+        neighbours[:, column] = np.where((nx >= 0) & (ny >= 0), nx * n_y + ny, -1)
+    neighbours.setflags(write=False)
+    return neighbours
+
+
+def _lattice_starts(data: _GapData, resolution: int, n_starts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start points: the ``n_starts`` lowest local minima of ``F`` on the product lattice (then the lowest
+    other lattice points when there are fewer minima). Returns arrays (B, n_starts, m_x) and (B, n_starts, m_y)."""
+    n_bases, size_x, size_y = data.rewards_x.shape[0], data.rewards_x.shape[1], data.rewards_y.shape[1]
+    lattice_x, lattice_y = _simplex_lattice(size_x, resolution), _simplex_lattice(size_y, resolution)
+    grid_x = np.repeat(lattice_x, lattice_y.shape[0], axis=0)
+    grid_y = np.tile(lattice_y, (lattice_x.shape[0], 1))
+    neighbours = _lattice_neighbours(size_x, size_y, resolution)
+    n_grid = grid_x.shape[0]
+    starts = min(n_starts, n_grid)
+    chosen = np.zeros((n_bases, starts), dtype=np.intp)
+    chunk = max(1, 400_000 // max(n_grid * max(1, neighbours.shape[1] // 4), 1))
+    for first in range(0, n_bases, chunk):
+        rows = np.arange(first, min(first + chunk, n_bases))
+        values = _gap_objective(data.take(rows), np.broadcast_to(grid_x, (rows.size,) + grid_x.shape),
+                                np.broadcast_to(grid_y, (rows.size,) + grid_y.shape))
+        padded = np.concatenate([values, np.full((rows.size, 1), np.inf)], axis=1)
+        lowest_neighbour = np.min(padded[:, neighbours], axis=2, initial=np.inf)
+        local_minimum = values <= lowest_neighbour
+        # local minima first (by value), then every other point (by value): two stable sorts
+        order = np.argsort(values, axis=1, kind="stable")
+        order = np.take_along_axis(order, np.argsort(~np.take_along_axis(local_minimum, order, axis=1), axis=1,
+                                                     kind="stable"), axis=1)
+        chosen[rows] = order[:, :starts]
+    return grid_x[chosen], grid_y[chosen]
+
+
+def _anchored_starts(data: _GapData, anchor_y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """One start per basis: ``p^y`` at ``I*``'s true BFS weights and ``p^x`` the best point of a fine lattice of
+    its simplex (small perturbations keep ``I*``'s weights close to the true ones)."""
+    n_bases, size_x = data.rewards_x.shape
+    resolution = _lattice_resolution(size_x, 1, max_points)
+    lattice_x = _simplex_lattice(size_x, resolution)
+    point_y = np.broadcast_to(anchor_y, (n_bases, 1, anchor_y.size))
+    chosen = np.zeros(n_bases, dtype=np.intp)
+    chunk = max(1, 200_000 // lattice_x.shape[0])
+    for first in range(0, n_bases, chunk):
+        rows = np.arange(first, min(first + chunk, n_bases))
+        values = _gap_objective(data.take(rows), np.broadcast_to(lattice_x, (rows.size,) + lattice_x.shape),
+                                np.broadcast_to(anchor_y, (rows.size, lattice_x.shape[0], anchor_y.size)))
+        chosen[rows] = np.argmin(values, axis=1)
+    return lattice_x[chosen][:, None, :], point_y
+
+
+def _pattern_search(data: _GapData, point_x: np.ndarray, point_y: np.ndarray, steps: np.ndarray,
+                    min_step: float = _MIN_STEP, max_iterations: int = 400
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised pattern search from one start per row of ``data`` until every step is below ``min_step``.
+
+    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step, moves to the best
+    improvement or halves the step. Returns (values, p^x, p^y, steps); the arrays passed in are updated."""
+    size_x, size_y = point_x.shape[1], point_y.shape[1]
+    value = _gap_objective(data, point_x[:, None, :], point_y[:, None, :])[:, 0]
+    move_x, move_y = _stencil(size_x, size_y)
+    active = np.isfinite(value) & (move_x.shape[0] > 0) & (steps >= min_step)
+    for _ in range(max_iterations):
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        trial_x = point_x[rows, None, :] + steps[rows, None, None] * move_x
+        trial_y = point_y[rows, None, :] + steps[rows, None, None] * move_y
+        inside = (np.min(trial_x, axis=-1) >= -1e-15) & (np.min(trial_y, axis=-1) >= -1e-15)
+        trial_x, trial_y = np.clip(trial_x, 0.0, None), np.clip(trial_y, 0.0, None)
+        trial_x /= trial_x.sum(axis=-1, keepdims=True)
+        trial_y /= trial_y.sum(axis=-1, keepdims=True)
+        trial_value = np.where(inside, _gap_objective(data.take(rows), trial_x, trial_y), np.inf)
+        best = np.argmin(trial_value, axis=1)
+        best_value = trial_value[np.arange(rows.size), best]
+        improved = best_value < value[rows] - 1e-15 * np.maximum(1.0, np.abs(value[rows]))
+        moved = rows[improved]
+        point_x[moved] = trial_x[improved, best[improved]]
+        point_y[moved] = trial_y[improved, best[improved]]
+        value[moved] = best_value[improved]
+        halved = rows[~improved]
+        steps[halved] *= 0.5
+        active[halved[steps[halved] < min_step]] = False
+    return value, point_x, point_y, steps
+
+
+def _minimise_gaps(data: _GapData, resolution: int, n_starts: int, anchor_y: np.ndarray, max_points: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Global minimisation of ``F`` for every basis of ``data``; returns (values, p^x, p^y)."""
+    n_bases, size_x, size_y = data.rewards_x.shape[0], data.rewards_x.shape[1], data.rewards_y.shape[1]
+    lattice_x, lattice_y = _lattice_starts(data, resolution, n_starts)
+    anchored_x, anchored_y = _anchored_starts(data, anchor_y, max_points)
+    start_x = np.concatenate([lattice_x, anchored_x], axis=1)
+    start_y = np.concatenate([lattice_y, anchored_y], axis=1)
+    per_basis = start_x.shape[1]
+    owner = np.repeat(np.arange(n_bases), per_basis)
+    point_x, point_y = start_x.reshape(-1, size_x).copy(), start_y.reshape(-1, size_y).copy()
+    steps = np.full(owner.size, 1.0 / resolution)
+    # coarse phase from every start, then only the starts within 1% of their basis's best continue
+    value, point_x, point_y, steps = _pattern_search(data.take(owner), point_x, point_y, steps, _COARSE_STEP)
+    grouped = value.reshape(n_bases, per_basis)
+    best = np.min(grouped, axis=1, keepdims=True)
+    keep = (grouped <= best + 1e-2 * np.abs(best) + 1e-300).ravel() & np.isfinite(value)
+    rows = np.flatnonzero(keep)
+    value[rows], point_x[rows], point_y[rows], _ = _pattern_search(data.take(owner[rows]), point_x[rows],
+                                                                   point_y[rows], steps[rows])
+    value = value.reshape(n_bases, per_basis)
+    winner = np.argmin(value, axis=1)
+    pick = np.arange(n_bases) * per_basis + winner
+    return value[np.arange(n_bases), winner], point_x[pick], point_y[pick]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# infeasibility gap: smallest generalised Rayleigh quotients
+# ---------------------------------------------------------------------------------------------------------
+def _min_rayleigh(numerator: np.ndarray, denominator: np.ndarray, subspace: np.ndarray | None = None
+                  ) -> tuple[float, np.ndarray | None]:
+    """``min z^T P z / z^T Q z`` over ``z != 0`` (in ``range(subspace)``), ``Q`` PSD; also a minimiser."""
+    if subspace is not None:
+        numerator = subspace.T @ numerator @ subspace
+        denominator = subspace.T @ denominator @ subspace
+    size = numerator.shape[0]
+    if size == 0:
+        return np.inf, None
+    q_values, q_vectors = np.linalg.eigh(denominator)
+    scale = max(1.0, float(np.max(np.abs(numerator), initial=0.0)))
+    positive = q_values > 1e-12 * max(1.0, float(np.max(q_values, initial=0.0)))
+    range_basis, null_basis = q_vectors[:, positive], q_vectors[:, ~positive]
+    p_rr = range_basis.T @ numerator @ range_basis
+    if null_basis.shape[1]:
+        p_nn = null_basis.T @ numerator @ null_basis
+        p_rn = range_basis.T @ numerator @ null_basis
+        nn_values, nn_vectors = np.linalg.eigh(p_nn)
+        if nn_values[0] <= 1e-12 * scale:  # z supported off the movable arms already on the boundary
+            z = null_basis @ nn_vectors[:, 0]
+            return 0.0, (subspace @ z if subspace is not None else z)
+        p_rr = p_rr - p_rn @ np.linalg.solve(p_nn, p_rn.T)
+    if range_basis.shape[1] == 0:
+        return np.inf, None
+    inv_sqrt = 1.0 / np.sqrt(q_values[positive])
+    scaled = inv_sqrt[:, None] * p_rr * inv_sqrt[None, :]
+    values, vectors = np.linalg.eigh((scaled + scaled.T) / 2)
+    w_range = inv_sqrt * vectors[:, 0]
+    z = range_basis @ w_range
+    if null_basis.shape[1]:
+        z = z - null_basis @ np.linalg.solve(null_basis.T @ numerator @ null_basis,
+                                             null_basis.T @ numerator @ range_basis @ w_range)
+    return max(0.0, float(values[0])), (subspace @ z if subspace is not None else z)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the result
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CBMAIHardness:
+    """Hardness gaps and error bounds of a CBMAI instance (Section 4 of the paper).
+
+    Attributes
+    ----------
+    optimal_support : tuple of int
+        ``I*`` (true arms and slacks ``K + l``).
+    sigma_r, sigma_c : float
+    bases : ndarray of int, shape (C(K+L, L+1), L+1)
+        Every basis (sorted columns).
+    basis_gaps : ndarray, shape (C,)
+        ``Delta_J^2`` (9) of each basis (0 for ``I*``; ``inf`` when no perturbation of the unknown arms can
+        make ``J`` overtake ``I*``).
+    arm_gaps : ndarray, shape (K+L,)
+        ``Delta_a^2 = min_{J ∋ a} Delta_J^2`` (10).
+    sorted_arms, sorted_gaps : ndarray, shape (K+L,)
+        Columns in increasing order of ``Delta_a^2`` (ties by column index) and the gaps
+        ``Delta_(1)^2 <= ... <= Delta_(K+L)^2``.
+    infeasibility_gap : float
+        ``Delta_0^2`` (11).
+    consistent_exponent : float
+        (13): ``1/2 min(Delta_0^2, Delta_(L+2)^2)``, an upper bound on ``limsup -(1/N) log P(error)`` of every
+        consistent algorithm.
+    uslp_exponent : float
+        (14): the same divided by ``K``, an upper bound on USLP's exponent.
+    sfsr_exponent : float
+        (15): a lower bound on SFSR's ``liminf -(1/N) log P(error)``.
+    resolution, n_starts : int
+        Lattice resolution and number of pattern-search starts used for the basis gaps.
+    elapsed : float
+        Seconds spent.
+    """
+
+    problem: CBMAIProblem
+    optimal_support: tuple[int, ...]
+    sigma_r: float
+    sigma_c: float
+    bases: np.ndarray
+    basis_gaps: np.ndarray
+    arm_gaps: np.ndarray
+    sorted_arms: np.ndarray
+    sorted_gaps: np.ndarray
+    infeasibility_gap: float
+    consistent_exponent: float
+    uslp_exponent: float
+    sfsr_exponent: float
+    resolution: int
+    n_starts: int
+    elapsed: float
+    _weights_x: np.ndarray
+    _weights_y: np.ndarray
+    _infeasibility_witness: np.ndarray | None
+
+    def _scaled_budget(self, budget: Any) -> np.ndarray:
+        problem = self.problem
+        budget = np.asarray(budget, dtype=float)
+        return (budget - problem.n_unknown) / (3 * ((problem.n_costs + 1) / 2 + math.log(problem.n_unknown)))
+
+    def bound(self, budget: Any) -> np.ndarray:
+        """Theorem 1 (12) with the constants of its proof: an upper bound on SFSR's error probability at
+        budget ``N`` (array-like; the bound exceeds 1 for small ``N``)."""
+        problem = self.problem
+        n_arms, n_costs = problem.n_arms, problem.n_costs
+        scaled = self._scaled_budget(budget)
+        tail = self._elimination_rate()
+        infeasibility = (n_arms - 1) * 3.0 ** (n_costs * (n_costs + 1) / 2) * np.exp(
+            -scaled * self.infeasibility_gap / n_arms)
+        elimination = (n_arms * (n_arms + 1) / 2 * math.comb(n_arms + n_costs - 1, n_costs)
+                       * 3.0 ** ((n_costs + 1) ** 2) * np.exp(-scaled * tail))
+        return infeasibility + elimination
+
+    def _elimination_rate(self) -> float:
+        return _elimination_rate(self.sorted_gaps, self.problem.n_arms, self.problem.n_costs)
+
+    def basis_gap(self, basis: Any) -> float:
+        """``Delta_J^2`` of the basis ``J`` (any order of its columns)."""
+        return float(self.basis_gaps[self._basis_row(basis)])
+
+    def _basis_row(self, basis: Any) -> int:
+        wanted = np.sort(np.asarray(basis, dtype=int))
+        matches = np.flatnonzero(np.all(self.bases == wanted, axis=1))
+        if matches.size != 1:
+            raise ValueError(f"{list(wanted)} is not a basis of this instance (L+1 = {self.bases.shape[1]} "
+                             f"distinct columns in 0..{self.problem.n_columns - 1})")
+        return int(matches[0])
+
+    def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
+        feasible). Known arms are unchanged. Raises ``ValueError`` when the gap is infinite."""
+        row = self._basis_row(basis)
+        if not np.isfinite(self.basis_gaps[row]):
+            raise ValueError(f"the gap of basis {list(self.bases[row])} is infinite: no perturbation exists")
+        data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
+                                          self.sigma_r, self.sigma_c)
+        wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
+        _, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes = _gap_objective(data, wx, wy,
+                                                                                             details=True)
+        problem = self.problem
+        rewards, costs = problem.rewards.copy(), problem.costs.copy()
+        unknown = problem.n_unknown
+        px = np.zeros(problem.n_arms)
+        py = np.zeros(problem.n_arms)
+        px[arms_x[0]] = wx[0, 0]
+        py[arms_y[0]] = wy[0, 0]
+        px_u, py_u = px * (np.arange(problem.n_arms) < unknown), py * (np.arange(problem.n_arms) < unknown)
+        if reward_gap[0, 0] < 0:
+            rewards = rewards + (-reward_gap[0, 0] / direction[0, 0]) * (px_u - py_u)
+        gram = np.array([[n_xx[0, 0], n_xy[0, 0]], [n_xy[0, 0], n_yy[0, 0]]])
+        for cost_row in range(problem.n_costs):
+            code = codes[0, 0, cost_row]
+            residual = np.array([delta_x[0, 0, cost_row], delta_y[0, 0, cost_row]])
+            if code == 1:
+                costs[cost_row] -= residual[0] / gram[0, 0] * px_u
+            elif code == 2:
+                costs[cost_row] -= residual[1] / gram[1, 1] * py_u
+            elif code == 3:
+                multipliers = np.linalg.solve(gram, residual)
+                costs[cost_row] -= multipliers[0] * px_u + multipliers[1] * py_u
+        return rewards, costs
+
+    def infeasibility_witness(self) -> np.ndarray:
+        """Perturbed costs ``c~`` at distance ``Delta_0`` that make ``I*`` singular or give it a zero coordinate.
+
+        Raises ``ValueError`` when ``Delta_0^2`` is infinite."""
+        if self._infeasibility_witness is None:
+            raise ValueError("the infeasibility gap is infinite: no perturbation of the unknown costs makes I* "
+                             "infeasible")
+        return self._infeasibility_witness.copy()
+
+
+def _elimination_rate(sorted_gaps: np.ndarray, n_arms: int, n_costs: int) -> float:
+    """``min_{2<=i<=K} Delta_(L+i)^2 / i`` (``inf`` when ``K = 1``)."""
+    if n_arms < 2:
+        return np.inf
+    ranks = np.arange(2, n_arms + 1)
+    return float(np.min(sorted_gaps[n_costs + ranks - 1] / ranks))
+
+
+def _gap_batch(problem: CBMAIProblem, support: tuple[int, ...], bases: np.ndarray, sigma_r: float, sigma_c: float
+               ) -> tuple[_GapData, np.ndarray, np.ndarray]:
+    """The :class:`_GapData` of ``bases`` (all with the same number of true arms), padded arm lists."""
+    n_arms, n_costs, unknown = problem.n_arms, problem.n_costs, problem.n_unknown
+    arms_x = np.stack([basis[basis < n_arms] for basis in bases])
+    support_array = np.array(support)
+    arms_y = support_array[support_array < n_arms]
+    slack_y = support_array[support_array >= n_arms] - n_arms
+    equality_x = np.ones((bases.shape[0], n_costs), dtype=bool)
+    for row, basis in enumerate(bases):
+        equality_x[row, basis[basis >= n_arms] - n_arms] = False
+    equality_y = np.ones(n_costs, dtype=bool)
+    equality_y[slack_y] = False
+    unknown_x = (arms_x < unknown).astype(float)
+    unknown_y = np.broadcast_to((arms_y < unknown).astype(float), (bases.shape[0], arms_y.size))
+    shared = ((arms_x[:, :, None] == arms_y[None, None, :]) & (arms_x[:, :, None] < unknown)).astype(float)
+    scale = max(1.0, float(np.max(np.abs(problem.costs))), float(np.max(np.abs(problem.bounds))))
+    data = _GapData(problem.rewards[arms_x], np.broadcast_to(problem.rewards[arms_y], unknown_y.shape),
+                    problem.costs[:, arms_x].transpose(1, 0, 2),
+                    np.broadcast_to(problem.costs[:, arms_y], (bases.shape[0], n_costs, arms_y.size)),
+                    unknown_x, unknown_y, shared, equality_x, equality_y, problem.bounds, sigma_r**-2, sigma_c**-2,
+                    _FEASIBILITY_SLACK * scale)
+    return data, arms_x, np.broadcast_to(arms_y, (bases.shape[0], arms_y.size))
+
+
+def _infeasibility_gap(problem: CBMAIProblem, support: tuple[int, ...]) -> tuple[float, np.ndarray | None]:
+    """``sigma_c^2 Delta_0^2`` (unweighted) and the perturbed cost matrix attaining it."""
+    n_arms, unknown = problem.n_arms, problem.n_unknown
+    support_array = np.array(support)
+    arms = support_array[support_array < n_arms]
+    slacks = set((support_array[support_array >= n_arms] - n_arms).tolist())
+    shifted = problem.costs - problem.bounds[:, None]
+    best, best_witness = np.inf, None
+
+    def consider(arm_set: np.ndarray, rows: list[int], subspace: np.ndarray | None) -> None:
+        nonlocal best, best_witness
+        if arm_set.size == 0 or not rows:
+            return
+        h = shifted[np.ix_(rows, arm_set)]
+        numerator = h.T @ h
+        denominator = np.diag((arm_set < unknown).astype(float))
+        value, z = _min_rayleigh(numerator, denominator, subspace)
+        if value < best and z is not None:
+            best = value
+            costs = problem.costs.copy()
+            z_unknown = z * (arm_set < unknown)
+            norm2 = float(z_unknown @ z_unknown)
+            if norm2 > 0:
+                for row in rows:
+                    residual = shifted[row, arm_set] @ z  # = c_l . z - cbar_l 1^T z, zero after the move
+                    costs[row, arm_set] -= residual / norm2 * z_unknown
+            best_witness = costs
+
+    all_rows = [row for row in range(problem.n_costs) if row not in slacks]
+    for column in support:
+        if column < n_arms:
+            consider(arms[arms != column], all_rows, None)
+        else:
+            consider(arms, sorted(all_rows + [column - n_arms]), None)
+    if arms.size >= 2 and all_rows:
+        sum_zero = np.linalg.svd(np.ones((1, arms.size)))[2][1:].T  # orthonormal basis of {1^T z = 0}
+        consider(arms, all_rows, sum_zero)
+    return best, best_witness
+
+
+def cbmai_hardness(
+    problem: CBMAIProblem,
+    sigma_r: float = 1.0,
+    sigma_c: float = 0.5,
+    *,
+    resolution: int | None = None,
+    n_starts: int = 3,
+    max_lattice_points: int = 4000,
+) -> CBMAIHardness:
+    """The hardness gaps ``Delta_0^2``, ``Delta_J^2``, ``Delta_a^2`` and the bounds (12)-(15) of an instance.
+
+    Parameters
+    ----------
+    problem : CBMAIProblem
+        Must satisfy Assumption 1 (a unique, non-degenerate optimum).
+    sigma_r, sigma_c : float
+        Noise levels (``> 0``) weighting reward and cost perturbations.
+    resolution : int, optional
+        Lattice steps per simplex edge for the basis gaps; default: the largest with at most
+        ``max_lattice_points`` points for the largest pair of simplices.
+    n_starts : int, default 3
+        Pattern-search starts per basis (the best lattice points).
+    max_lattice_points : int, default 4000
+
+    Returns
+    -------
+    CBMAIHardness
+
+    Raises
+    ------
+    InvalidInstanceError
+        When the LP is infeasible or Assumption 1 fails (the gaps are then not defined).
+
+    Examples
+    --------
+    Two unknown arms, one cost; arm 0 alone is optimal and arm 1 is feasible but worse. Basis {arm 1, slack}
+    overtakes when the reward gap 0.4 is split between the two arms: ``Delta^2 = 0.4^2 / 2 / sigma_r^2``;
+    ``I*`` loses feasibility when arm 0's cost rises by 0.5: ``Delta_0^2 = 0.5^2 / sigma_c^2``.
+
+    >>> import allocopt
+    >>> problem = allocopt.CBMAIProblem([1.0, 0.6], [[0.5, 0.2]], [1.0])
+    >>> hardness = allocopt.cbmai_hardness(problem, sigma_r=1.0, sigma_c=0.5)
+    >>> hardness.optimal_support, round(hardness.basis_gap([1, 2]), 12), round(hardness.infeasibility_gap, 12)
+    ((0, 2), 0.08, 1.0)
+    """
+    func = "cbmai_hardness"
+    if not isinstance(problem, CBMAIProblem):
+        raise TypeError(f"cbmai_hardness needs a CBMAIProblem, got {type(problem).__name__}")
+    sigma_r = as_positive_float(sigma_r, func, "sigma_r")
+    sigma_c = as_positive_float(sigma_c, func, "sigma_c")
+    n_starts = as_int(n_starts, func, "n_starts", low=1)
+    max_lattice_points = as_int(max_lattice_points, func, "max_lattice_points", low=1)
+    start = time.perf_counter()
+    solution = solve_cbmai(problem)
+    report = solution.assumption_1
+    if solution.status != "optimal" or report is None or not report.holds:
+        reason = "the LP is infeasible" if solution.status != "optimal" else "; ".join(report.failures) \
+            if report is not None else "it has too many bases to check Assumption 1"
+        raise InvalidInstanceError(f"The 'problem' parameter of {func} must satisfy Assumption 1 (a unique optimum "
+                                   f"with exactly L+1 nonzero coordinates). Got an instance where {reason}.")
+    support = solution.support
+    n_arms, n_costs, n_columns = problem.n_arms, problem.n_costs, problem.n_columns
+    bases = basis_layout(n_columns, n_costs + 1).combos
+    n_bases = bases.shape[0]
+    true_arm_counts = np.sum(bases < n_arms, axis=1)
+    support_arms = int(np.sum(np.array(support) < n_arms))
+    largest = int(true_arm_counts.max())
+    if resolution is None:
+        resolution = _lattice_resolution(largest, support_arms, max_lattice_points)
+    else:
+        resolution = as_int(resolution, func, "resolution", low=1)
+    anchor = solution.p[[column for column in support if column < n_arms]]
+    gaps = np.full(n_bases, np.inf)
+    weights_x = np.full((n_bases, n_costs + 1), np.nan)
+    weights_y = np.full((n_bases, support_arms), np.nan)
+    is_support = np.all(bases == np.array(support), axis=1)
+    for count in np.unique(true_arm_counts):
+        rows = np.flatnonzero((true_arm_counts == count) & ~is_support)
+        if rows.size == 0:
+            continue
+        data, _, _ = _gap_batch(problem, support, bases[rows], sigma_r, sigma_c)
+        values, point_x, point_y = _minimise_gaps(data, resolution, n_starts, anchor, max_lattice_points)
+        gaps[rows] = values
+        weights_x[rows, :count] = point_x
+        weights_y[rows] = point_y
+    support_row = np.flatnonzero(is_support)
+    gaps[support_row] = 0.0
+    arm_gaps = np.full(n_columns, np.inf)
+    for column in range(n_columns):
+        arm_gaps[column] = np.min(gaps[np.any(bases == column, axis=1)])
+    order = np.argsort(arm_gaps, kind="stable")
+    sorted_gaps = arm_gaps[order]
+    raw_infeasibility, witness = _infeasibility_gap(problem, support)
+    infeasibility = raw_infeasibility / sigma_c**2
+    second = float(sorted_gaps[n_costs + 1]) if n_columns > n_costs + 1 else np.inf
+    consistent = 0.5 * min(infeasibility, second)
+    rate = min(infeasibility / n_arms, _elimination_rate(sorted_gaps, n_arms, n_costs))
+    sfsr_exponent = rate / (3 * ((n_costs + 1) / 2 + math.log(problem.n_unknown)))
+    for array in (gaps, arm_gaps, order, sorted_gaps):
+        array.setflags(write=False)
+    return CBMAIHardness(problem, support, sigma_r, sigma_c, bases, gaps, arm_gaps, order, sorted_gaps,
+                         float(infeasibility), float(consistent), float(consistent / n_arms), float(sfsr_exponent),
+                         int(resolution), int(n_starts), time.perf_counter() - start, weights_x, weights_y,
+                         witness)

@@ -1,0 +1,219 @@
+"""A generic Monte Carlo harness: independent replications in chunks, optionally in parallel with joblib.
+
+Reproducibility contract
+    Replication ``i`` draws all of its randomness from ``SeedSequence(entropy, spawn_key=(i,))`` (see
+    :func:`allocopt._rng.replication_generator`). Its outcome therefore depends only on ``entropy`` and
+    ``i``: not on the chunk size, the number of workers or the joblib backend.
+
+Parallelism
+    Chunks are dispatched with :class:`joblib.Parallel`. allocopt never picks a backend: the caller does, with
+    ``joblib.parallel_config(backend=..., n_jobs=...)`` (loky by default; dask, ray or threading work the same
+    way). ``n_jobs=None`` defers to that configuration (one worker when nothing is configured).
+
+Vectorised replications
+    A replication function either handles one replication (``replicate(generator) -> outcome``) or, with
+    ``vectorized=True``, a whole chunk (``replicate(generators) -> outcomes`` with one entry per generator, in
+    order), which lets an algorithm batch its numpy work across replications while each replication keeps
+    its own generator.
+
+Examples
+--------
+>>> import numpy as np
+>>> from allocopt.simulate import monte_carlo
+>>> def mean_of_ten(generator):
+...     return generator.standard_normal(10).mean()
+>>> a = monte_carlo(mean_of_ten, 100, rng=7, chunk_size=8)
+>>> b = monte_carlo(mean_of_ten, 100, rng=7, chunk_size=33)
+>>> bool(np.array_equal(a.outcomes, b.outcomes)), a.outcomes.shape
+(True, (100,))
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._rng import RandomLike, replication_generator, root_entropy
+from ._validation import as_bool, as_choice, as_float, as_int
+from .exceptions import MissingDependencyError
+
+__all__ = ["MonteCarloResult", "monte_carlo", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS"]
+
+INTERVAL_METHODS = ("clopper-pearson", "wilson")
+
+
+@dataclass(frozen=True)
+class MonteCarloResult:
+    """Outcomes of independent replications, in replication order.
+
+    Attributes
+    ----------
+    outcomes : ndarray or list
+        One entry per replication: a numpy array stacked along axis 0 when every chunk returned an array,
+        otherwise a list.
+    entropy : int
+        Root entropy; replication ``i`` used ``SeedSequence(entropy, spawn_key=(i,))``.
+    n_replications, chunk_size, n_chunks : int
+    elapsed : float
+        Wall-clock seconds.
+    """
+
+    outcomes: Any
+    entropy: int
+    n_replications: int
+    chunk_size: int
+    n_chunks: int
+    elapsed: float
+
+
+def chunk_bounds(n_replications: int, chunk_size: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``0 .. n_replications-1`` in chunks of ``chunk_size``."""
+    return [(start, min(start + chunk_size, n_replications)) for start in range(0, n_replications, chunk_size)]
+
+
+def _run_chunk(replicate: Callable[..., Any], entropy: int, start: int, stop: int, vectorized: bool,
+               args: tuple, kwargs: dict) -> Any:
+    generators = [replication_generator(entropy, index) for index in range(start, stop)]
+    if vectorized:
+        outcomes = replicate(generators, *args, **kwargs)
+        if len(outcomes) != len(generators):
+            raise ValueError(f"a vectorized replication function must return one outcome per generator: got "
+                             f"{len(outcomes)} for {len(generators)}")
+        return outcomes
+    outcomes = [replicate(generator, *args, **kwargs) for generator in generators]
+    if outcomes and all(isinstance(item, (np.ndarray, np.generic, int, float, bool)) for item in outcomes):
+        return np.asarray(outcomes)
+    return outcomes
+
+
+def _progress_bar(total: int):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError as error:
+        raise MissingDependencyError("progress=True needs tqdm: pip install 'allocopt[progress]'") from error
+    return tqdm(total=total, unit="chunk")
+
+
+def monte_carlo(
+    replicate: Callable[..., Any],
+    n_replications: int,
+    *,
+    rng: RandomLike = None,
+    chunk_size: int | None = None,
+    n_jobs: int | None = None,
+    vectorized: bool = False,
+    progress: bool = False,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+) -> MonteCarloResult:
+    """Run ``n_replications`` independent replications of ``replicate``.
+
+    Parameters
+    ----------
+    replicate : callable
+        ``replicate(generator, *args, **kwargs)`` returns the outcome of one replication; with
+        ``vectorized=True``, ``replicate(generators, *args, **kwargs)`` returns a sequence (or an array whose
+        first axis has) one outcome per generator. It must be picklable for process-based backends (a
+        module-level function or a :func:`functools.partial` of one).
+    n_replications : int
+        At least 1.
+    rng : None, int, SeedSequence or Generator
+        Source of the root entropy (see :func:`allocopt._rng.root_entropy`).
+    chunk_size : int, optional
+        Replications per task. Default: enough for about four chunks per worker, at most 256. The outcomes
+        do not depend on it.
+    n_jobs : int, optional
+        Passed to :class:`joblib.Parallel`; None defers to ``joblib.parallel_config``.
+    vectorized : bool, default False
+        See above.
+    progress : bool, default False
+        Show a tqdm bar counting completed chunks (needs ``tqdm``).
+    args, kwargs
+        Extra arguments for ``replicate``.
+
+    Returns
+    -------
+    MonteCarloResult
+    """
+    func = "monte_carlo"
+    if not callable(replicate):
+        raise TypeError(f"monte_carlo needs a callable replicate, got {type(replicate).__name__}")
+    n_replications = as_int(n_replications, func, "n_replications", low=1)
+    vectorized = as_bool(vectorized, func, "vectorized")
+    progress = as_bool(progress, func, "progress")
+    entropy = root_entropy(rng, func)
+    if chunk_size is None:
+        from joblib import effective_n_jobs
+
+        workers = max(1, effective_n_jobs(n_jobs))
+        chunk_size = max(1, min(256, math.ceil(n_replications / (4 * workers))))
+    else:
+        chunk_size = as_int(chunk_size, func, "chunk_size", low=1)
+    bounds = chunk_bounds(n_replications, chunk_size)
+    kwargs = dict(kwargs or {})
+    start_time = time.perf_counter()
+    from joblib import Parallel, delayed
+
+    tasks = (delayed(_run_chunk)(replicate, entropy, start, stop, vectorized, tuple(args), kwargs)
+             for start, stop in bounds)
+    bar = _progress_bar(len(bounds)) if progress else None
+    chunks = []
+    try:
+        for outcome in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+            chunks.append(outcome)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    if all(isinstance(chunk, np.ndarray) for chunk in chunks):
+        outcomes: Any = np.concatenate(chunks, axis=0)
+    else:
+        outcomes = [item for chunk in chunks for item in chunk]
+    return MonteCarloResult(outcomes, entropy, n_replications, chunk_size, len(bounds),
+                            time.perf_counter() - start_time)
+
+
+def binomial_confidence_interval(successes: int, trials: int, confidence: float = 0.95,
+                                 method: str = "clopper-pearson") -> tuple[float, float]:
+    """Two-sided confidence interval for a binomial proportion.
+
+    Parameters
+    ----------
+    successes, trials : int
+        ``0 <= successes <= trials``, ``trials >= 1``.
+    confidence : float, default 0.95
+    method : {"clopper-pearson", "wilson"}
+        * Clopper-Pearson (exact): ``[B(a/2; k, n-k+1), B(1-a/2; k+1, n-k)]`` with ``B`` the beta quantile
+          (0 and 1 at the ends); coverage is at least the nominal level.
+        * Wilson score: ``(k + z^2/2 +- z sqrt(k(n-k)/n + z^2/4)) / (n + z^2)``.
+
+    Examples
+    --------
+    >>> low, high = binomial_confidence_interval(0, 5000)
+    >>> low, round(high, 6)  # the "rule of three": about 3/n
+    (0.0, 0.000738)
+    """
+    func = "binomial_confidence_interval"
+    trials = as_int(trials, func, "trials", low=1)
+    successes = as_int(successes, func, "successes", low=0, high=trials)
+    confidence = as_float(confidence, func, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
+    method = as_choice(method, func, "method", INTERVAL_METHODS)
+    alpha = 1.0 - confidence
+    if method == "clopper-pearson":
+        from scipy.stats import beta
+
+        low = 0.0 if successes == 0 else float(beta.ppf(alpha / 2, successes, trials - successes + 1))
+        high = 1.0 if successes == trials else float(beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+        return low, high
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - alpha / 2))
+    center = successes + z * z / 2
+    half = z * math.sqrt(successes * (trials - successes) / trials + z * z / 4)
+    return max(0.0, (center - half) / (trials + z * z)), min(1.0, (center + half) / (trials + z * z))
