@@ -19,8 +19,3 @@ def rng() -> np.random.Generator:
     """A reproducible generator for tests that draw random instances."""
     return np.random.default_rng(20261121)
 
-# shared test helpers (instances) live next to the tests that use them
-import sys as _sys
-from pathlib import Path as _Path
-
-_sys.path.insert(0, str(_Path(__file__).parent / "topk"))

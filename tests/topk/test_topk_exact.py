@@ -13,7 +13,7 @@ import pytest
 from allocopt import InvalidArgumentError, TopKProblem, check_topk, solve_topk
 from allocopt.families import FAMILIES
 
-from instances import SUITE, make
+from topk_instances import SUITE, make
 
 
 @pytest.mark.parametrize("kind", ["confidence", "budget"])

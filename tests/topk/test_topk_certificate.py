@@ -16,7 +16,7 @@ from allocopt.testing import get_instance
 from allocopt.topk.certificate import certify, dual_refinement, upper_bound
 from allocopt.topk.structure import null_vector_balance
 
-from instances import SUITE, make
+from topk_instances import SUITE, make
 
 
 def _accurate(problem: TopKProblem, kind: str = "confidence"):

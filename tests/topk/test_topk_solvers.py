@@ -21,7 +21,7 @@ from allocopt import InvalidArgumentError, TopKProblem, solve_topk
 from allocopt.testing import get_instance
 from allocopt.topk import TOPK_METHODS, method_options
 
-from instances import SUITE, make
+from topk_instances import SUITE, make
 
 # method -> (options for the sweep, relative value tolerance, allocation tolerance)
 TOLERANCES = {
