@@ -18,7 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "complexity",
         help="complexity measures of a bandit instance",
         description="Print every complexity measure that applies to the instance (theta, k, family): gaps, "
-                    "H1/H2/H(p) and the fixed-budget bounds of seed 002, H(t, eps) and H(0, eps) of seed 003. "
+                    "H1/H2/H(p) and the fixed-budget bounds of seed 002, H(t, eps) and H(0, eps) of seed 003, "
+                    "and the optimal allocations of the top-k layer: Gamma*, T* = 1/Gamma*, the lower bound "
+                    "T* kl(delta, 1-delta) and the fixed-budget exponent Gamma_B*, with certified gaps. (The CBMAI "
+                    "gaps need a CBMAI instance: use complexity.report(..., extra={'cbmai': ...}) in Python.) "
                     "See docs/complexity.md.",
     )
     parser.add_argument("--theta", type=float_list, required=True, metavar="MEANS",

@@ -9,16 +9,31 @@ boundary); the report then lists its group under ``omitted`` with the reason.
 Where the other layers plug in
 ------------------------------
 :data:`DEFAULT_PROVIDERS` is the single place that decides what a report contains. The measures that need the
-other optimisation layers are added there as providers, with no change to :func:`report` or to the result type:
+other optimisation layers are providers there, with no change to :func:`report` or to the result type:
 
-* the allocation-based measures of the top-k layer (``allocopt.topk``: :math:`\Gamma^*`, :math:`T^* = 1/\Gamma^*`
-  and :math:`\Gamma_B^*` with their optimal allocations, spec/topk.md) as a provider that builds the top-k problem
-  from ``context.theta``, ``context.k`` and ``context.family`` (importing ``allocopt.topk`` inside its compute
-  function, so that importing this module stays cheap), with array-valued :class:`Measure` entries for the
-  allocations;
-* the CBMAI gaps of ``allocopt.cbmai`` (:math:`\Delta_0`, :math:`\Delta_J`, :math:`\Delta_a`, spec/cbmai.md) as a
-  provider that reads its linear-program instance from ``context.extra["cbmai"]`` (a CBMAI instance is not
-  described by ``theta`` and ``k``) and raises :class:`MeasureNotApplicable` when none was passed.
+* the allocation-based measures of the top-k layer (group :data:`GROUP_ALLOCATION`, spec/topk.md): the top-k
+  problem of ``context.theta``, ``context.k`` and ``context.family`` is solved by
+  ``solve_topk(method="exact")`` for ``kind="confidence"`` and ``kind="budget"`` (``allocopt.topk`` is imported
+  inside the compute function, so that importing this module stays cheap), giving
+
+  .. math::
+      \Gamma^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} C_{ij}(\psi), \qquad T^* = 1/\Gamma^*, \qquad
+      \Gamma_B^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} B_{ij}(\psi),
+
+  the optimal allocations, the certified gaps (:math:`\Gamma(\psi) \le \Gamma^* \le \Gamma(\psi) + \text{gap}`)
+  and the lower bound of Lemma 2.1 (seed 000) on the expected sample complexity of any :math:`\delta`-correct
+  algorithm, :math:`T^* \mathrm{kl}(\delta, 1-\delta)` with :math:`\mathrm{kl}(\delta, 1-\delta) = (1-2\delta)
+  \log((1-\delta)/\delta)`, evaluated at the certified lower end :math:`1/(\Gamma(\psi) + \text{gap})` of
+  :math:`T^*`. A tie at the top-k boundary (or boundary means that are adjacent floating-point numbers, between
+  which no transportation point exists) omits the group;
+* the CBMAI gaps of ``allocopt.cbmai`` (group :data:`GROUP_CBMAI`, spec/cbmai.md): :math:`\Delta_0^2`,
+  :math:`\Delta_J^2` per basis, :math:`\Delta_a^2`, the sorted :math:`\Delta_{(i)}^2` and the exponents (13)-(15) of
+  :func:`allocopt.cbmai.cbmai_hardness`, for the instance ``context.extra["cbmai"]`` (a
+  :class:`~allocopt.cbmai.CBMAIProblem`: a CBMAI instance is not described by ``theta`` and ``k``), with the noise
+  levels ``extra["sigma_r"]`` and ``extra["sigma_c"]`` when given and otherwise the paper's
+  :math:`\sigma_r = 1`, :math:`\sigma_c = 0.5` (the defaults of ``cbmai_hardness``). Without an instance the group
+  is omitted; an instance outside Assumption 1 omits it with the reason. ``cbmai_hardness`` takes seconds to tens
+  of seconds on the paper's ``K = 24, L = 2`` instances.
 
 Callers can also pass their own ``providers=`` (for example ``DEFAULT_PROVIDERS + (my_provider,)``).
 """
@@ -33,9 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float, as_float_vector, describe, fail
+from .._validation import as_float, as_float_vector, as_positive_float, describe, fail
 from ..exceptions import AllocoptError, InvalidArgumentError, InvalidInstanceError
-from ..families import ExponentialFamily, get_family
+from ..families import Bernoulli, ExponentialFamily, get_family
 from ._inputs import as_confidence, as_subset_size, ranked_descending, require_unique_top
 from .eps_top_k import (adaptive_topk_sample_complexity, clucb_pac_sample_complexity, h_0_eps, h_t_eps,
                         improved_topk_sample_complexity, spread_constant, zhou_sample_complexity)
@@ -53,6 +68,12 @@ __all__ = [
     "ComplexityReport",
     "DEFAULT_PROVIDERS",
     "NSAR_EXPERIMENT_EXPONENTS",
+    "GROUP_INSTANCE",
+    "GROUP_EXACT",
+    "GROUP_BEST_ARM",
+    "GROUP_EPS",
+    "GROUP_ALLOCATION",
+    "GROUP_CBMAI",
     "report",
 ]
 
@@ -151,7 +172,8 @@ class MeasureProvider:
 def _format_value(value: Any) -> str:
     if isinstance(value, np.ndarray):
         with np.printoptions(precision=4, threshold=8, edgeitems=3, suppress=False):
-            return np.array2string(value, separator=", ")
+            lines = np.array2string(value, separator=", ").splitlines()
+        return " ".join(line.strip() for line in lines)  # a matrix on one line
     if isinstance(value, (int, np.integer)):
         return str(int(value))
     return f"{float(value):.6g}"
@@ -265,6 +287,8 @@ GROUP_INSTANCE = "instance"
 GROUP_EXACT = "exact top-k identification (seeds 002, 003, 004)"
 GROUP_BEST_ARM = "best arm, fixed budget (seed 002, Table I)"
 GROUP_EPS = "epsilon-top-k, aggregate regret (seed 003)"
+GROUP_ALLOCATION = "optimal allocation, top-k layer (seed 000)"
+GROUP_CBMAI = "CBMAI hardness of extra['cbmai'] (seed 001)"
 
 
 def _instance_measures(context: ReportContext) -> list[Measure]:
@@ -347,6 +371,116 @@ def _eps_measures(context: ReportContext) -> list[Measure]:
     return out.measures
 
 
+def _allocation_measures(context: ReportContext) -> list[Measure]:
+    r"""The optimal allocations of the top-k layer (seed 000 problems (5) and (11), spec/topk.md).
+
+    With :math:`I` the top ``k`` arms, :math:`J` the others and :math:`d` the family's divergence,
+
+    .. math::
+        \Gamma^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} \inf_x [\psi_i d(\theta_i, x)
+        + \psi_j d(\theta_j, x)], \qquad
+        \Gamma_B^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} \inf_x [\psi_i d(x, \theta_i)
+        + \psi_j d(x, \theta_j)],
+
+    both solved by ``solve_topk(method="exact")``. Each :class:`~allocopt.topk.TopKResult` gives
+    :math:`\Gamma(\psi) \le \Gamma^* \le \Gamma(\psi) + \text{gap}`, hence
+    :math:`T^* = 1/\Gamma^* \in [1/(\Gamma(\psi) + \text{gap}), 1/\Gamma(\psi)]`; Lemma 2.1's bound
+    :math:`\mathbb E[\tau_\delta] \ge T^* \mathrm{kl}(\delta, 1-\delta)` is evaluated at the lower end.
+
+    Raises :class:`~allocopt.exceptions.InvalidInstanceError` on a tie at the top-``k`` boundary and
+    :class:`MeasureNotApplicable` when the two boundary means are adjacent doubles: every transportation point
+    :math:`m_{ij}` of the boundary pair lies strictly between them, so none is representable in float64.
+    """
+    from ..topk import TopKProblem, solve_topk  # here, not at the top: importing allocopt.complexity stays cheap
+
+    theta, k = context.theta, context.k
+    ranked = ranked_descending(theta)
+    require_unique_top(theta, ranked, k, "report", "theta")
+    upper, lower = float(ranked[k - 1]), float(ranked[k])
+    if np.nextafter(lower, upper) == upper:
+        raise MeasureNotApplicable(
+            f"the top-{k} boundary means {upper!r} and {lower!r} are adjacent floating-point numbers: no "
+            f"transportation point m_ij lies strictly between them, so C_ij and B_ij of the boundary pair (and "
+            f"Gamma*) cannot be evaluated in float64"
+        )
+    problem = TopKProblem(theta, k, family=context.family)
+    confidence = solve_topk(problem, method="exact", kind="confidence")
+    budget = solve_topk(problem, method="exact", kind="budget")
+    t_lower, t_upper = confidence.characteristic_time_bounds
+    out = _GroupBuilder(GROUP_ALLOCATION)
+    out.add("gamma_star", "Gamma*", confidence.value, "seed 000 eq. (5)",
+            "max_psi min_{i in I, j in J} C_ij(psi): Gamma(psi*) of the exact solver, <= Gamma*")
+    out.add("gamma_star.gap", "Gamma* gap", confidence.gap, "seed 000 Prop. 3.6",
+            f"certified: Gamma(psi*) <= Gamma* <= Gamma(psi*) + gap (status {confidence.status})")
+    out.add("psi_star", "psi*", confidence.psi, "seed 000 eq. (5)",
+            "optimal fixed-confidence allocation, in input order")
+    out.add("t_star", "T* = 1/Gamma*", t_upper, "seed 000 eq. (5)", "characteristic time 1/Gamma(psi*), >= T*")
+    out.add("t_star.lower", "T* lower", t_lower, "seed 000 Prop. 3.6",
+            "certified: 1/(Gamma(psi*) + gap) <= T* <= 1/Gamma(psi*)")
+    out.add("sample_complexity_lower_bound", "T* kl(delta, 1-delta)", t_lower * _kl_confidence(context.delta),
+            "seed 000 Lemma 2.1", "E[tau_delta] of every delta-correct algorithm (certified T* lower end)")
+    out.add("gamma_b_star", "Gamma_B*", budget.value, "seed 000 eq. (10)-(11)",
+            "fixed-budget exponent max_psi min B_ij(psi): Gamma_B(psi_B*), <= Gamma_B*; = Gamma* for Gaussian")
+    out.add("gamma_b_star.gap", "Gamma_B* gap", budget.gap, "seed 000 Prop. 3.6",
+            f"certified: Gamma_B(psi_B*) <= Gamma_B* <= Gamma_B(psi_B*) + gap (status {budget.status})")
+    out.add("psi_b_star", "psi_B*", budget.psi, "seed 000 eq. (11)", "optimal fixed-budget allocation, in input order")
+    return out.measures
+
+
+def _kl_confidence(delta: float) -> float:
+    r""":math:`\mathrm{kl}(\delta, 1-\delta) = (1 - 2\delta)\log((1-\delta)/\delta)`, the Bernoulli divergence of
+    Lemma 2.1 (seed 000); about :math:`\log(1/\delta)` for small :math:`\delta`."""
+    return float(Bernoulli().kl(delta, 1.0 - delta))
+
+
+#: The report entries of the CBMAI group: (attribute of CBMAIHardness, symbol, source, what it bounds); the key is
+#: ``"cbmai." + attribute``.
+_CBMAI_MEASURES: tuple[tuple[str, str, str, str], ...] = (
+    ("sigma_r", "sigma_r", "seed 001 Sec. 4.1", "noise level weighting reward moves (extra['sigma_r'], default 1)"),
+    ("sigma_c", "sigma_c", "seed 001 Sec. 4.1", "noise level weighting cost moves (extra['sigma_c'], default 0.5)"),
+    ("optimal_support", "I*", "seed 001 Assumption 1", "optimal basis: true arms and slacks K + l (0-based columns)"),
+    ("infeasibility_gap", "Delta_0^2", "seed 001 eq. (11)", "least cost move making I* singular or infeasible"),
+    ("bases", "bases J", "seed 001 Sec. 4.1", "every basis (L+1 sorted columns), the rows of cbmai.basis_gaps"),
+    ("basis_gaps", "Delta_J^2", "seed 001 eq. (9)",
+     "least move making basis J feasible and at least as good as I* (attained by a witness)"),
+    ("arm_gaps", "Delta_a^2", "seed 001 eq. (10)", "min over bases J containing column a of Delta_J^2"),
+    ("sorted_arms", "columns by Delta_a^2", "seed 001 eq. (10)", "columns in increasing order of Delta_a^2"),
+    ("sorted_gaps", "Delta_(i)^2", "seed 001 eq. (10)", "0 = Delta_(1)^2 = ... = Delta_(L+1)^2 < Delta_(L+2)^2 <= ..."),
+    ("consistent_exponent", "(1/2) min(Delta_0^2, Delta_(L+2)^2)", "seed 001 Thm 2 (13)",
+     "limsup -(1/N) log P(error) of every consistent algorithm"),
+    ("uslp_exponent", "USLP exponent", "seed 001 Thm 2 (14)", "(13) / K: USLP's error exponent is at most this"),
+    ("sfsr_exponent", "SFSR exponent", "seed 001 eq. (15)", "SFSR's liminf -(1/N) log P(error) is at least this"),
+)
+
+
+def _cbmai_measures(context: ReportContext) -> list[Measure]:
+    r"""The hardness of the CBMAI instance ``context.extra["cbmai"]`` (seed 001 Section 4.1), from
+    :func:`allocopt.cbmai.cbmai_hardness` with ``extra["sigma_r"]`` and ``extra["sigma_c"]`` when given (else that
+    function's defaults, the paper's experiments: :math:`\sigma_r = 1`, :math:`\sigma_c = 0.5`)."""
+    func = "report"
+    if "cbmai" not in context.extra:
+        raise MeasureNotApplicable(
+            "a CBMAI instance is not described by theta and k; pass one as "
+            "report(..., extra={'cbmai': allocopt.CBMAIProblem(rewards, costs, bounds)})"
+        )
+    from ..cbmai import CBMAIProblem, cbmai_hardness  # here, not at the top: importing allocopt.complexity stays cheap
+
+    problem = context.extra["cbmai"]
+    if not isinstance(problem, CBMAIProblem):
+        fail(func, "extra['cbmai']", "an allocopt.CBMAIProblem", problem)
+    noise = {name: as_positive_float(context.extra[name], func, f"extra[{name!r}]")
+             for name in ("sigma_r", "sigma_c") if name in context.extra}
+    try:
+        hardness = cbmai_hardness(problem, **noise)
+    except InvalidInstanceError as error:
+        raise MeasureNotApplicable(f"the instance extra['cbmai'] has no hardness gaps: {error}") from error
+    out = _GroupBuilder(GROUP_CBMAI)
+    for name, symbol, source, bounds in _CBMAI_MEASURES:
+        value = getattr(hardness, name)
+        out.add(f"cbmai.{name}", symbol, np.array(value) if isinstance(value, tuple) else value, source, bounds)
+    return out.measures
+
+
 #: The providers a report is built from, in report order (see the module docstring for where the top-k and
 #: CBMAI layers add theirs).
 DEFAULT_PROVIDERS: tuple[MeasureProvider, ...] = (
@@ -354,6 +488,8 @@ DEFAULT_PROVIDERS: tuple[MeasureProvider, ...] = (
     MeasureProvider(GROUP_EXACT, _exact_measures),
     MeasureProvider(GROUP_BEST_ARM, _best_arm_measures),
     MeasureProvider(GROUP_EPS, _eps_measures),
+    MeasureProvider(GROUP_ALLOCATION, _allocation_measures),
+    MeasureProvider(GROUP_CBMAI, _cbmai_measures),
 )
 
 
@@ -374,9 +510,13 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     The measures come from :data:`DEFAULT_PROVIDERS` (or ``providers``): the gaps, :math:`H_1^{(k)}`,
     :math:`H_2^{(k)}`, :math:`H^{(k)}(p)` and the fixed-budget sample complexities and budgets of seed 002; the
     best-arm error bounds of seed 002's Table I when ``k = 1``; :math:`t(\epsilon,k)`, :math:`\Psi_t^\epsilon`,
-    :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)` and the sample complexities of seed 003. A group that does not
-    apply (a tie at the top-``k`` boundary for exact identification, ``k != 1`` for Table I) is listed in
-    ``omitted`` with the reason. See ``docs/complexity.md`` for the formulas.
+    :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)` and the sample complexities of seed 003; the optimal
+    allocations of the top-k layer, :math:`\Gamma^*`, :math:`T^* = 1/\Gamma^*`, the lower bound
+    :math:`T^* \mathrm{kl}(\delta, 1-\delta)` on :math:`\mathbb E[\tau_\delta]` and the fixed-budget exponent
+    :math:`\Gamma_B^*`, with certified gaps (seed 000); and the CBMAI gaps and exponents of ``extra["cbmai"]``
+    (seed 001). A group that does not apply (a tie at the top-``k`` boundary for exact identification and the
+    allocations, ``k != 1`` for Table I, no ``extra["cbmai"]``) is listed in ``omitted`` with the reason. See
+    ``docs/complexity.md`` for the formulas and the module docstring for the providers.
 
     Parameters
     ----------
@@ -398,7 +538,9 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     providers : sequence of MeasureProvider, optional
         Replaces :data:`DEFAULT_PROVIDERS`.
     extra : mapping, optional
-        Further inputs passed to providers as ``context.extra``.
+        Further inputs passed to providers as ``context.extra``. The default providers read ``"cbmai"`` (an
+        :class:`~allocopt.cbmai.CBMAIProblem` whose hardness gaps to report), ``"sigma_r"`` and ``"sigma_c"``
+        (its noise levels, default 1 and 0.5 as in the paper's experiments).
 
     Returns
     -------

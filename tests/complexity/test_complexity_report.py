@@ -29,8 +29,9 @@ def test_report_values_are_the_functions_values():
                                                                           hardness.value)
     np.testing.assert_array_equal(result["gaps"], complexity.gaps(SETUP_TWO, 2))
     assert result.measure("h1").source.startswith("seed 002 eq. (4)")
-    # k = 2: Table I (best arm) does not apply, and says why
-    assert [item.group for item in result.omitted] == [complexity.reporting.GROUP_BEST_ARM]
+    # k = 2: Table I (best arm) does not apply, and says why; no CBMAI instance was passed
+    assert [item.group for item in result.omitted] == [complexity.reporting.GROUP_BEST_ARM,
+                                                       complexity.reporting.GROUP_CBMAI]
     assert "k = 1" in result.omitted[0].reason
     assert "successive_rejects.alpha" not in result
 
@@ -41,7 +42,7 @@ def test_best_arm_report_has_table_one():
     assert result["successive_rejects.alpha"] == complexity.successive_rejects_bound([0.5, 0.9, 0.8]).alpha
     assert result["nonlinear_sequential_elimination[p=2].beta"] == \
         complexity.nonlinear_sequential_elimination_bound([0.5, 0.9, 0.8], 2.0).beta
-    assert result.omitted == ()
+    assert [item.group for item in result.omitted] == [complexity.reporting.GROUP_CBMAI]
 
 
 def test_boundary_tie_omits_exact_identification_but_keeps_the_aggregate_regret_measures():
@@ -90,7 +91,7 @@ def test_custom_providers_plug_in():
     with_extra = complexity.report([0.1, 0.4, 0.9], 1, providers=providers, extra={"scale": 2.0})
     assert with_extra["scaled_range"] == pytest.approx(1.6)
     without = complexity.report([0.1, 0.4, 0.9], 1, providers=providers)
-    assert without.omitted == (complexity.OmittedGroup("custom", "needs extra['scale']"),)
+    assert without.omitted[-1] == complexity.OmittedGroup("custom", "needs extra['scale']")
     with pytest.raises(InvalidArgumentError, match="unique key"):
         complexity.report([0.1, 0.4, 0.9], 1, providers=complexity.DEFAULT_PROVIDERS + complexity.DEFAULT_PROVIDERS[:1])
     with pytest.raises(InvalidArgumentError, match="'providers' parameter of report"):
