@@ -6,8 +6,8 @@ r"""Log-barrier interior-point method for the reduced homogeneous problem over a
 followed for decreasing :math:`\tau` (a feasible start comes from homogeneity: scale any positive
 allocation until every candidate cost is at least 2). Each centring step is a damped Newton step with the
 Hessian :math:`\tau\sum_p [\nabla C_p\nabla C_p^\top/s_p^2 - \nabla^2 C_p/s_p]`, :math:`s_p = C_p - 1`
-(positive definite: the costs are concave), assembled densely for a few hundred groups and as a sparse
-matrix otherwise. At the central point for :math:`\tau` the duality gap is :math:`|P|\tau` and
+(positive definite: the costs are concave), solved through the Schur complement onto the smaller side (the
+same-side blocks are diagonal). At the central point for :math:`\tau` the duality gap is :math:`|P|\tau` and
 :math:`\nu_p = \tau/s_p` are dual estimates. The exact solver uses it only to find the binding forest when
 its active-set pivots do not; the answer is then polished exactly on that forest.
 """
@@ -17,12 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from ._groups import Reduced
 
 __all__ = ["BarrierPoint", "barrier_path"]
-
-DENSE_LIMIT = 600
 
 
 @dataclass(frozen=True)
@@ -33,24 +32,40 @@ class BarrierPoint:
     newton_steps: int
 
 
-def _assemble(reduced: Reduced, terms, rows, cols, slack, tau):
-    n_groups = reduced.n_groups
+def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
+    """Solve H step = -gradient, H = tau sum_p [grad C_p grad C_p^T / s_p^2 - hess C_p / s_p].
+
+    Every pair couples one top and one bottom group, so the top-top and bottom-bottom blocks of H are
+    diagonal; the bottom (or top, whichever side is larger) block is eliminated and the Schur complement, a
+    dense symmetric positive definite matrix of the smaller side's size, is factorised by Cholesky.
+    """
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     inverse = 1.0 / slack
     outer = tau * inverse * inverse
     curvature = tau * inverse
-    entries_top_top = outer * terms.grad_top**2 - curvature * terms.hess_top
-    entries_bottom_bottom = outer * terms.grad_bottom**2 - curvature * terms.hess_bottom
-    entries_cross = outer * terms.grad_top * terms.grad_bottom - curvature * terms.hess_cross
-    index_rows = np.concatenate([top, bottom, top, bottom])
-    index_cols = np.concatenate([top, bottom, bottom, top])
-    values = np.concatenate([entries_top_top, entries_bottom_bottom, entries_cross, entries_cross])
-    if n_groups <= DENSE_LIMIT:
-        flat = np.bincount(index_rows * n_groups + index_cols, weights=values, minlength=n_groups * n_groups)
-        return flat.reshape(n_groups, n_groups), True
-    from scipy.sparse import coo_matrix
-
-    return coo_matrix((values, (index_rows, index_cols)), shape=(n_groups, n_groups)).tocsc(), False
+    diagonal = np.bincount(top, weights=outer * terms.grad_top**2 - curvature * terms.hess_top,
+                           minlength=reduced.n_groups)
+    diagonal += np.bincount(bottom, weights=outer * terms.grad_bottom**2 - curvature * terms.hess_bottom,
+                            minlength=reduced.n_groups)
+    cross = outer * terms.grad_top * terms.grad_bottom - curvature * terms.hess_cross
+    if reduced.n_top <= reduced.n_bottom:
+        small_groups, large_groups, small_index, large_index = reduced.top_groups, reduced.bottom_groups, rows, cols
+    else:
+        small_groups, large_groups, small_index, large_index = reduced.bottom_groups, reduced.top_groups, cols, rows
+    coupling = np.zeros((small_groups.size, large_groups.size))
+    np.add.at(coupling, (small_index, large_index), cross)
+    large_diagonal = diagonal[large_groups]
+    scaled = coupling / large_diagonal
+    schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
+    rhs = -gradient[small_groups] + scaled @ gradient[large_groups]
+    try:
+        small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        small_step = np.linalg.lstsq(schur, rhs, rcond=None)[0]
+    step = np.empty(reduced.n_groups)
+    step[small_groups] = small_step
+    step[large_groups] = (-gradient[large_groups] - coupling.T @ small_step) / large_diagonal
+    return step
 
 
 def _barrier_value(reduced, psi, rows, cols, tau):
@@ -62,13 +77,18 @@ def _barrier_value(reduced, psi, rows, cols, tau):
 
 def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start: np.ndarray,
                  target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.05,
-                 centring: float = 0.05) -> BarrierPoint:
-    """Follow the central path until the duality gap is below ``target_gap`` times the objective."""
+                 centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
+    """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
+    continues from an earlier point of the same path (same pairs) instead of starting over."""
     multiplicity = reduced.multiplicity
     n_pairs = rows.shape[0]
-    psi = np.maximum(np.asarray(psi_start, dtype=float), 1e-300)
-    psi = psi * (2.0 / np.min(reduced.terms(psi, rows, cols).cost))
-    tau = float(multiplicity @ psi) / n_pairs
+    if resume is not None and resume.psi.shape == psi_start.shape and resume.nu.shape[0] == n_pairs:
+        psi = resume.psi.copy()
+        tau = resume.relative_gap * float(multiplicity @ psi) / n_pairs * reduction
+    else:
+        psi = np.maximum(np.asarray(psi_start, dtype=float), 1e-300)
+        psi = psi * (2.0 / np.min(reduced.terms(psi, rows, cols).cost))
+        tau = float(multiplicity @ psi) / n_pairs
     steps = 0
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     while steps < max_newton:
@@ -79,16 +99,7 @@ def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start
             gradient = multiplicity - tau * (np.bincount(top, weights=inverse * terms.grad_top, minlength=psi.size)
                                              + np.bincount(bottom, weights=inverse * terms.grad_bottom,
                                                            minlength=psi.size))
-            hessian, dense = _assemble(reduced, terms, rows, cols, slack, tau)
-            if dense:
-                try:
-                    step = np.linalg.solve(hessian, -gradient)
-                except np.linalg.LinAlgError:
-                    step = np.linalg.lstsq(hessian, -gradient, rcond=None)[0]
-            else:
-                from scipy.sparse.linalg import spsolve
-
-                step = spsolve(hessian, -gradient)
+            step = _newton_step(reduced, terms, rows, cols, slack, tau, gradient)
             steps += 1
             decrement = float(-gradient @ step)
             # the barrier function is tau times a self-concordant one, so decrement / tau is the invariant

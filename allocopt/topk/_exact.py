@@ -40,7 +40,7 @@ from .result import TopKResult, build_result
 
 __all__ = ["solve", "OPTIONS"]
 
-OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 200_000}
+OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 1_000_000}
 
 # relative tolerances of the internal checks (costs are 1 on the forest): rounding-level violations of
 # degenerate binding pairs are not pivoted on; the final certificate accounts for them exactly
@@ -186,7 +186,7 @@ def _forest_signature(rows, cols):
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
-          max_pivots: int | None = None, barrier_pairs: int = 200_000) -> TopKResult:
+          max_pivots: int | None = None, barrier_pairs: int = 1_000_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
     func = "solve_topk(method='exact')"
     tol = as_float(tol, func, "tol", low=0.0)
@@ -212,11 +212,15 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         found = search.run(origin, rows, cols, psi, budget, double_star=origin == "double star")
         if found is not None:
             break
+    point = None
     for round_index in range(3):
         if found is not None:
             break
-        rows, cols, psi = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs, round_index)
-        found = search.run("barrier", rows, cols, psi, max_pivots)
+        rows, cols, psi, point = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs,
+                                                 round_index, point)
+        # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
+        budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
+        found = search.run("barrier", rows, cols, psi, budget)
     if found is None:
         found = search.best
         message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
@@ -292,10 +296,14 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
     return np.append(rows, row), np.append(cols, col)
 
 
-def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int):
-    """Binding forest located by the barrier method over all pairs or over candidate pairs."""
+def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
+                    previous=None):
+    """Binding forest located by the barrier method over all pairs or over candidate pairs; ``previous`` is the
+    previous round's (rows, cols, point), whose path is continued when the pairs are the same."""
     n_pairs = reduced.n_top * reduced.n_bottom
-    if n_pairs <= barrier_pairs:
+    if previous is not None and n_pairs <= barrier_pairs:
+        rows, cols, resume = previous
+    elif n_pairs <= barrier_pairs:
         rows, cols = np.divmod(np.arange(n_pairs), reduced.n_bottom)
     else:
         # candidates: every pair within a factor of the smallest cost at the current allocation, limited
@@ -313,14 +321,15 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
         pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
                                     np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
         rows, cols = pairs[:, 0], pairs[:, 1]
-    # identification needs inactive multipliers (tau / slack) far below the active ones (about T*/K): a
-    # duality gap of 1e-6 suffices unless near-binding pairs are within 1e-3 of binding; later rounds tighten it
-    point = barrier_path(reduced, rows, cols, psi, target_gap=10.0 ** (-6 - 2 * round_index))
-    # binding pairs carry multipliers of order T*/K; the others tau/slack, smaller by orders of magnitude
+    # identification needs the multipliers of non-binding pairs (tau / slack) below those of binding ones;
+    # binding multipliers can spread over three orders of magnitude and some pairs can be within 1e-4 of
+    # binding, hence a duality gap of 1e-8 first and tighter rounds if needed
+    resume = previous[2] if previous is not None and n_pairs <= barrier_pairs else None
+    point = barrier_path(reduced, rows, cols, psi, target_gap=10.0 ** (-8 - 2 * round_index), resume=resume)
     weights = point.nu / point.nu.max()
-    active = weights >= 1e-3
+    active = weights >= 1e-5
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
-    return forest_rows, forest_cols, point.psi
+    return forest_rows, forest_cols, point.psi, (rows, cols, point)
 
 
 def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):

@@ -289,11 +289,29 @@ def _parent_side_coefficients(layout: ForestLayout, a: np.ndarray, b: np.ndarray
     return result
 
 
+def _residual_weights(layout: ForestLayout, own: np.ndarray, parent_side: np.ndarray, n_groups: int) -> np.ndarray:
+    """Weights w with (root residual of each tree) = sum over its nodes of w_v * demand_v.
+
+    Peeling is linear in the demands: a node's demand reaches its parent's equation multiplied by
+    ``-parent_side / own`` of its parent edge, so w_v is the product of these factors along the path to the root
+    (w_root = 1). It is the left null vector of the tree's surrogate KKT matrix (the balance of Prop. A.2).
+    """
+    weights = np.ones(n_groups)
+    for level in layout.levels[1:]:
+        weights[level] = weights[layout.parent[level]] * (-parent_side[level] / own[level])
+    return weights
+
+
 def _solve_balance(layout: ForestLayout, multiplicity: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
                    own: np.ndarray, parent_side: np.ndarray, start: np.ndarray, n_groups: int) -> np.ndarray:
-    """Roots' values s (one per tree) solving the surrogate balance, by bracketed Newton."""
+    """Roots' values s (one per tree) solving the surrogate balance, by bracketed Newton.
+
+    The root residual is R(s) = sum_v w_v n_v / (alpha_v + beta_v s)^2 over the tree (see
+    :func:`_residual_weights`); it decreases from +inf to -inf on the interval where every u_v > 0.
+    """
     component = layout.component
     n_components = layout.n_components
+    weights = _residual_weights(layout, own, parent_side, n_groups) * multiplicity
     # bracket: every u_v = alpha_v + beta_v s > 0
     lower = np.full(n_components, 0.0)
     upper = np.full(n_components, np.inf)
@@ -306,10 +324,10 @@ def _solve_balance(layout: ForestLayout, multiplicity: np.ndarray, alpha: np.nda
     s = np.where(inside, s, np.where(finite, 0.5 * (lower + upper), np.maximum(2.0 * lower, lower + 1.0)))
     for _ in range(200):
         u = alpha + beta * s[component]
-        demand = multiplicity / u**2
-        demand_derivative = -2.0 * multiplicity * beta / u**3
-        _, residual, scale, derivative = _peel(layout, parent_side, own, demand, demand_derivative, n_groups)
-        # the residual decreases from +inf (s -> lower) to -inf (s -> upper)
+        terms = weights / u**2
+        residual = np.bincount(component, weights=terms, minlength=n_components)
+        scale = np.bincount(component, weights=np.abs(terms), minlength=n_components)
+        derivative = np.bincount(component, weights=-2.0 * terms * beta / u, minlength=n_components)
         lower = np.where(residual > 0, s, lower)
         upper = np.where(residual < 0, s, upper)
         done = (np.abs(residual) <= 4 * _EPS * scale) | (upper - lower <= 4 * _EPS * np.abs(s))
@@ -341,16 +359,20 @@ def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
     return nu, np.abs(residual) / scale, terms
 
 
-def _surrogate_pass(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
+def _surrogate_pass(reduced: Reduced, layout: ForestLayout, psi: np.ndarray, stop_below: float = -1.0):
     """One calibrated-surrogate pass: the exact solution of the forest system for the surrogate calibrated at
-    ``psi``; also returns the largest |C_e - 1| at ``psi``."""
+    ``psi``, and the largest |C_e - 1| at ``psi``. Returns ``(None, residual)`` without solving when that
+    residual is at most ``stop_below``."""
     n_groups = reduced.n_groups
     terms, a, b = _edge_coefficients(reduced, layout, psi)
+    residual = float(np.max(np.abs(terms.cost - 1.0)))
+    if residual <= stop_below:
+        return None, residual
     alpha, beta, own = _affine_propagation(layout, a, b, n_groups)
     parent_side = _parent_side_coefficients(layout, a, b, n_groups)
     s = _solve_balance(layout, reduced.multiplicity, alpha, beta, own, parent_side, 1.0 / psi[layout.roots],
                        n_groups)
-    return 1.0 / (alpha + beta * s[layout.component]), float(np.max(np.abs(terms.cost - 1.0)))
+    return 1.0 / (alpha + beta * s[layout.component]), residual
 
 
 def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, max_passes: int = 60,
@@ -372,10 +394,15 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     x = np.log(psi)
     exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
     for passes in range(1, max_passes + 1):
-        mapped, _ = _surrogate_pass(reduced, layout, np.exp(x))
+        mapped, residual = _surrogate_pass(reduced, layout, np.exp(x),
+                                           stop_below=64 * _EPS if exact_surrogate and passes > 1 else -1.0)
+        if mapped is None:
+            break  # the previous pass was exact to rounding
         if exact_surrogate:
+            # one pass solves the Gaussian system; a second one (re-calibrated at the answer) removes the
+            # cancellation of u_child = (1 - c u_parent) / c_child for leaves close to their bound
             x = np.log(mapped)
-            break
+            continue
         fx = np.log(mapped) - x
         change = float(np.max(np.abs(fx)))
         changes.append(change)
