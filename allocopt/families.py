@@ -130,8 +130,25 @@ class ExponentialFamily(abc.ABC):
 
     @staticmethod
     @abc.abstractmethod
+    def unit_kl_offset(x: ArrayLike, offset: ArrayLike) -> np.ndarray:
+        r""":math:`d_1(x, x + \delta)` from the offset :math:`\delta`, with full relative precision however small
+        :math:`\delta` is (the pair costs pass offsets computed without cancellation)."""
+
+    @staticmethod
+    @abc.abstractmethod
     def unit_natural(x: ArrayLike) -> np.ndarray:
         r"""Unit natural parameter :math:`\eta_1(x)`."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def unit_natural_difference(x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        r""":math:`\eta_1(x) - \eta_1(y)`, accurate when :math:`x \approx y`."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def unit_mean_difference(eta: ArrayLike, eta_difference: ArrayLike, mean: ArrayLike) -> np.ndarray:
+        r""":math:`A_1'(\eta + \Delta) - A_1'(\eta)` for ``eta_difference`` :math:`\Delta`, given
+        ``mean`` :math:`= A_1'(\eta)`, accurate when :math:`\Delta` is small."""
 
     @staticmethod
     @abc.abstractmethod
@@ -297,8 +314,20 @@ class Gaussian(ExponentialFamily):
         return 0.5 * (x - y) ** 2
 
     @staticmethod
+    def unit_kl_offset(x, offset):
+        return 0.5 * np.asarray(offset, dtype=float) ** 2
+
+    @staticmethod
     def unit_natural(x):
         return np.array(x, dtype=float)
+
+    @staticmethod
+    def unit_natural_difference(x, y):
+        return np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+
+    @staticmethod
+    def unit_mean_difference(eta, eta_difference, mean):
+        return np.array(eta_difference, dtype=float)
 
     @staticmethod
     def unit_log_partition(eta):
@@ -345,7 +374,16 @@ class Bernoulli(ExponentialFamily):
     @staticmethod
     def unit_kl(x, y):
         x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        difference = x - y
+        return Bernoulli._kl_terms(x, y, x - y)
+
+    @staticmethod
+    def unit_kl_offset(x, offset):
+        x, offset = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(offset, dtype=float))
+        return Bernoulli._kl_terms(x, x + offset, -offset)
+
+    @staticmethod
+    def _kl_terms(x, y, difference):
+        """d(x, y) given the exact difference x - y (y only enters multiplicatively)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.stack([difference / y, -difference / (1.0 - y)])
             quadratic = difference * difference / (y * (1.0 - y))
@@ -356,6 +394,18 @@ class Bernoulli(ExponentialFamily):
     def unit_natural(x):
         x = np.asarray(x, dtype=float)
         return np.log(x) - np.log1p(-x)
+
+    @staticmethod
+    def unit_natural_difference(x, y):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        difference = x - y
+        return np.log1p(difference / y) - np.log1p(-difference / (1.0 - y))
+
+    @staticmethod
+    def unit_mean_difference(eta, eta_difference, mean):
+        # expit(eta + D) - expit(eta) = expm1(D) * expit(eta) * (1 - expit(eta + D))
+        eta, eta_difference = np.asarray(eta, dtype=float), np.asarray(eta_difference, dtype=float)
+        return np.expm1(eta_difference) * np.asarray(mean, dtype=float) * expit(-(eta + eta_difference))
 
     @staticmethod
     def unit_log_partition(eta):
@@ -401,7 +451,15 @@ class Poisson(ExponentialFamily):
     def unit_kl(x, y):
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
-        difference = x - y
+        return Poisson._kl_terms(x, y, x - y)
+
+    @staticmethod
+    def unit_kl_offset(x, offset):
+        x, offset = np.asarray(x, dtype=float), np.asarray(offset, dtype=float)
+        return Poisson._kl_terms(x, x + offset, -offset)
+
+    @staticmethod
+    def _kl_terms(x, y, difference):
         with np.errstate(divide="ignore", invalid="ignore"):
             r = difference / y
             quadratic = difference * difference / y
@@ -410,6 +468,15 @@ class Poisson(ExponentialFamily):
     @staticmethod
     def unit_natural(x):
         return np.log(np.asarray(x, dtype=float))
+
+    @staticmethod
+    def unit_natural_difference(x, y):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return np.log1p((x - y) / y)
+
+    @staticmethod
+    def unit_mean_difference(eta, eta_difference, mean):
+        return np.asarray(mean, dtype=float) * np.expm1(np.asarray(eta_difference, dtype=float))
 
     @staticmethod
     def unit_log_partition(eta):
@@ -457,8 +524,26 @@ class Exponential(ExponentialFamily):
         return -log1pmx(r)
 
     @staticmethod
+    def unit_kl_offset(x, offset):
+        x, offset = np.asarray(x, dtype=float), np.asarray(offset, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = -offset / (x + offset)
+        return -log1pmx(r)
+
+    @staticmethod
     def unit_natural(x):
         return -1.0 / np.asarray(x, dtype=float)
+
+    @staticmethod
+    def unit_natural_difference(x, y):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return (x - y) / (x * y)
+
+    @staticmethod
+    def unit_mean_difference(eta, eta_difference, mean):
+        # -1/(eta + D) + 1/eta = D / (eta (eta + D))
+        eta, eta_difference = np.asarray(eta, dtype=float), np.asarray(eta_difference, dtype=float)
+        return eta_difference / (eta * (eta + eta_difference))
 
     @staticmethod
     def unit_log_partition(eta):

@@ -24,8 +24,7 @@ other optimisation layers are providers there, with no change to :func:`report` 
   and the lower bound of Lemma 2.1 (seed 000) on the expected sample complexity of any :math:`\delta`-correct
   algorithm, :math:`T^* \mathrm{kl}(\delta, 1-\delta)` with :math:`\mathrm{kl}(\delta, 1-\delta) = (1-2\delta)
   \log((1-\delta)/\delta)`, evaluated at the certified lower end :math:`1/(\Gamma(\psi) + \text{gap})` of
-  :math:`T^*`. A tie at the top-k boundary (or boundary means that are adjacent floating-point numbers, between
-  which no transportation point exists) omits the group;
+  :math:`T^*`. A tie at the top-k boundary omits the group;
 * the CBMAI gaps of ``allocopt.cbmai`` (group :data:`GROUP_CBMAI`, spec/cbmai.md): :math:`\Delta_0^2`,
   :math:`\Delta_J^2` per basis, :math:`\Delta_a^2`, the sorted :math:`\Delta_{(i)}^2` and the exponents (13)-(15) of
   :func:`allocopt.cbmai.cbmai_hardness`, for the instance ``context.extra["cbmai"]`` (a
@@ -387,22 +386,15 @@ def _allocation_measures(context: ReportContext) -> list[Measure]:
     :math:`T^* = 1/\Gamma^* \in [1/(\Gamma(\psi) + \text{gap}), 1/\Gamma(\psi)]`; Lemma 2.1's bound
     :math:`\mathbb E[\tau_\delta] \ge T^* \mathrm{kl}(\delta, 1-\delta)` is evaluated at the lower end.
 
-    Raises :class:`~allocopt.exceptions.InvalidInstanceError` on a tie at the top-``k`` boundary and
-    :class:`MeasureNotApplicable` when the two boundary means are adjacent doubles: every transportation point
-    :math:`m_{ij}` of the boundary pair lies strictly between them, so none is representable in float64.
+    Raises :class:`~allocopt.exceptions.InvalidInstanceError` on a tie at the top-``k`` boundary. Boundary
+    means as close as adjacent doubles are fine: the pair costs are evaluated from the offsets
+    :math:`m_{ij} - \theta_i`, never from a rounded transportation point.
     """
     from ..topk import TopKProblem, solve_topk  # here, not at the top: importing allocopt.complexity stays cheap
 
     theta, k = context.theta, context.k
     ranked = ranked_descending(theta)
     require_unique_top(theta, ranked, k, "report", "theta")
-    upper, lower = float(ranked[k - 1]), float(ranked[k])
-    if np.nextafter(lower, upper) == upper:
-        raise MeasureNotApplicable(
-            f"the top-{k} boundary means {upper!r} and {lower!r} are adjacent floating-point numbers: no "
-            f"transportation point m_ij lies strictly between them, so C_ij and B_ij of the boundary pair (and "
-            f"Gamma*) cannot be evaluated in float64"
-        )
     problem = TopKProblem(theta, k, family=context.family)
     confidence = solve_topk(problem, method="exact", kind="confidence")
     budget = solve_topk(problem, method="exact", kind="budget")

@@ -53,7 +53,7 @@ from .problem import TopKProblem
 from .certificate import certify
 from .result import TopKResult, build_result
 
-__all__ = ["solve", "OPTIONS", "FORMULATIONS", "build_model", "heuristic_allocation"]
+__all__ = ["solve", "OPTIONS", "FORMULATIONS", "build_model"]
 
 FORMULATIONS = ("homogeneous", "epigraph")
 # Clarabel's defaults are 1e-8. The scaled models reach duality gaps near 1e-12; asking the primal residual
@@ -70,15 +70,6 @@ def _import_cvxpy():
     except ImportError as error:  # pragma: no cover - cvxpy is a core dependency
         raise MissingDependencyError("solve_topk(method='cvxpy') needs cvxpy: pip install cvxpy") from error
     return cp
-
-
-def heuristic_allocation(problem: TopKProblem) -> np.ndarray:
-    r"""A cheap allocation :math:`\psi_a \propto \phi_a / \Delta_a^2`, :math:`\Delta_a` the distance of
-    :math:`\theta_a` to the midpoint of the boundary means :math:`(\theta_{i_k} + \theta_{j_1})/2`."""
-    theta = problem.theta
-    middle = 0.5 * (theta[problem.top[-1]] + theta[problem.bottom[0]])
-    weights = problem.dispersion / (theta - middle) ** 2
-    return weights / weights.sum()
 
 
 def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta_top, eta_bottom, centre):
@@ -140,7 +131,7 @@ def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous
 
     Returns ``(cvxpy_problem, allocation_variable, cost_constraint, phi_variable_or_None)``. The costs are
     multiplied by ``scale``; the allocation is ``arm_scale * allocation_variable``. Each pair's divergence
-    is centred at its infimum point for the ``reference`` allocation (default :func:`heuristic_allocation`).
+    is centred at its infimum point for the ``reference`` allocation (default :meth:`TopKProblem.heuristic_allocation`).
     """
     cp = _import_cvxpy()
     n_arms, k = problem.n_arms, problem.k
@@ -161,7 +152,7 @@ def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous
         model = cp.Problem(cp.Minimize(arm_scale @ allocation), [cost_constraint])
         return model, allocation, cost_constraint, None
     if reference is None:
-        reference = heuristic_allocation(problem)
+        reference = problem.heuristic_allocation()
     centre = problem.pair_terms(reference, rows, cols, kind=kind).point
     coef_top, coef_bottom, perspective, constraints = _perspective(
         cp, problem.family, kind, w_top, w_bottom, theta[top], theta[bottom], eta[top], eta[bottom], centre)
@@ -202,7 +193,7 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
     # still misses tol; within a round, fallbacks when the solver breaks down (default tolerances, the other
     # model, centring every pair at its equal-weight point)
     plan = [formulation] * (max_rescalings + 1) + [other] if scale else [formulation]
-    reference = heuristic_allocation(problem)
+    reference = problem.heuristic_allocation()
     best = None
     total_iterations = 0
     failures = []

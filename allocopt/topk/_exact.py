@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from .._validation import as_float, as_int
-from ..exceptions import InvalidArgumentError
+from ..exceptions import InvalidArgumentError, SolverError
 from ._barrier import barrier_path
 from ._forest import layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
@@ -204,8 +204,8 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if warm is not None:
             starts.append(("warm start", warm[0], warm[1], warm[2], 3))
     rows, cols = _double_star(reduced)
-    middle = 0.5 * (search.checker.theta_top[-1] + search.checker.theta_bottom[0])
-    psi = reduced.dispersion / np.maximum(np.abs(reduced.theta - middle), 1e-300) ** 2
+    heuristic = problem.heuristic_allocation()
+    psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
     starts.append(("double star", rows, cols, psi, 2))
     found = None
     for origin, rows, cols, psi, budget in starts:
@@ -222,6 +222,10 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
         found = search.run("barrier", rows, cols, psi, budget)
     if found is None:
+        if search.best is None:
+            raise SolverError(
+                f"solve_topk(method='exact') found no forest whose KKT system it could solve on {problem!r} "
+                f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
         found = search.best
         message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
                    f"({found[0]})")

@@ -63,18 +63,14 @@ class PairTerms:
     hess_bottom: np.ndarray | None = None
 
 
-def _both(divergence, theta_top, theta_bottom, point, first_is_point: bool, stack: bool = True):
-    """``divergence`` for the top and the bottom mean against ``point``, in one vectorised call when
-    ``stack`` (the pair kernels run on small arrays, where the number of numpy calls dominates; for the
-    Gaussian divergence two direct calls are cheaper than stacking)."""
+def _both(divergence, first_top, first_bottom, second_top, second_bottom, stack: bool):
+    """``divergence(first_top, second_top)`` and ``divergence(first_bottom, second_bottom)``, in one vectorised
+    call when ``stack`` (the pair kernels run on small arrays, where the number of numpy calls dominates; for
+    the Gaussian divergence two direct calls are cheaper)."""
     if not stack:
-        if first_is_point:
-            return divergence(point, theta_top), divergence(point, theta_bottom)
-        return divergence(theta_top, point), divergence(theta_bottom, point)
-    theta_top, theta_bottom, point = np.broadcast_arrays(theta_top, theta_bottom, point)
-    means = np.stack([theta_top, theta_bottom])
-    points = np.stack([point, point])
-    values = divergence(points, means) if first_is_point else divergence(means, points)
+        return divergence(first_top, second_top), divergence(first_bottom, second_bottom)
+    arrays = np.broadcast_arrays(first_top, first_bottom, second_top, second_bottom)
+    values = divergence(np.stack(arrays[:2]), np.stack(arrays[2:]))
     return values[0], values[1]
 
 
@@ -91,36 +87,47 @@ def pair_terms(
 ) -> PairTerms:
     """Evaluate a batch of pairs (all array arguments broadcast together).
 
-    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``).
+    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``). Every
+    difference is formed without cancellation - :math:`m - \theta_i = -w_j(\theta_i - \theta_j)/s` from the
+    difference of the means, natural-parameter and mean differences by the families' accurate difference
+    functions - so costs keep full relative precision however close the two means are.
     """
     total = w_top + w_bottom
     empty = total <= 0
     safe_total = np.where(empty, 1.0, total)
+    share_top = np.where(empty, 0.5, w_top / safe_total)
+    share_bottom = np.where(empty, 0.5, w_bottom / safe_total)
+    stack = not isinstance(family, Gaussian)
     if kind == "confidence":
-        point = (w_top * theta_top + w_bottom * theta_bottom) / safe_total
-        point = np.where(empty, 0.5 * (theta_top + theta_bottom), point)
-        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=False,
-                                      stack=not isinstance(family, Gaussian))
+        gap = theta_top - theta_bottom
+        offset_top = -share_bottom * gap  # m - theta_i
+        offset_bottom = share_top * gap  # m - theta_j
+        point = theta_top + offset_top
+        grad_top, grad_bottom = _both(family.unit_kl_offset, theta_top, theta_bottom, offset_top, offset_bottom,
+                                      stack)
+        spread_top, spread_bottom = -offset_top, -offset_bottom  # theta - m
     else:
-        eta_bar = (w_top * eta_top + w_bottom * eta_bottom) / safe_total
-        eta_bar = np.where(empty, 0.5 * (eta_top + eta_bottom), eta_bar)
-        point = family.unit_mean(eta_bar)
-        # with one weight zero the infimum point is the other mean exactly (mean(natural(theta)) may differ
-        # from theta by rounding, which would make a zero cost tiny but positive)
-        point = np.where(w_bottom <= 0, theta_top, np.where(w_top <= 0, theta_bottom, point))
-        grad_top, grad_bottom = _both(family.unit_kl, theta_top, theta_bottom, point, first_is_point=True,
-                                      stack=not isinstance(family, Gaussian))
+        natural_gap = family.unit_natural_difference(theta_top, theta_bottom)
+        natural_offset_top = -share_bottom * natural_gap  # eta_bar - eta_i
+        natural_offset_bottom = share_top * natural_gap  # eta_bar - eta_j
+        # x - theta_i and x - theta_j, with x = A'(eta_bar)
+        mean_offset_top, mean_offset_bottom = _both(
+            lambda eta, offset_and_mean: family.unit_mean_difference(eta, offset_and_mean[0], offset_and_mean[1]),
+            eta_top, eta_bottom, np.stack(np.broadcast_arrays(natural_offset_top, theta_top)),
+            np.stack(np.broadcast_arrays(natural_offset_bottom, theta_bottom)), stack=False)
+        point = theta_top + mean_offset_top
+        # d(x, theta) = d_1(theta + offset, theta) = unit_kl_offset(theta + offset, -offset)
+        grad_top, grad_bottom = _both(family.unit_kl_offset, theta_top + mean_offset_top,
+                                      theta_bottom + mean_offset_bottom, -mean_offset_top, -mean_offset_bottom,
+                                      stack)
+        spread_top, spread_bottom = -natural_offset_top, -natural_offset_bottom  # eta - eta_bar
     cost = w_top * grad_top + w_bottom * grad_bottom
     if not second_order:
         return PairTerms(cost, grad_top, grad_bottom, point)
     if kind == "confidence":
         curvature_scale = 1.0 / (family.unit_variance(point) * safe_total)
-        spread_top = theta_top - point
-        spread_bottom = theta_bottom - point
     else:
         curvature_scale = family.unit_variance(point) / safe_total
-        spread_top = eta_top - eta_bar
-        spread_bottom = eta_bottom - eta_bar
     hess_top = -curvature_scale * spread_top * spread_top
     hess_bottom = -curvature_scale * spread_bottom * spread_bottom
     hess_cross = -curvature_scale * spread_top * spread_bottom

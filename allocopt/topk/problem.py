@@ -149,6 +149,19 @@ class TopKProblem:
         return (f"TopKProblem(theta={describe(self._theta)}, k={self._k}, family={self._family!r})")
 
     # ------------------------------------------------------------------------------------- validation
+    def boundary_gaps(self) -> np.ndarray:
+        r"""The top-k gaps :math:`\Delta_a`: :math:`\theta_a - \theta_{j_1}` for top arms and
+        :math:`\theta_{i_k} - \theta_a` for bottom arms (all positive, even for adjacent floating-point means)."""
+        gaps = np.empty(self.n_arms)
+        gaps[self._top] = self._theta[self._top] - self._theta[self._bottom[0]]
+        gaps[self._bottom] = self._theta[self._top[-1]] - self._theta[self._bottom]
+        return gaps
+
+    def heuristic_allocation(self) -> np.ndarray:
+        r"""A cheap starting allocation :math:`\psi_a \propto \phi_a/\Delta_a^2` (``boundary_gaps``), normalised."""
+        weights = self._dispersion / self.boundary_gaps() ** 2
+        return weights / weights.sum()
+
     def check_kind(self, kind: str, func: str) -> str:
         """Validate a ``kind`` argument (``"confidence"`` or ``"budget"``)."""
         return as_choice(kind, func, "kind", KINDS)

@@ -69,8 +69,8 @@ def test_mass_split_between_components_is_optimised():
     # Example 1's optimal multipliers live on two components; moving mass between them keeps a valid bound, and
     # the certifier's optimal re-split recovers Gamma* while the plain linearised bound does not
     problem = _example_1()
-    optimum = _accurate(problem)
-    mu = np.where(optimum.mu > 1e-6, optimum.mu, 0.0)  # the three binding pairs (1,3), (2,4), (2,5), 1-based
+    optimum = solve_topk(problem)  # exact: multipliers on the three binding pairs (1,3), (2,4), (2,5), 1-based
+    mu = optimum.mu.copy()
     first = np.zeros_like(mu, dtype=bool)
     first[0, 0] = True  # the pair (arm 1, arm 3), 1-based
     distorted = np.where(first, 0.8 * mu / mu[first].sum(), 0.2 * mu / mu[~first].sum())

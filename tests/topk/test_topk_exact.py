@@ -140,3 +140,17 @@ def test_property_exact_against_the_oracle(family, chunk):
         # both certificates are honest and consistent: each value is below the other's upper bound
         assert exact.value <= oracle.upper_bound * (1 + 1e-12) and oracle.value <= exact.upper_bound * (1 + 1e-12)
         assert exact.value >= oracle.value * (1 - 1e-12)  # the exact value is never below the oracle's
+
+
+@pytest.mark.parametrize("family", ["gaussian", "bernoulli", "poisson", "exponential"])
+@pytest.mark.parametrize("gap", [1e-6, 1e-10, "one float"])
+def test_near_ties_at_the_boundary_are_certified(family, gap):
+    # the near-tie requirement (gap 1e-6) and beyond, down to adjacent doubles: Gamma* ~ gap^2
+    low = 0.5 if family in ("gaussian", "bernoulli") else 2.0
+    high = float(np.nextafter(low, np.inf)) if gap == "one float" else low + gap
+    theta = [0.9 if family == "bernoulli" else 3.0, high, low, 0.2 if family == "bernoulli" else 1.0]
+    problem = TopKProblem(theta, 2, family=family)
+    for kind in ("confidence", "budget"):
+        result = solve_topk(problem, kind=kind)
+        assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
+        assert result.value > 0

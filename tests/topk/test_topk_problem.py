@@ -169,3 +169,40 @@ def test_cost_arguments_are_validated():
 
 def test_families_cover_the_registry():
     assert {spec["family"] for spec in INSTANCES.values()} == set(FAMILIES)
+
+
+def _mp_cost(family: str, kind: str, theta_i, theta_j, w_i, w_j):
+    """C_ij or B_ij in 50-digit arithmetic from the closed forms of spec/topk.md: C at the weighted mean m,
+    B = w_i A(eta_i) + w_j A(eta_j) - s A(eta_bar) at the natural-parameter average."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    theta_i, theta_j, w_i, w_j = (mpmath.mpf(value) for value in (theta_i, theta_j, w_i, w_j))
+    kl = {"gaussian": lambda x, y: (x - y) ** 2 / 2,
+          "bernoulli": lambda x, y: x * mpmath.log(x / y) + (1 - x) * mpmath.log((1 - x) / (1 - y)),
+          "poisson": lambda x, y: y - x + x * mpmath.log(x / y),
+          "exponential": lambda x, y: x / y - 1 - mpmath.log(x / y)}[family]
+    natural = {"gaussian": lambda x: x, "bernoulli": lambda x: mpmath.log(x / (1 - x)),
+               "poisson": mpmath.log, "exponential": lambda x: -1 / x}[family]
+    mean = {"gaussian": lambda e: e, "bernoulli": lambda e: 1 / (1 + mpmath.exp(-e)),
+            "poisson": mpmath.exp, "exponential": lambda e: -1 / e}[family]
+    total = w_i + w_j
+    if kind == "confidence":
+        point = (w_i * theta_i + w_j * theta_j) / total
+        return float(w_i * kl(theta_i, point) + w_j * kl(theta_j, point))
+    point = mean((w_i * natural(theta_i) + w_j * natural(theta_j)) / total)
+    return float(w_i * kl(point, theta_i) + w_j * kl(point, theta_j))
+
+
+@pytest.mark.parametrize("family,base", [("gaussian", 0.5), ("bernoulli", 0.3), ("bernoulli", 1e-5),
+                                         ("poisson", 2.0), ("exponential", 2.0)])
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("relative_gap", [1e-3, 1e-8, 1e-12])
+def test_costs_keep_relative_precision_for_nearly_tied_means(family, base, kind, relative_gap):
+    # The pair kernels form m - theta_i from theta_i - theta_j (and the natural-parameter and mean differences
+    # from the families' difference functions), so a 1e-12 relative gap costs no digits.
+    top = base * (1 + relative_gap)
+    problem = TopKProblem([top, base], 1, family=family)
+    for psi in ([0.5, 0.5], [0.9, 0.1], [0.001, 0.999]):
+        expected = _mp_cost(family, kind, problem.theta[0], problem.theta[1], psi[0], psi[1])
+        assert problem.costs(np.array(psi), kind=kind)[0, 0] == pytest.approx(expected, rel=1e-12)
