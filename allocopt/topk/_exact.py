@@ -75,6 +75,16 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
             "The 'warm_start' parameter of solve_topk(method='exact') must be a result for a problem with the "
             f"same K = {problem.n_arms} and k = {problem.k}. Got a result with K = {warm.problem.n_arms}, "
             f"k = {warm.problem.k} instead.")
+    forest = warm.extras.get("forest")
+    psi = np.bincount(reduced.arm_group, weights=warm.psi, minlength=reduced.n_groups) / reduced.multiplicity
+    if forest is not None and forest["double_star"] and np.all(psi > 0):
+        # the previous answer was a double star: the new instance's double star, from the previous allocation
+        rows, cols = _double_star(reduced)
+        return rows, cols, psi, layout_double_star(reduced)
+    if (forest is not None and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
+            and np.array_equal(forest["top_groups"], reduced.top_groups)):
+        # same tie groups in the same order: the previous forest and its layout carry over as they are
+        return forest["layout"].rows, forest["layout"].cols, forest["psi"], forest["layout"]
     rows, cols = warm.multipliers.rows, warm.multipliers.cols
     arm_top, arm_bottom = warm.problem.top[rows], warm.problem.bottom[cols]
     top_position, bottom_position = _group_positions(reduced)
@@ -82,14 +92,14 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
     new_rows, new_cols = top_position[group_top], bottom_position[group_bottom]
     usable = (new_rows >= 0) & (new_cols >= 0)  # the top set may have changed
     weights = warm.multipliers.values[usable]
-    psi = np.bincount(reduced.arm_group, weights=warm.psi, minlength=reduced.n_groups) / reduced.multiplicity
     if not np.any(usable) or np.any(psi <= 0):
         return None
     pairs, inverse = np.unique(np.stack([new_rows[usable], new_cols[usable]], axis=1), axis=0, return_inverse=True)
     weights = np.bincount(inverse.ravel(), weights=weights, minlength=pairs.shape[0])
     rows, cols = pairs[:, 0], pairs[:, 1]
-    rows, cols = _spanning_forest(reduced, rows, cols, weights)
-    return rows, cols, psi
+    if rows.shape[0] != reduced.n_groups - 1:  # not a spanning tree as it is: its heaviest spanning forest
+        rows, cols = _spanning_forest(reduced, rows, cols, weights)
+    return rows, cols, psi, None
 
 
 def _spanning_forest(reduced: Reduced, rows, cols, weights):
@@ -180,6 +190,13 @@ def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col):
     return edges[leaving]
 
 
+def _is_double_star(reduced: Reduced, layout) -> bool:
+    """Whether the forest is Theorem 3.4's double star of the reduced problem."""
+    rows, cols = _double_star(reduced)
+    return (layout.rows.shape[0] == rows.shape[0]
+            and _forest_signature(layout.rows, layout.cols) == _forest_signature(rows, cols))
+
+
 def _forest_signature(rows, cols):
     order = np.lexsort((cols, rows))
     return (rows[order].tobytes(), cols[order].tobytes())
@@ -202,14 +219,16 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     if warm_start is not None:
         warm = _warm_forest(problem, reduced, warm_start)
         if warm is not None:
-            starts.append(("warm start", warm[0], warm[1], warm[2], 3))
+            # a nearby instance's forest is usually right or a few pivots away; pivots cost far less than a
+            # barrier round
+            starts.append(("warm start", warm[0], warm[1], warm[2], min(max_pivots, 12), warm[3]))
     rows, cols = _double_star(reduced)
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
-    starts.append(("double star", rows, cols, psi, 2))
+    starts.append(("double star", rows, cols, psi, 2, layout_double_star(reduced)))
     found = None
-    for origin, rows, cols, psi, budget in starts:
-        found = search.run(origin, rows, cols, psi, budget, double_star=origin == "double star")
+    for origin, rows, cols, psi, budget, layout in starts:
+        found = search.run(origin, rows, cols, psi, budget, layout=layout)
         if found is not None:
             break
     point = None
@@ -251,14 +270,14 @@ class _Search:
             return self.best[2].psi
         return np.ones(self.reduced.n_groups)
 
-    def run(self, origin: str, rows, cols, psi, budget: int, double_star: bool = False):
-        """Pivot from the given forest at most ``budget`` times; the optimal (origin, layout, solution, scan)
-        or None."""
+    def run(self, origin: str, rows, cols, psi, budget: int, layout=None):
+        """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
+        (origin, layout, solution, scan) or None."""
         reduced = self.reduced
         seen = set()
         for attempt in range(budget + 1):
-            layout = layout_double_star(reduced) if double_star else layout_forest(reduced, rows, cols)
-            double_star = False
+            if layout is None:
+                layout = layout_forest(reduced, rows, cols)
             if layout is None:
                 return None
             solution = solve_forest(reduced, layout, psi)
@@ -280,6 +299,7 @@ class _Search:
             seen.add(signature)
             self.pivots += 1
             rows, cols = _pivot(reduced, layout, solution, scan, negative, rows, cols, psi)
+            layout = None
         return None
 
 
@@ -368,7 +388,7 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     value = None
     if scan is not None and scan.minimum >= 1.0 - _FEASIBILITY:
         total = float(reduced.multiplicity @ psi_groups)
-        value = min(scan.minimum, float(np.min(reduced.terms(psi_groups, layout.rows, layout.cols).cost))) / total
+        value = min(scan.minimum, float(np.min(solution.edge_costs))) / total
     nu = np.maximum(solution.nu, 0.0)
     mu = _expand_multipliers(problem, reduced, layout, nu)
     status = None if solution.converged else "not_certified"
@@ -376,6 +396,10 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
                         status=status, message=message, certificate=certificate,
                         extras={"pivots": pivots,
+                                "forest": {"kind": kind, "arm_group": reduced.arm_group,
+                                           "double_star": _is_double_star(reduced, layout),
+                                           "top_groups": reduced.top_groups, "layout": layout,
+                                           "psi": solution.psi},
                                 "components": layout.n_components, "groups": reduced.n_groups,
                                 "edge_residual": solution.edge_residual,
                                 "balance_residual": solution.balance_residual})

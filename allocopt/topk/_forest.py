@@ -222,6 +222,7 @@ class ForestSolution:
     balance_residual: float
     passes: int
     converged: bool
+    edge_costs: np.ndarray
 
 
 def _edge_coefficients(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
@@ -341,11 +342,13 @@ def _solve_balance(layout: ForestLayout, multiplicity: np.ndarray, alpha: np.nda
     return s
 
 
-def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
+def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray, terms=None):
     """Multipliers from the exact gradients by peeling (edge order of the layout) and the roots' relative
-    residuals (the exact balance)."""
+    residuals (the exact balance). ``terms`` may pass the forest's pair terms at ``psi`` or at any multiple of
+    it (the gradients do not depend on the scale)."""
     n_groups = reduced.n_groups
-    terms = reduced.terms(psi, layout.rows, layout.cols)
+    if terms is None:
+        terms = reduced.terms(psi, layout.rows, layout.cols)
     own = np.ones(n_groups)
     parent_side = np.zeros(n_groups)
     child = layout.order[layout.parent[layout.order] >= 0]
@@ -356,7 +359,7 @@ def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
     multiplier, residual, scale, _ = _peel(layout, parent_side, own, reduced.multiplicity, None, n_groups)
     nu = np.zeros(layout.rows.shape[0])
     nu[edges] = multiplier[child]
-    return nu, np.abs(residual) / scale, terms
+    return nu, np.abs(residual) / scale
 
 
 def _surrogate_pass(reduced: Reduced, layout: ForestLayout, psi: np.ndarray, stop_below: float = -1.0):
@@ -383,26 +386,22 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     Gaussian arms and linearly convergent otherwise; Anderson acceleration (``memory`` previous passes,
     accepted only when it reduces the fixed-point residual) makes the convergence superlinear. It stops when
     a pass moves :math:`\psi` by less than :math:`10^{-13}` relatively, or when the moves stagnate at the
-    precision the instance allows (near ties limit it).
+    precision the instance allows (near ties limit it). For Gaussian arms it stops as soon as the forest
+    costs equal one to rounding.
     """
-    psi = np.asarray(psi_start, dtype=float).copy()
-    # homogeneous scale: start with the forest edges' costs around one
-    psi = psi / np.min(reduced.terms(psi, layout.rows, layout.cols).cost)
+    exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
     history_x, history_f = [], []
     changes = []
     passes = 0
-    x = np.log(psi)
-    exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
+    x = np.log(np.asarray(psi_start, dtype=float))
     for passes in range(1, max_passes + 1):
-        mapped, residual = _surrogate_pass(reduced, layout, np.exp(x),
-                                           stop_below=64 * _EPS if exact_surrogate and passes > 1 else -1.0)
-        if mapped is None:
-            break  # the previous pass was exact to rounding
+        mapped, _ = _surrogate_pass(reduced, layout, np.exp(x))
         if exact_surrogate:
-            # one pass solves the Gaussian system; a second one (re-calibrated at the answer) removes the
-            # cancellation of u_child = (1 - c u_parent) / c_child for leaves close to their bound
             x = np.log(mapped)
-            continue
+            terms = reduced.terms(mapped, layout.rows, layout.cols)
+            if np.max(np.abs(terms.cost - 1.0)) <= 64 * _EPS:
+                break
+            continue  # re-calibrate at the answer: removes the cancellation of u_child = (1 - c u_parent)/c_child
         fx = np.log(mapped) - x
         change = float(np.max(np.abs(fx)))
         changes.append(change)
@@ -425,11 +424,14 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
                     candidate = accelerated
         x = candidate
     psi = np.exp(x)
-    terms = reduced.terms(psi, layout.rows, layout.cols)
-    psi = psi / np.min(terms.cost)  # the smallest forest cost is exactly one
-    terms = reduced.terms(psi, layout.rows, layout.cols)
-    edge_residual = float(np.max(np.abs(terms.cost - 1.0)))
-    nu, balance, _ = exact_multipliers(reduced, layout, psi)
+    if not exact_surrogate or passes == max_passes:
+        terms = reduced.terms(psi, layout.rows, layout.cols)
+    # the smallest forest cost becomes exactly one (costs are 1-homogeneous, gradients 0-homogeneous)
+    scale = float(np.min(terms.cost))
+    psi = psi / scale
+    costs = terms.cost / scale
+    edge_residual = float(np.max(np.abs(costs - 1.0)))
+    nu, balance = exact_multipliers(reduced, layout, psi, terms)
     converged = edge_residual <= 1e-11 and float(np.max(balance)) <= 1e-8
     return ForestSolution(psi=psi, nu=nu, edge_residual=edge_residual, balance_residual=float(np.max(balance)),
-                          passes=passes, converged=converged)
+                          passes=passes, converged=converged, edge_costs=costs)
