@@ -112,7 +112,8 @@ class TopKCertificate:
     def summary(self) -> str:
         """A human-readable multi-line report."""
         lines = [
-            f"Gamma(psi) = {self.value:.10g}   certified gap = {self.gap:.3g} (relative {self.relative_gap:.3g})",
+            f"KKT check: Gamma(psi) = {self.value:.10g}   certified gap with the KKT multipliers = {self.gap:.3g} "
+            f"(relative {self.relative_gap:.3g})",
             f"KKT residual (65) = {self.kkt_residual:.3g}   near-binding tolerance = {self.tol:g}",
             f"components of the binding graph ({len(self.components)}):",
         ]
