@@ -161,3 +161,27 @@ def test_get_family_errors_list_the_valid_names_and_reject_misplaced_variance():
     with pytest.raises(InvalidArgumentError, match="'variance'"):
         Gaussian([1.0, -1.0])
     assert isinstance(get_family("Poisson"), Poisson) and isinstance(get_family(Exponential()), Exponential)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_divergence_partial_derivatives_match_finite_differences(name):
+    # d/dy d(x, y) = (y - x) / V(y) and d/dx d(x, y) = eta(x) - eta(y) (spec/topk.md, gradients)
+    family = get_family(name, variance=0.5) if name == "gaussian" else get_family(name)
+    for x, y in PAIRS[name]:
+        step = 1e-6 * max(1.0, abs(y))
+        numeric_second = (family.kl(x, y + step) - family.kl(x, y - step)) / (2 * step)
+        assert float(family.kl_grad_second(x, y)) == pytest.approx(float(numeric_second), rel=1e-6, abs=1e-9)
+        step = 1e-6 * max(1.0, abs(x))
+        if name == "bernoulli" and not step < x < 1 - step:
+            continue
+        numeric_first = (family.kl(x + step, y) - family.kl(x - step, y)) / (2 * step)
+        assert float(family.kl_grad_first(x, y)) == pytest.approx(float(numeric_first), rel=1e-6, abs=1e-9)
+
+
+def test_gaussian_keeps_its_variance_and_effective_weights_divide_by_it():
+    from allocopt import TopKProblem
+
+    family = Gaussian([0.5, 2.0, 1.0])
+    assert np.array_equal(family.variance_parameter, [0.5, 2.0, 1.0])
+    problem = TopKProblem([1.0, 0.5, 0.0], 1, family=family)
+    assert np.allclose(problem.effective_weights(np.array([0.2, 0.3, 0.5])), [0.4, 0.15, 0.5])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 
 from ._common import float_list, print_json
 
