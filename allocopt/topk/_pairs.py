@@ -19,8 +19,10 @@ Budget (``kind="budget"``), with :math:`\bar\eta = (w_i\eta_i + w_j\eta_j)/s` an
     \partial^2_{w_i w_i} B = -\frac{V(x)(\eta_i - \bar\eta)^2}{s}.
 
 Both are concave and 1-homogeneous, so the Hessian is :math:`\kappa\,(w_j, -w_i)^\top (w_j, -w_i)` with
-:math:`\kappa = \partial^2_{w_i w_i} / w_j^2 \le 0`; the kernels return the three entries. At :math:`s = 0`
-the cost is 0 and any point ``m`` gives valid (super)gradients; the midpoint is used.
+:math:`\kappa = \partial^2_{w_i w_i} / w_j^2 \le 0`; the kernels return the three entries. The offsets
+:math:`m - \theta_i = -w_j(\theta_i - \theta_j)/s` (and their natural-parameter analogues) are formed from
+the difference of the means, so the costs keep full relative precision for nearly tied means. At
+:math:`s = 0` the cost is 0 and the midpoint serves as infimum point (any point gives valid supergradients).
 """
 
 from __future__ import annotations
