@@ -148,9 +148,11 @@ class _Checker:
                           limit=4096)
 
 
-def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col):
-    """Edges of the forest after adding (row, col) to the tree that already contains both ends: the edge of the
-    cycle that the linearised ratio test on the multipliers makes leave."""
+def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col) -> int:
+    """The edge (index in the layout) that leaves when the pair (row, col) enters a tree already containing both
+    of its ends: along the cycle closed by the entering pair, the multiplier changes that keep every node's
+    stationarity equation alternate in sign; the first decreasing multiplier to reach zero (the linearised
+    ratio test) leaves."""
     start, end = reduced.top_groups[row], reduced.bottom_groups[col]
     # path from start and end up to their lowest common ancestor
     def ancestors(node):
@@ -213,7 +215,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     if max_pivots is None:
         max_pivots = 2 * reduced.n_groups + 20
     max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
-    search = _Search(reduced, max_pivots)
+    search = _Search(reduced)
 
     starts = []
     if warm_start is not None:
@@ -257,10 +259,9 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
 class _Search:
     """Active-set search over forests: solve, check, pivot; remembers the best valid forest solution."""
 
-    def __init__(self, reduced: Reduced, max_pivots: int):
+    def __init__(self, reduced: Reduced):
         self.reduced = reduced
         self.checker = _Checker(reduced)
-        self.max_pivots = max_pivots
         self.pivots = 0
         self.best = None  # (origin, layout, solution, scan)
         self.best_score = np.inf
@@ -281,16 +282,19 @@ class _Search:
             if layout is None:
                 return None
             solution = solve_forest(reduced, layout, psi)
-            if not solution.converged:
+            if not (np.all(np.isfinite(solution.psi)) and np.all(solution.psi > 0) and np.all(np.isfinite(solution.nu))):
                 return None
             psi = solution.psi
             scale = np.max(np.abs(solution.nu))
             negative = solution.nu < -_NEGATIVE_MULTIPLIER * scale
             scan = self.checker.scan(psi)
-            violation = max(0.0, 1.0 - scan.minimum)
-            score = violation + float(np.max(np.maximum(-solution.nu, 0.0)) / scale)
+            # the best forest so far, kept as the fallback answer (its certificate says how good it is)
+            score = (max(0.0, 1.0 - scan.minimum) + float(np.max(np.maximum(-solution.nu, 0.0)) / scale)
+                     + (0.0 if solution.converged else 1.0))
             if score < self.best_score:
                 self.best, self.best_score = (origin, layout, solution, scan), score
+            if not solution.converged:
+                return None
             if not negative.any() and scan.costs.size == 0:
                 return origin, layout, solution, scan
             signature = _forest_signature(rows, cols)
