@@ -43,7 +43,7 @@ class PairScan:
     costs: np.ndarray
 
 
-def scan_pairs(evaluate, family, kind: str, theta_top, theta_bottom, w_top, w_bottom, threshold: float | None,
+def scan_pairs(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, threshold: float | None,
                limit: int = 1_000_000, chunk_pairs: int = CHUNK_PAIRS) -> PairScan:
     """Scan every (top, bottom) pair.
 
@@ -52,7 +52,6 @@ def scan_pairs(evaluate, family, kind: str, theta_top, theta_bottom, w_top, w_bo
     evaluate : callable
         ``evaluate(rows, cols) -> costs`` for arrays of positions (broadcasting), the exact costs.
     family : ExponentialFamily
-    kind : str
     theta_top, theta_bottom, w_top, w_bottom : ndarray
         Means and effective weights (allocation over dispersion) of the top and bottom sides, in the order of
         the positions.

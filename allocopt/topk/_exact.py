@@ -143,7 +143,7 @@ class _Checker:
         def evaluate(rows, cols):
             return reduced.terms(psi, rows, cols).cost
 
-        return scan_pairs(evaluate, reduced.family, reduced.kind, self.theta_top, self.theta_bottom,
+        return scan_pairs(evaluate, reduced.family, self.theta_top, self.theta_bottom,
                           weights[reduced.top_groups], weights[reduced.bottom_groups], 1.0 - _FEASIBILITY,
                           limit=4096)
 
@@ -340,9 +340,9 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
 
         weights = psi / reduced.dispersion
         costs_at = lambda r, c: reduced.terms(psi, r, c).cost  # noqa: E731
-        minimum = scan_pairs(costs_at, reduced.family, reduced.kind, checker.theta_top, checker.theta_bottom,
+        minimum = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
                              weights[reduced.top_groups], weights[reduced.bottom_groups], None).minimum
-        scan = scan_pairs(costs_at, reduced.family, reduced.kind, checker.theta_top, checker.theta_bottom,
+        scan = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
                           weights[reduced.top_groups], weights[reduced.bottom_groups], 4.0 * minimum,
                           limit=scan_limit)
         double_rows, double_cols = _double_star(reduced)

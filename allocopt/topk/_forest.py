@@ -255,31 +255,21 @@ def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_gr
 
 
 def _peel(layout: ForestLayout, coefficient_parent_side: np.ndarray, own: np.ndarray, demand: np.ndarray,
-          demand_derivative: np.ndarray | None, n_groups: int):
+          n_groups: int):
     """Peel the stationarity equations from the leaves: returns the multiplier of each node's parent edge
-    (indexed by node), the roots' residuals, and their derivatives when ``demand_derivative`` is given.
+    (indexed by node), the roots' residuals and their scales.
 
     Node v's equation: sum over its edges e of nu_e * coef(e, v) = demand_v.
     """
     inflow = np.zeros(n_groups)
-    inflow_derivative = np.zeros(n_groups) if demand_derivative is not None else None
     multiplier = np.zeros(n_groups)
-    multiplier_derivative = np.zeros(n_groups) if demand_derivative is not None else None
     for level in reversed(layout.levels[1:]):
         parents = layout.parent[level]
         multiplier[level] = (demand[level] - inflow[level]) / own[level]
         inflow += np.bincount(parents, weights=multiplier[level] * coefficient_parent_side[level],
                               minlength=n_groups)
-        if demand_derivative is not None:
-            multiplier_derivative[level] = (demand_derivative[level] - inflow_derivative[level]) / own[level]
-            inflow_derivative += np.bincount(parents, weights=multiplier_derivative[level]
-                                             * coefficient_parent_side[level], minlength=n_groups)
     roots = layout.roots
-    residual = demand[roots] - inflow[roots]
-    scale = demand[roots] + np.abs(inflow[roots])
-    if demand_derivative is None:
-        return multiplier, residual, scale, None
-    return multiplier, residual, scale, demand_derivative[roots] - inflow_derivative[roots]
+    return multiplier, demand[roots] - inflow[roots], demand[roots] + np.abs(inflow[roots])
 
 
 def _parent_side_coefficients(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int) -> np.ndarray:
@@ -356,7 +346,7 @@ def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray, t
     child_is_top = layout.edge_top[edges] == child
     own[child] = np.where(child_is_top, terms.grad_top[edges], terms.grad_bottom[edges])
     parent_side[child] = np.where(child_is_top, terms.grad_bottom[edges], terms.grad_top[edges])
-    multiplier, residual, scale, _ = _peel(layout, parent_side, own, reduced.multiplicity, None, n_groups)
+    multiplier, residual, scale = _peel(layout, parent_side, own, reduced.multiplicity, n_groups)
     nu = np.zeros(layout.rows.shape[0])
     nu[edges] = multiplier[child]
     return nu, np.abs(residual) / scale

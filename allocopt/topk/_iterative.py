@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._pairs import PairTerms
-from .certificate import ROUNDING_ALLOWANCE
+from .certificate import certified_gap
 from .result import IterationHistory
 
 __all__ = ["GapRecorder"]
@@ -36,10 +36,10 @@ class GapRecorder:
 
     @staticmethod
     def certified_gap(value: float, bound: float) -> float:
-        return max(bound - value, 0.0) + ROUNDING_ALLOWANCE * max(abs(bound), abs(value))
+        return certified_gap(bound, value)
 
     def history(self) -> IterationHistory:
         values = self.values[: self.count]
         bounds = self.bounds[: self.count]
-        gaps = np.maximum(bounds - values, 0.0) + ROUNDING_ALLOWANCE * np.maximum(np.abs(bounds), np.abs(values))
-        return IterationHistory(iteration=np.arange(1, self.count + 1), value=values, upper_bound=bounds, gap=gaps)
+        return IterationHistory(iteration=np.arange(1, self.count + 1), value=values, upper_bound=bounds,
+                                gap=certified_gap(bounds, values))

@@ -44,7 +44,7 @@ import numpy as np
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
-__all__ = ["Certificate", "certify", "upper_bound", "dual_refinement", "refined_bound", "normalise_multipliers"]
+__all__ = ["Certificate", "certify", "upper_bound", "dual_refinement", "refined_bound", "certified_gap"]
 
 ROUNDING_ALLOWANCE = 16 * np.finfo(float).eps
 # the refinement only matters when the linearised bound is loose (interior-point or iterative solutions); at an
@@ -93,12 +93,11 @@ def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultiplier
     return top_sums, bottom_sums, weights, terms.cost
 
 
-def normalise_multipliers(mu) -> np.ndarray:
-    """Dense multipliers with tiny negative rounding clipped to zero, scaled to sum one (zero stays zero)."""
-    mu = np.asarray(mu, dtype=float)
-    mu = np.where(mu > 0, mu, 0.0)
-    total = mu.sum()
-    return mu / total if total > 0 else mu
+def certified_gap(bound, value):
+    """``bound - value`` (clipped at zero) plus the rounding allowance; scalars or arrays."""
+    bound, value = np.asarray(bound, dtype=float), np.asarray(value, dtype=float)
+    gap = np.maximum(bound - value, 0.0) + ROUNDING_ALLOWANCE * np.maximum(np.abs(bound), np.abs(value))
+    return float(gap) if gap.ndim == 0 else gap
 
 
 def upper_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence") -> float:
@@ -268,7 +267,7 @@ def certify(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence",
     bound = float(max(top_sums.max(), bottom_sums.max()))
     if refine and bound - value > REFINEMENT_THRESHOLD * abs(value):
         bound = min(bound, refined_bound(problem, psi, multipliers, kind))
-    gap = max(bound - value, 0.0) + ROUNDING_ALLOWANCE * max(abs(bound), abs(value))
+    gap = certified_gap(bound, value)
     scale = value if value > 0 else np.inf
     stationarity = float(max(np.abs(top_sums - value).max(), np.abs(bottom_sums - value).max()) / scale)
     complementarity = float(np.dot(weights, costs - value) / scale)

@@ -255,7 +255,7 @@ class TopKProblem:
         def evaluate(rows, cols):
             return self.pair_terms(psi, rows, cols, kind=kind).cost
 
-        scan = scan_pairs(evaluate, self._family, kind, self._theta[self._top], self._theta[self._bottom],
+        scan = scan_pairs(evaluate, self._family, self._theta[self._top], self._theta[self._bottom],
                           weights[self._top], weights[self._bottom], threshold)
         return float(scan.minimum), scan
 
