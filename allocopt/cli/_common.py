@@ -1,62 +1,107 @@
-"""Helpers shared by the subcommands: parsing number lists and printing JSON."""
+"""Helpers shared by the subcommands: exit statuses, example invocations, number lists and JSON output."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-from typing import Any
+import enum
+import re
+import sys
+from typing import Any, NamedTuple
 
-import numpy as np
+from .._json import dumps
 
-__all__ = ["float_list", "float_rows", "to_jsonable", "print_json"]
+__all__ = ["ExitStatus", "Example", "float_list", "float_rows", "is_number_list", "print_json"]
+
+
+class ExitStatus(enum.IntEnum):
+    """Exit statuses of ``allocopt`` (documented in ``allocopt --help`` and docs/cli.md)."""
+
+    SUCCESS = 0
+    """The computation ran and its answer is certified (optimal, proven infeasible, check passed)."""
+    NOT_CERTIFIED = 1
+    """The computation ran but its answer is not certified (``not_certified``, ``iteration_limit``,
+    ``inaccurate``, a check with ``passed: False``), or a solver could not produce an answer."""
+    BAD_INPUT = 2
+    """Bad input: a usage error of the command line or an invalid argument or instance."""
+    INTERNAL_ERROR = 3
+    """An unexpected error inside allocopt (a bug: please report it)."""
+    INTERRUPTED = 130
+    """Interrupted by the user (Ctrl-C), as shells report SIGINT (128 + 2)."""
+    BROKEN_PIPE = 141
+    """The reader of standard output went away (``allocopt ... | head``), as shells report SIGPIPE (128 + 13)."""
+
+
+class Example(NamedTuple):
+    """One example invocation of a subcommand, run by the command-line tests.
+
+    Attributes
+    ----------
+    argv : tuple of str
+        The arguments after the subcommand name.
+    status : ExitStatus or tuple of ExitStatus
+        The exit status the invocation must give (or the statuses it may give, for an input whose outcome
+        depends on the solver but must never be a traceback).
+    why : str
+        What the example shows (a known failure it reproduces, for example).
+    """
+
+    argv: tuple[str, ...]
+    status: ExitStatus | tuple[ExitStatus, ...]
+    why: str
+
+    @property
+    def statuses(self) -> tuple[ExitStatus, ...]:
+        """The acceptable exit statuses."""
+        return self.status if isinstance(self.status, tuple) else (self.status,)
+
+
+def _number(item: str, text: str) -> float:
+    try:
+        return float(item)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r} ({item!r} is not a number)") from None
 
 
 def float_list(text: str) -> list[float]:
-    """Parse ``"0.5,0.2,-1"`` into floats (an argparse ``type``)."""
-    try:
-        values = [float(item) for item in text.replace(" ", "").split(",") if item != ""]
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from error
-    if not values:
+    """Parse ``"0.5,0.2,-1"`` into floats (an argparse ``type``).
+
+    Spaces around the numbers are allowed; an empty field (``"0.5,,0.3"``, a leading or trailing comma) is an
+    error, never silently dropped.
+    """
+    items = [item.strip() for item in text.split(",")]
+    if text.strip() == "":
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
-    return values
+    empty = [position for position, item in enumerate(items) if item == ""]
+    if empty:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r} (field {empty[0] + 1} of {len(items)} is empty)")
+    return [_number(item, text) for item in items]
 
 
 def float_rows(text: str) -> list[list[float]]:
-    """Parse ``"1,2;3,4"`` (rows separated by ';') into a list of rows (an argparse ``type``)."""
-    rows = [row for row in text.split(";") if row.strip() != ""]
-    if not rows:
-        raise argparse.ArgumentTypeError(f"expected rows of comma-separated numbers separated by ';', got {text!r}")
+    """Parse ``"1,2;3,4"`` (rows separated by ';') into a list of rows (an argparse ``type``).
+
+    An empty row (``"1,2;;3,4"``, a leading or trailing ``';'``) is an error, never silently dropped.
+    """
+    rows = text.split(";")
+    if any(row.strip() == "" for row in rows):
+        raise argparse.ArgumentTypeError(
+            f"expected rows of comma-separated numbers separated by ';', got {text!r} (a row is empty)")
     return [float_list(row) for row in rows]
 
 
-def to_jsonable(value: Any) -> Any:
-    """Convert numpy arrays and scalars (recursively) to JSON-compatible Python objects.
+NUMBER_LIST_TYPES = (float_list, float_rows)
+"""The argparse types of list-valued options (their values may start with '-', see :func:`is_number_list`)."""
 
-    Infinite floats become the strings ``"inf"`` / ``"-inf"`` and NaN becomes ``None`` so that the output is
-    strict JSON.
-    """
-    if isinstance(value, dict):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, (np.bool_, bool)):
-        return bool(value)
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        number = float(value)
-        if math.isnan(number):
-            return None
-        if math.isinf(number):
-            return "inf" if number > 0 else "-inf"
-        return number
-    return value
+_LEADING_MINUS = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
-def print_json(payload: dict[str, Any]) -> None:
-    """Print one strict JSON object on stdout."""
-    print(json.dumps(to_jsonable(payload), allow_nan=False))
+def is_number_list(token: str) -> bool:
+    """Whether a command-line token that starts with '-' is a number list (``-0.5,0.4``), not an option."""
+    return _LEADING_MINUS.match(token) is not None
+
+
+def print_json(payload: Any) -> None:
+    """Print one strict JSON object on stdout (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
+    sys.stdout.write(dumps(payload) + "\n")

@@ -14,9 +14,37 @@ from typing import Any
 
 import numpy as np
 
-from ._common import float_list, float_rows, print_json
+from ._common import Example, ExitStatus, float_list, float_rows, print_json
 
-__all__ = ["register"]
+__all__ = ["register", "cbmai_instance_names", "EXAMPLES"]
+
+EXAMPLES = (
+    Example(("--rewards", "1,0.2", "--costs", "2,0", "--bounds", "1", "--json"), ExitStatus.SUCCESS,
+            "a two-arm LP solved by hand: p = (1/2, 1/2), value 0.6"),
+    Example(("--instance", "cbmai-d2p"), ExitStatus.SUCCESS, "Table 1 (D2P) of Tang, Jain, Nayyar, Nuzzo"),
+    Example(("--rewards", "1,0.2", "--costs", "2,3", "--bounds", "1", "--json"), ExitStatus.SUCCESS,
+            "a proven infeasible LP is a certified answer; its value -inf is written \"-Infinity\""),
+    Example(("--rewards", "-1,-0.2", "--costs", "-2,0", "--bounds", "-1", "--json"), ExitStatus.SUCCESS,
+            "number lists that start with a minus sign"),
+    Example(("--instance", "topk-example-1"), ExitStatus.BAD_INPUT,
+            "a top-k instance is not a CBMAI instance: the message lists only the CBMAI instances"),
+    Example(("--instance", "no-such-instance", "--json"), ExitStatus.BAD_INPUT, "an unknown instance"),
+    Example(("--rewards", "1,,0.2", "--costs", "2,0", "--bounds", "1"), ExitStatus.BAD_INPUT,
+            "an empty field is refused"),
+    Example(("--rewards", "1,0.2", "--costs", "2,0;", "--bounds", "1"), ExitStatus.BAD_INPUT,
+            "an empty row is refused"),
+    Example(("--rewards", "1,0.2", "--costs", "2,0,1", "--bounds", "1"), ExitStatus.BAD_INPUT,
+            "costs of the wrong length"),
+    Example(("--rewards", "1,0.2"), ExitStatus.BAD_INPUT, "--costs and --bounds are missing"),
+)
+
+
+def cbmai_instance_names() -> tuple[str, ...]:
+    """The reference instances that are CBMAI instances (they have rewards, costs and bounds)."""
+    from ..testing.instances import REFERENCE_INSTANCES
+
+    return tuple(name for name, instance in REFERENCE_INSTANCES.items()
+                 if {"rewards", "costs", "bounds"} <= set(instance.parameters))
 
 
 def register(subparsers: Any) -> None:
@@ -31,8 +59,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--costs", type=float_rows, help="L rows of K mean costs: 'c11,c12,...;c21,c22,...'")
     parser.add_argument("--bounds", type=float_list, help="L cost bounds, comma-separated")
     parser.add_argument("--n-unknown", type=int, default=None, help="K0: arms 0..K0-1 are unknown (default K)")
-    parser.add_argument("--instance", default=None,
-                        help="a reference instance instead of --rewards/--costs/--bounds (e.g. cbmai-d2p)")
+    parser.add_argument("--instance", default=None, choices=cbmai_instance_names(), metavar="NAME",
+                        help="a reference instance instead of --rewards/--costs/--bounds: "
+                             + ", ".join(cbmai_instance_names()))
     parser.add_argument("--method", default="enumerate", help="enumerate (default), highs or pulp")
     parser.add_argument("--solver", default=None, help="PuLP solver for --method pulp: highs or cbc")
     parser.add_argument("--strict-iv", action="store_true", help="strict IV variant (only BFS with x_a > 0)")
@@ -53,7 +82,13 @@ def _problem(args: argparse.Namespace):
     return CBMAIProblem(args.rewards, args.costs, args.bounds, args.n_unknown)
 
 
-def _handle(args: argparse.Namespace) -> int:
+def exit_status(result) -> ExitStatus:
+    """0 when the LP certificate vouches for the answer (optimal, or infeasible with a Farkas ray), 1 otherwise."""
+    certified = result.status in ("optimal", "infeasible") and result.certificate.certifies()
+    return ExitStatus.SUCCESS if certified else ExitStatus.NOT_CERTIFIED
+
+
+def _handle(args: argparse.Namespace) -> ExitStatus:
     from ..cbmai import iv_scores, lagrangian_scores, solve_cbmai
 
     problem = _problem(args)
@@ -81,7 +116,7 @@ def _handle(args: argparse.Namespace) -> int:
     }
     if args.json:
         print_json(payload)
-        return 0
+        return exit_status(result)
     with np.printoptions(precision=6, suppress=True):
         print(f"status: {result.status} (method {result.method})")
         if result.optimal:
@@ -96,4 +131,4 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"{'column':<{width}}  {'IV score':>12}  {'Lagrangian':>12}")
         for label, iv_score, l_score in zip(labels, iv, lagrangian):
             print(f"{label:<{width}}  {iv_score:>12.6g}  {l_score:>12.6g}")
-    return 0
+    return exit_status(result)

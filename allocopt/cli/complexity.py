@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import float_list, print_json
+from ._common import Example, ExitStatus, float_list, print_json
 
-__all__ = ["register"]
+__all__ = ["register", "exit_status", "EXAMPLES"]
+
+EXAMPLES = (
+    Example(("--theta", "0.5,0.9,0.8", "--k", "1", "--p", "2"), ExitStatus.SUCCESS, "a table"),
+    Example(("--theta", "0.7,0.7,0.5,0.5", "--k", "2", "--family", "bernoulli", "--json"), ExitStatus.SUCCESS,
+            "ties within the top set: the infinite spread constant is written \"Infinity\""),
+    Example(("--theta", "-0.5,0.4,0.3", "--k", "1", "--json"), ExitStatus.SUCCESS,
+            "a first mean with a minus sign is a value, not an option"),
+    Example(("--theta", "0.5,0.9", "--k", "3"), ExitStatus.BAD_INPUT, "k must be in 1..K-1"),
+    Example(("--theta", "0.5,0.9,", "--k", "1", "--json"), ExitStatus.BAD_INPUT, "a trailing comma is refused"),
+    Example(("--theta", "0.5,0.9,0.1", "--k", "1", "--p", "0.5,,1"), ExitStatus.BAD_INPUT,
+            "an empty field is refused"),
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +50,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
+def exit_status(result) -> ExitStatus:
+    """1 when an optimal allocation of the report is not certified within the exact solver's tolerance
+    (the criterion of its status ``"optimal"``), 0 otherwise."""
+    import inspect
+
+    from ..topk import _exact
+
+    tolerance = inspect.signature(_exact.solve).parameters["tol"].default
+    for key in ("gamma_star", "gamma_b_star"):
+        if key in result and not result[f"{key}.gap"] <= tolerance * result[key]:
+            return ExitStatus.NOT_CERTIFIED
+    return ExitStatus.SUCCESS
+
+
+def _run(args: argparse.Namespace) -> ExitStatus:
     from ..complexity import report
 
     variance = args.variance
@@ -49,4 +75,4 @@ def _run(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     else:
         print(result.to_table())
-    return 0
+    return exit_status(result)

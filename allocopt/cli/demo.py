@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["register", "run"]
+from ._common import Example, ExitStatus
+
+__all__ = ["register", "run", "EXAMPLES"]
+
+EXAMPLES = (
+    Example((), ExitStatus.SUCCESS, "Example 1 of Wang, Yang, You (2022), certified"),
+    Example(("--json",), ExitStatus.BAD_INPUT, "demo takes no options"),
+)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -17,19 +24,19 @@ def register(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> ExitStatus:
     from ..testing import get_instance
     from ..topk import TopKProblem, check_topk, solve_topk
-    from .topk import format_report
+    from .topk import exit_status, format_report
 
     instance = get_instance("topk-example-1")
     parameters = instance.parameters
     problem = TopKProblem(parameters["theta"], parameters["k"], family=parameters["family"],
                           variance=parameters["variance"])
     result = solve_topk(problem)
-    certificate = check_topk(problem, result.psi)
+    certificate = check_topk(problem, result.psi, mu=result.mu)
     print(f"Example 1 ({instance.source})")
     print(format_report(result, certificate))
     print(f"components (1-based, as in the paper): {certificate.component_indices(one_based=True)}")
     print(f"paper: psi* ~ {instance.expected['psi']}, Gamma* ~ {instance.expected['value']}")
-    return 0
+    return exit_status(result, certificate)

@@ -4,10 +4,31 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import Example, ExitStatus, float_list, print_json
 
-from ._common import float_list, print_json
+__all__ = ["register", "run", "format_report", "default_check_tolerance", "EXAMPLES"]
 
-__all__ = ["register", "run", "format_report", "default_check_tolerance"]
+EXAMPLES = (
+    Example(("--theta", "0.51,0.5,0,-0.01,-0.092", "--k", "2", "--variance", "0.25"), ExitStatus.SUCCESS,
+            "Example 1 of Wang, Yang, You (2022)"),
+    Example(("--theta", "-0.5,0.4,0.3", "--k", "1"), ExitStatus.SUCCESS,
+            "a first mean with a minus sign is a value, not an option"),
+    Example(("--theta", "0.5,0.49999999999999994,0.3", "--k", "1", "--family", "bernoulli", "--json"),
+            ExitStatus.SUCCESS, "near-tie one ulp apart: the KKT check certifies what the solver certifies"),
+    Example(("--theta", "0.7,0.6,0.4,0.3", "--k", "2", "--family", "bernoulli", "--kind", "budget", "--json"),
+            ExitStatus.SUCCESS, "fixed-budget costs"),
+    Example(("--theta", "1,0.6,0.2,-0.1", "--k", "2", "--method", "fwga", "--iterations", "3", "--json"),
+            ExitStatus.NOT_CERTIFIED, "three Frank-Wolfe iterations stop at the iteration limit"),
+    Example(("--theta", "0.5,,0.3", "--k", "1"), ExitStatus.BAD_INPUT, "an empty field is refused"),
+    Example(("--theta", "0.5,0.3,", "--k", "1"), ExitStatus.BAD_INPUT, "a trailing comma is refused"),
+    Example(("--theta", "0.5,0.5,0.1", "--k", "1"), ExitStatus.BAD_INPUT, "a tie at the top-k boundary"),
+    Example(("--theta", "0.5,1.5", "--k", "1", "--family", "bernoulli", "--json"), ExitStatus.BAD_INPUT,
+            "a Bernoulli mean outside (0, 1)"),
+    Example(("--theta", "0.5,0.4", "--k", "2"), ExitStatus.BAD_INPUT, "k must be in 1..K-1"),
+    Example(("--theta", "1e308,-1e308,0", "--k", "1", "--json"),
+            (ExitStatus.SUCCESS, ExitStatus.BAD_INPUT, ExitStatus.NOT_CERTIFIED, ExitStatus.INTERNAL_ERROR),
+            "means at the ends of the float range: whatever the solver does, one line on stderr and no traceback"),
+)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -28,6 +49,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--method", default=DEFAULT_METHOD, choices=TOPK_METHODS, help="solver")
     parser.add_argument("--kind", default="confidence", choices=KINDS,
                         help="confidence (C_ij, fixed confidence) or budget (B_ij, fixed budget)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="iterations of the iterative methods (fwga, kkt-tracking; default: the method's)")
     parser.add_argument("--check-tol", type=float, default=None,
                         help="relative tolerance of the binding-pair graph (default: from the certified gap)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -63,13 +86,19 @@ def format_report(result, certificate) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def exit_status(result, certificate) -> ExitStatus:
+    """0 when the solver certified its answer and the KKT check passed, 1 otherwise."""
+    return ExitStatus.SUCCESS if result.status == "optimal" and certificate.passed else ExitStatus.NOT_CERTIFIED
+
+
+def run(args: argparse.Namespace) -> ExitStatus:
     from ..topk import TopKProblem, check_topk, solve_topk
 
     problem = TopKProblem(args.theta, args.k, family=args.family, variance=_variance(args.variance, args.family))
-    result = solve_topk(problem, method=args.method, kind=args.kind)
+    options = {} if args.iterations is None else {"iterations": args.iterations}
+    result = solve_topk(problem, method=args.method, kind=args.kind, **options)
     tolerance = default_check_tolerance(result) if args.check_tol is None else args.check_tol
-    certificate = check_topk(problem, result.psi, tol=tolerance, kind=args.kind)
+    certificate = check_topk(problem, result.psi, tol=tolerance, kind=args.kind, mu=result.mu)
     if args.json:
         print_json({
             "psi": result.psi, "value": result.value, "characteristic_time": result.characteristic_time,
@@ -82,4 +111,4 @@ def run(args: argparse.Namespace) -> int:
         })
     else:
         print(format_report(result, certificate))
-    return 0
+    return exit_status(result, certificate)

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .._json import jsonable
 from .._validation import as_float, as_float_vector, as_positive_float, describe, fail
 from ..exceptions import AllocoptError, InvalidArgumentError, InvalidInstanceError
 from ..families import Bernoulli, ExponentialFamily, get_family
@@ -226,8 +227,9 @@ class ComplexityReport:
         return tuple(dict.fromkeys(item.group for item in self.measures))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain Python data (lists, floats, strings) with every field, for JSON output."""
-        return {
+        """Strict-JSON data (lists, floats, strings) with every field; non-finite numbers (an infinite spread
+        constant with ties, for example) are written as ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``."""
+        return jsonable({
             "theta": self.theta.tolist(),
             "k": self.k,
             "family": self.family,
@@ -238,7 +240,7 @@ class ComplexityReport:
                 for item in self.measures
             ],
             "omitted": [{"group": item.group, "reason": item.reason} for item in self.omitted],
-        }
+        })
 
     def to_table(self) -> str:
         """A plain-text table: one section per group with symbol, value, source and what the measure bounds."""

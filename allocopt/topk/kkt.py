@@ -3,7 +3,8 @@ r"""``check_topk``: the KKT certificate of an allocation and its structure repor
 Given an allocation :math:`\psi` (from any source), :func:`check_topk`
 
 1. finds the near-binding pairs :math:`E = \{(i, j) : C_{ij}(\psi) \le (1 + \mathrm{tol})\Gamma(\psi)\}`;
-2. solves the KKT system (18) in its equivalent form (65) for the multipliers, in CVXPY, as the linear program
+2. solves the KKT system (18) in its equivalent form (65) for the multipliers, with HiGHS, as the linear
+   program (column-equilibrated, so that near-ties do not defeat it)
 
    .. math::
        \min_{\mu \ge 0,\ \sum_E \mu = 1} \ \max_a \Big|\sum_{e \in E,\, e \ni a} \mu_e\,\partial_a C_e(\psi)
@@ -19,11 +20,12 @@ Given an allocation :math:`\psi` (from any source), :func:`check_topk`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._validation import as_float, check_in_simplex
+from .._json import jsonable
+from .._validation import as_float, as_float_matrix, check_in_simplex, fail
 from ..exceptions import InvalidArgumentError, SolverError
 from .certificate import Certificate, certify
 from .problem import TopKProblem
@@ -67,6 +69,10 @@ class TopKCertificate:
         Offending ``(better-ranked arm, worse-ranked arm)`` pairs.
     double_star : DoubleStarVerdict
         Theorem 3.4.
+    multiplier_source : str
+        Where :attr:`mu` comes from: ``"kkt-lp"`` (the linear program of the module docstring) or ``"given"``
+        (the ``mu`` passed to :func:`check_topk`, kept because it certifies a smaller gap or the linear
+        program failed).
     """
 
     psi: np.ndarray
@@ -85,6 +91,7 @@ class TopKCertificate:
     monotonicity_violations: tuple[tuple[int, int], ...]
     double_star: DoubleStarVerdict
     certificate: Certificate = field(repr=False)
+    multiplier_source: str = "kkt-lp"
 
     @property
     def relative_gap(self) -> float:
@@ -114,7 +121,8 @@ class TopKCertificate:
         lines = [
             f"KKT check: Gamma(psi) = {self.value:.10g}   certified gap with the KKT multipliers = {self.gap:.3g} "
             f"(relative {self.relative_gap:.3g})",
-            f"KKT residual (65) = {self.kkt_residual:.3g}   near-binding tolerance = {self.tol:g}",
+            f"KKT residual (65) = {self.kkt_residual:.3g}   near-binding tolerance = {self.tol:g}"
+            + ("" if self.multiplier_source == "kkt-lp" else "   (multipliers: the given ones)"),
             f"components of the binding graph ({len(self.components)}):",
         ]
         for component in self.components:
@@ -130,49 +138,104 @@ class TopKCertificate:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly summary."""
-        return {
+        """A strict-JSON summary (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
+        return jsonable({
             "value": self.value, "gap": self.gap, "relative_gap": self.relative_gap,
-            "kkt_residual": self.kkt_residual, "tol": self.tol,
+            "kkt_residual": self.kkt_residual, "tol": self.tol, "multiplier_source": self.multiplier_source,
             "components": [{"top": list(c.top), "bottom": list(c.bottom), "balance_residual": c.balance_residual,
                             "is_tree": c.is_tree} for c in self.components],
             "every_arm_binding": self.every_arm_binding, "monotone": self.monotone,
             "double_star": {"holds": self.double_star.holds, "reason": self.double_star.reason},
             "passed": self.passed,
-        }
+        })
 
 
-def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                           value: float, kind: str) -> tuple[np.ndarray, float]:
-    """The LP of the module docstring over the given pairs; returns (mu on those pairs, residual)."""
-    import cvxpy as cp
+class _Multipliers(NamedTuple):
+    """Multipliers on a set of pairs and the KKT residual they achieve (``None`` weights: no solution)."""
+
+    weights: np.ndarray | None
+    residual: float
+    message: str
+
+
+def _gradient_matrix(problem: TopKProblem, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray, value: float,
+                     kind: str):
+    r"""The sparse ``(K, |E|)`` matrix :math:`G_{a e} = \partial_a C_e(\psi) / \Gamma(\psi)`."""
     from scipy.sparse import coo_matrix
 
     terms = problem.pair_terms(psi, rows, cols, kind=kind)
     n_edges = rows.shape[0]
-    top, bottom = problem.top[rows], problem.bottom[cols]
     edge_index = np.arange(n_edges)
-    gradients = coo_matrix((np.concatenate([terms.grad_top, terms.grad_bottom]) / value,
-                            (np.concatenate([top, bottom]), np.concatenate([edge_index, edge_index]))),
-                           shape=(problem.n_arms, n_edges)).tocsr()
-    mu = cp.Variable(n_edges, nonneg=True)
-    residual = cp.Variable()
-    stationarity = gradients @ mu - 1.0
-    model = cp.Problem(cp.Minimize(residual), [cp.sum(mu) == 1.0, stationarity <= residual, -stationarity <= residual])
-    solver = cp.HIGHS if cp.HIGHS in cp.installed_solvers() else cp.CLARABEL
-    try:
-        model.solve(solver=solver)
-    except cp.error.SolverError as error:
-        raise SolverError(f"check_topk: the KKT linear program failed: {error}") from error
-    if mu.value is None:
-        raise SolverError(f"check_topk: the KKT linear program returned status {model.status!r}")
-    weights = np.maximum(np.asarray(mu.value, dtype=float), 0.0)
-    weights = weights / weights.sum()
-    achieved = float(np.abs(gradients @ weights - 1.0).max())
-    return weights, achieved
+    return coo_matrix((np.concatenate([terms.grad_top, terms.grad_bottom]) / value,
+                       (np.concatenate([problem.top[rows], problem.bottom[cols]]),
+                        np.concatenate([edge_index, edge_index]))),
+                      shape=(problem.n_arms, n_edges)).tocsr()
 
 
-def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "confidence") -> TopKCertificate:
+def _residual(gradients, weights: np.ndarray) -> float:
+    r""":math:`\max_a |(G\mu)_a - 1|` over every arm."""
+    return float(np.abs(gradients @ weights - 1.0).max())
+
+
+def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                           value: float, kind: str) -> _Multipliers:
+    r"""The LP of the module docstring over the given pairs, column-equilibrated.
+
+    Near-ties make the columns of :math:`G` span dozens of orders of magnitude (a pair whose cost is
+    :math:`\Gamma` only because its arms are one ulp apart has gradients of order 1, while a pair with a
+    large gap and a tiny allocation has gradients of order :math:`1/\Gamma`), which the LP solver cannot
+    handle. The LP is therefore solved in the variables :math:`\nu_e = \mu_e \max_a |G_{ae}|`, which make
+    every column of the constraint matrix of unit size. The normalisation :math:`\sum_e \mu_e = 1` is left
+    out of the LP: on pairs with :math:`C_e = \Gamma`, Euler's identity
+    :math:`\sum_a \psi_a \partial_a C_e = C_e` (the costs are homogeneous of degree one in :math:`\psi`)
+    gives :math:`\sum_e \mu_e = \sum_a \psi_a (G\mu)_a`, so a small residual forces the sum near one; the
+    weights are then normalised and the residual recomputed with them. The rows are the arms covered by the
+    pairs (an arm in no pair has residual 1 whatever the multipliers; it is counted in the reported residual).
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix, hstack, vstack
+
+    gradients = _gradient_matrix(problem, psi, rows, cols, value, kind)
+    if not np.all(np.isfinite(gradients.data)):
+        return _Multipliers(None, np.inf, "the pair gradients are not finite")
+    covered = np.unique(np.concatenate([problem.top[rows], problem.bottom[cols]]))
+    column_scale = np.asarray(abs(gradients).max(axis=0).todense(), dtype=float).ravel()
+    column_scale[~(column_scale > 0)] = 1.0
+    scaled = gradients[covered] @ _diagonal(1.0 / column_scale)
+    ones = csr_matrix(np.ones((covered.shape[0], 1)))
+    constraints = vstack([hstack([scaled, -ones]), hstack([-scaled, -ones])]).tocsr()
+    bounds_rhs = np.concatenate([np.ones(covered.shape[0]), -np.ones(covered.shape[0])])
+    objective = np.zeros(rows.shape[0] + 1)
+    objective[-1] = 1.0
+    solution = linprog(objective, A_ub=constraints, b_ub=bounds_rhs, bounds=(0, None), method="highs")
+    if solution.x is None or solution.status != 0:
+        return _Multipliers(None, np.inf, f"the KKT linear program failed: {solution.message}")
+    weights = np.maximum(solution.x[:-1], 0.0) / column_scale
+    total = weights.sum()
+    if not (np.isfinite(total) and total > 0):
+        return _Multipliers(None, np.inf, "the KKT linear program returned zero multipliers")
+    weights = weights / total
+    return _Multipliers(weights, _residual(gradients, weights), "")
+
+
+def _diagonal(values: np.ndarray):
+    from scipy.sparse import diags
+
+    return diags(values, format="csr")
+
+
+def _given_multipliers(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, value: float,
+                       kind: str) -> tuple[np.ndarray, np.ndarray, _Multipliers]:
+    """The pairs carrying ``mu`` (normalised) and the KKT residual of ``mu`` on them."""
+    rows, cols = np.nonzero(mu > 0)
+    weights = mu[rows, cols] / mu[rows, cols].sum()
+    gradients = _gradient_matrix(problem, psi, rows, cols, value, kind)
+    residual = _residual(gradients, weights) if np.all(np.isfinite(gradients.data)) else np.inf
+    return rows, cols, _Multipliers(weights, residual, "")
+
+
+def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "confidence",
+               mu: Any = None) -> TopKCertificate:
     r"""Certify an allocation and report the structure of its binding pairs.
 
     Parameters
@@ -187,6 +250,11 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
         monotonicity violations are within it. Use a tolerance matched to the accuracy of ``psi`` (about
         ``1e-3`` for the paper's iterative methods at their default iteration counts).
     kind : {"confidence", "budget"}
+    mu : array_like, shape (k, K-k), optional
+        Candidate multipliers (nonnegative, not all zero; for example ``solve_topk(...).mu``, rows in
+        ``problem.top`` order). The report uses them instead of the linear program's when they certify a
+        smaller gap or when the linear program fails, so that a solver's certificate is never lost to an
+        ill-conditioned check; :attr:`TopKCertificate.multiplier_source` says which were used.
 
     Returns
     -------
@@ -208,16 +276,33 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
     psi = np.maximum(psi, 0.0)
     tol = as_float(tol, func, "tol", low=0.0, high=1.0, low_open=True)
     kind = problem.check_kind(kind, func)
+    shape = (problem.k, problem.n_arms - problem.k)
+    if mu is not None:
+        mu = as_float_matrix(mu, func, "mu", shape=shape)
+        if np.any(mu < 0) or not np.any(mu > 0):
+            fail(func, "mu", f"nonnegative multipliers of shape {shape}, not all zero", mu)
 
     rows, cols, costs, value = binding_pairs(problem, psi, tol, kind)
     if not value > 0:
         raise InvalidArgumentError(
             f"The 'psi' parameter of {func} must give every pair a positive cost (Gamma(psi) > 0), which needs "
             f"positive allocation on the arms of some pair of each kind. Got Gamma(psi) = {value!r}.")
-    weights, residual = _solve_kkt_multipliers(problem, psi, rows, cols, value, kind)
-    mu = np.zeros((problem.k, problem.n_arms - problem.k))
-    mu[rows, cols] = weights
-    certificate = certify(problem, psi, mu, kind, value=value)
+    solved = _solve_kkt_multipliers(problem, psi, rows, cols, value, kind)
+    candidates = []
+    if solved.weights is not None:
+        candidates.append(("kkt-lp", rows, cols, solved))
+    if mu is not None:
+        candidates.append(("given", *_given_multipliers(problem, psi, mu, value, kind)))
+    if not candidates:
+        raise SolverError(f"{func}: {solved.message}; pass the solver's multipliers as mu= to certify with them")
+    best = None
+    for source, pair_rows, pair_cols, multipliers in candidates:
+        dense = np.zeros(shape)
+        dense[pair_rows, pair_cols] = multipliers.weights
+        certificate = certify(problem, psi, dense, kind, value=value)
+        if best is None or certificate.gap < best[1].gap:
+            best = (source, certificate, dense, multipliers.residual)
+    source, certificate, mu, residual = best
     graph = binding_graph(problem, psi, tol, kind, mu=mu)
     components = graph_components(problem, psi, graph, kind)
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
@@ -228,4 +313,5 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
         every_arm_binding=not non_binding, non_binding_arms=non_binding,
         monotone=None if violations is None else not violations,
         monotonicity_violations=() if violations is None else violations,
-        double_star=double_star_verdict(problem, psi, tol, kind), certificate=certificate)
+        double_star=double_star_verdict(problem, psi, tol, kind), certificate=certificate,
+        multiplier_source=source)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._json import jsonable
 from .certificate import Certificate, certify
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
@@ -143,8 +144,9 @@ class TopKResult:
         return float(lower), float(self.characteristic_time)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly summary (arrays as lists, arm indices in the caller's order)."""
-        return {
+        """A strict-JSON summary (arrays as lists, arm indices in the caller's order, non-finite numbers as
+        ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
+        return jsonable({
             "psi": self.psi.tolist(),
             "value": self.value,
             "characteristic_time": self.characteristic_time,
@@ -159,7 +161,8 @@ class TopKResult:
             "kind": self.kind,
             "iterations": self.iterations,
             "time": self.time,
-        }
+            "message": self.message,
+        })
 
 
 def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, mu: np.ndarray, *,

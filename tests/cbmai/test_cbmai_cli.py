@@ -44,8 +44,8 @@ def test_reference_instance_and_text_output(capsys):
 
 def test_infeasible_lp_in_json_is_strict_json(capsys):
     payload = run_json(["--rewards", "1,0.2", "--costs", "2,3", "--bounds", "1"], capsys)
-    assert payload["status"] == "infeasible" and payload["support"] == [] and payload["value"] == "-inf"
-    assert payload["iv_scores"] == ["-inf"] * 3 and payload["p"] == [None, None]
+    assert payload["status"] == "infeasible" and payload["support"] == [] and payload["value"] == "-Infinity"
+    assert payload["iv_scores"] == ["-Infinity"] * 3 and payload["p"] == ["NaN", "NaN"]
 
 
 @pytest.mark.parametrize(

@@ -142,8 +142,8 @@ def test_cli_json(capsys):
     values = {item["key"]: item["value"] for item in payload["measures"]}
     assert values["h1"] == pytest.approx(100.0)  # four gaps of 0.2
     assert payload["family"] == "Bernoulli()"
-    # the 1-spread check is infinite with ties: strict JSON carries it as the string "inf"
-    assert values["spread_constant"] == "inf"
+    # the 1-spread check is infinite with ties: strict JSON carries it as the string "Infinity"
+    assert values["spread_constant"] == "Infinity"
 
 
 def test_cli_bad_input(capsys):
