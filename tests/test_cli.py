@@ -267,3 +267,12 @@ def test_exit_statuses_are_documented():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     for status in ExitStatus:
         assert f"| {int(status)} " in docs, status
+
+
+@pytest.mark.parametrize("module", ["allocopt.cli", "allocopt.cli._common", "allocopt.topk.kkt"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

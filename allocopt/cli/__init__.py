@@ -105,6 +105,11 @@ def normalise_argv(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list
 
     The list-valued options are those of the subcommand named in ``argv`` whose argparse ``type`` is one of
     ``NUMBER_LIST_TYPES``; tokens after ``--`` are left alone.
+
+    Examples
+    --------
+    >>> normalise_argv(build_parser(), ["topk", "--theta", "-0.5,0.4,0.3", "--k", "1"])
+    ['topk', '--theta=-0.5,0.4,0.3', '--k', '1']
     """
     tokens = list(argv)
     choices = _subparsers(parser).choices

@@ -68,6 +68,14 @@ def float_list(text: str) -> list[float]:
 
     Spaces around the numbers are allowed; an empty field (``"0.5,,0.3"``, a leading or trailing comma) is an
     error, never silently dropped.
+
+    Examples
+    --------
+    >>> float_list("0.5, -1e-3,inf")
+    [0.5, -0.001, inf]
+    >>> float_list("0.5,0.3,")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: expected comma-separated numbers, got '0.5,0.3,' (field 3 of 3 is empty)
     """
     items = [item.strip() for item in text.split(",")]
     if text.strip() == "":
@@ -83,6 +91,11 @@ def float_rows(text: str) -> list[list[float]]:
     """Parse ``"1,2;3,4"`` (rows separated by ';') into a list of rows (an argparse ``type``).
 
     An empty row (``"1,2;;3,4"``, a leading or trailing ``';'``) is an error, never silently dropped.
+
+    Examples
+    --------
+    >>> float_rows("1,2;-3,4")
+    [[1.0, 2.0], [-3.0, 4.0]]
     """
     rows = text.split(";")
     if any(row.strip() == "" for row in rows):
@@ -98,7 +111,13 @@ _LEADING_MINUS = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def is_number_list(token: str) -> bool:
-    """Whether a command-line token that starts with '-' is a number list (``-0.5,0.4``), not an option."""
+    """Whether a command-line token that starts with '-' is a number list (``-0.5,0.4``), not an option.
+
+    Examples
+    --------
+    >>> is_number_list("-0.5,0.4"), is_number_list("-.5"), is_number_list("-inf,0"), is_number_list("--k")
+    (True, True, True, False)
+    """
     return _LEADING_MINUS.match(token) is not None
 
 
