@@ -276,3 +276,25 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_check_that_cannot_run_is_an_uncertified_answer_not_bad_input(monkeypatch, capsys):
+    # an allocation with Gamma(psi) = 0 (all mass on one arm: every pair with another arm has cost 0)
+    import dataclasses
+
+    import allocopt.topk as topk_package
+
+    solve = topk_package.solve_topk
+
+    def degenerate(*args, **kwargs):
+        result = solve(*args, **kwargs)
+        return dataclasses.replace(result, psi=[1.0, 0.0, 0.0], status="not_certified")
+    monkeypatch.setattr(topk_package, "solve_topk", degenerate)
+    for extra in ([], ["--json"]):
+        status, out, err = run_main(["topk", "--theta", "0.5,0.4,0.3", "--k", "1", *extra], capsys)
+        assert status == ExitStatus.NOT_CERTIFIED and err == ""
+        if extra:
+            payload = strict_json(out)
+            assert payload["check"] is None and "Gamma(psi) > 0" in payload["check_error"]
+        else:
+            assert "KKT check not available: " in out

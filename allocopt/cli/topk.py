@@ -20,6 +20,8 @@ EXAMPLES = (
     Example(("--theta", "1,0.6,0.2,-0.1", "--k", "2", "--method", "fwga", "--iterations", "3", "--json"),
             ExitStatus.NOT_CERTIFIED, "three Frank-Wolfe iterations stop at the iteration limit"),
     Example(("--theta", "0.5,,0.3", "--k", "1"), ExitStatus.BAD_INPUT, "an empty field is refused"),
+    Example(("--theta", "0.5,0.4,0.3", "--k", "1", "--check-tol", "2"), ExitStatus.BAD_INPUT,
+            "a check tolerance outside (0, 1]"),
     Example(("--theta", "0.5,0.3,", "--k", "1"), ExitStatus.BAD_INPUT, "a trailing comma is refused"),
     Example(("--theta", "0.5,0.5,0.1", "--k", "1"), ExitStatus.BAD_INPUT, "a tie at the top-k boundary"),
     Example(("--theta", "0.5,1.5", "--k", "1", "--family", "bernoulli", "--json"), ExitStatus.BAD_INPUT,
@@ -51,11 +53,22 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="confidence (C_ij, fixed confidence) or budget (B_ij, fixed budget)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations of the iterative methods (fwga, kkt-tracking; default: the method's)")
-    parser.add_argument("--check-tol", type=float, default=None,
+    parser.add_argument("--check-tol", type=_tolerance, default=None,
                         help="relative tolerance of the binding-pair graph (default: from the certified gap)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=run)
     return parser
+
+
+def _tolerance(text: str) -> float:
+    """An argparse type: a relative tolerance in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a relative tolerance in (0, 1], got {text!r}")
+    return value
 
 
 def default_check_tolerance(result) -> float:
@@ -69,8 +82,9 @@ def _variance(values: list[float], family: str):
     return values[0] if len(values) == 1 else values
 
 
-def format_report(result, certificate) -> str:
-    """The text report of a solved problem and its :class:`~allocopt.TopKCertificate`."""
+def format_report(result, certificate, check_error: str = "") -> str:
+    """The text report of a solved problem and its :class:`~allocopt.TopKCertificate` (``None`` when the check
+    could not run, ``check_error`` saying why)."""
     problem = result.problem
     lines = [f"top-{problem.k} allocation of {problem.n_arms} arms ({problem.family!r}, kind {result.kind}, "
              f"method {result.method}, status {result.status})",
@@ -82,33 +96,54 @@ def format_report(result, certificate) -> str:
     lines.append(f"Gamma* = {result.value:.10g}   T* = {result.characteristic_time:.10g}")
     lines.append(f"certified gap = {result.gap:.3g} (relative {result.relative_gap:.3g}); "
                  f"T* in [{result.characteristic_time_bounds[0]:.10g}, {result.characteristic_time_bounds[1]:.10g}]")
-    lines.append(certificate.summary())
+    lines.append(certificate.summary() if certificate is not None else f"KKT check not available: {check_error}")
     return "\n".join(lines)
 
 
 def exit_status(result, certificate) -> ExitStatus:
-    """0 when the solver certified its answer and the KKT check passed, 1 otherwise."""
-    return ExitStatus.SUCCESS if result.status == "optimal" and certificate.passed else ExitStatus.NOT_CERTIFIED
+    """0 when the solver certified its answer and the KKT check passed, 1 otherwise (or without a check)."""
+    passed = certificate is not None and certificate.passed
+    return ExitStatus.SUCCESS if result.status == "optimal" and passed else ExitStatus.NOT_CERTIFIED
+
+
+def check_result(result, tolerance: float):
+    """``(check_topk report, "")`` of a result with the solver's multipliers as candidates, or ``(None, reason)``
+    when the check cannot run on the solver's allocation (for example Gamma(psi) = 0 after too few
+    iterations): the input was valid, so this is an uncertified answer, not an input error."""
+    import numpy as np
+
+    from ..exceptions import AllocoptError
+    from ..topk import check_topk
+
+    mu = np.asarray(result.mu, dtype=float)
+    usable = bool(np.all(np.isfinite(mu)) and np.all(mu >= 0) and np.any(mu > 0))
+    try:
+        return check_topk(result.problem, result.psi, tol=tolerance, kind=result.kind,
+                          mu=mu if usable else None), ""
+    except AllocoptError as error:
+        return None, str(error)
 
 
 def run(args: argparse.Namespace) -> ExitStatus:
-    from ..topk import TopKProblem, check_topk, solve_topk
+    from ..topk import TopKProblem, solve_topk
 
     problem = TopKProblem(args.theta, args.k, family=args.family, variance=_variance(args.variance, args.family))
     options = {} if args.iterations is None else {"iterations": args.iterations}
     result = solve_topk(problem, method=args.method, kind=args.kind, **options)
     tolerance = default_check_tolerance(result) if args.check_tol is None else args.check_tol
-    certificate = check_topk(problem, result.psi, tol=tolerance, kind=args.kind, mu=result.mu)
+    certificate, check_error = check_result(result, tolerance)
     if args.json:
         print_json({
             "psi": result.psi, "value": result.value, "characteristic_time": result.characteristic_time,
             "gap": result.gap, "relative_gap": result.relative_gap, "upper_bound": result.upper_bound,
             "mu": result.mu, "top": problem.top, "bottom": problem.bottom,
-            "components": [{"top": list(c.top), "bottom": list(c.bottom), "balance_residual": c.balance_residual}
-                           for c in certificate.components],
+            "components": [] if certificate is None else [
+                {"top": list(c.top), "bottom": list(c.bottom), "balance_residual": c.balance_residual}
+                for c in certificate.components],
             "method": result.method, "kind": result.kind, "status": result.status, "iterations": result.iterations,
-            "time": result.time, "check": certificate.to_dict(),
+            "time": result.time, "check": None if certificate is None else certificate.to_dict(),
+            **({"check_error": check_error} if certificate is None else {}),
         })
     else:
-        print(format_report(result, certificate))
+        print(format_report(result, certificate, check_error))
     return exit_status(result, certificate)
