@@ -166,7 +166,9 @@ def _gradient_matrix(problem: TopKProblem, psi: np.ndarray, rows: np.ndarray, co
     terms = problem.pair_terms(psi, rows, cols, kind=kind)
     n_edges = rows.shape[0]
     edge_index = np.arange(n_edges)
-    return coo_matrix((np.concatenate([terms.grad_top, terms.grad_bottom]) / value,
+    with np.errstate(over="ignore"):  # a gradient over a subnormal Gamma: infinite entries, caught by the callers
+        relative = np.concatenate([terms.grad_top, terms.grad_bottom]) / value
+    return coo_matrix((relative,
                        (np.concatenate([problem.top[rows], problem.bottom[cols]]),
                         np.concatenate([edge_index, edge_index]))),
                       shape=(problem.n_arms, n_edges)).tocsr()
@@ -193,15 +195,15 @@ def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarr
     pairs (an arm in no pair has residual 1 whatever the multipliers; it is counted in the reported residual).
     """
     from scipy.optimize import linprog
-    from scipy.sparse import csr_matrix, hstack, vstack
+    from scipy.sparse import csr_matrix, diags, hstack, vstack
 
     gradients = _gradient_matrix(problem, psi, rows, cols, value, kind)
     if not np.all(np.isfinite(gradients.data)):
         return _Multipliers(None, np.inf, "the pair gradients are not finite")
     covered = np.unique(np.concatenate([problem.top[rows], problem.bottom[cols]]))
     column_scale = np.asarray(abs(gradients).max(axis=0).todense(), dtype=float).ravel()
-    column_scale[~(column_scale > 0)] = 1.0
-    scaled = gradients[covered] @ _diagonal(1.0 / column_scale)
+    column_scale[~(column_scale > 0)] = 1.0  # (at least 1 on near-binding pairs, by Euler's identity)
+    scaled = gradients[covered] @ diags(1.0 / column_scale, format="csr")
     ones = csr_matrix(np.ones((covered.shape[0], 1)))
     constraints = vstack([hstack([scaled, -ones]), hstack([-scaled, -ones])]).tocsr()
     bounds_rhs = np.concatenate([np.ones(covered.shape[0]), -np.ones(covered.shape[0])])
@@ -216,12 +218,6 @@ def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarr
         return _Multipliers(None, np.inf, "the KKT linear program returned zero multipliers")
     weights = weights / total
     return _Multipliers(weights, _residual(gradients, weights), "")
-
-
-def _diagonal(values: np.ndarray):
-    from scipy.sparse import diags
-
-    return diags(values, format="csr")
 
 
 def _given_multipliers(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, value: float,
