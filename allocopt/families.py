@@ -281,8 +281,8 @@ class Gaussian(ExponentialFamily):
 
     Examples
     --------
-    >>> Gaussian(0.25).kl(0.51, 0.0)
-    array(0.5202)
+    >>> float(Gaussian(0.25).kl(0.51, 0.0))
+    0.5202
     """
 
     name = "gaussian"
