@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: install demo test test-slow test-all bench examples clean
+.PHONY: install demo test test-slow test-all docs bench examples clean
 
 install: $(STAMP)
 
@@ -25,6 +25,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(WORKERS) -m "not slow"
+	$(MAKE) --no-print-directory docs
+
+# The documentation site (Sphinx: docs/ pages and the API reference from the docstrings); warnings are errors.
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	@echo "documentation: docs/_build/html/index.html"
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -n $(WORKERS) -m slow
@@ -39,4 +45,4 @@ examples: $(STAMP)
 	for script in examples/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis examples/output benchmarks/output
+	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis examples/output benchmarks/output

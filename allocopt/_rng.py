@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -47,11 +47,16 @@ def root_entropy(rng: RandomLike, func: str = "allocopt", name: str = "rng") -> 
     the operating system.
     """
     if isinstance(rng, np.random.SeedSequence):
-        return int(rng.entropy) if rng.entropy is not None else int(np.random.SeedSequence().entropy)
+        entropy: Any = rng.entropy if rng.entropy is not None else np.random.SeedSequence().entropy
+        if isinstance(entropy, (int, np.integer)):
+            return int(entropy)
+        # a sequence of 32-bit words, read as one integer the way SeedSequence reads an integer entropy
+        words = [int(word) for word in entropy]
+        return sum((word << (32 * position) for position, word in enumerate(words)), 0)
     if isinstance(rng, np.random.Generator):
         return int(rng.integers(0, 2**63 - 1))
     if rng is None:
-        return int(np.random.SeedSequence().entropy)
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # fresh entropy is an int
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
         return int(rng)
     fail(func, name, "None, a nonnegative integer, a numpy SeedSequence or a numpy Generator", rng)

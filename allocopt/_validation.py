@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 import operator
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -46,7 +46,8 @@ def describe(value: Any, limit: int = 120) -> str:
     return text
 
 
-def fail(func: str, name: str, requirement: str, value: Any, *, error: type[Exception] = InvalidArgumentError):
+def fail(func: str, name: str, requirement: str, value: Any, *,
+         error: type[Exception] = InvalidArgumentError) -> NoReturn:
     """Raise ``error`` with the house message format."""
     raise error(f"The {name!r} parameter of {func} must be {requirement}. Got {describe(value)} instead.")
 
@@ -138,7 +139,7 @@ def as_int(value: Any, func: str, name: str, *, low: int | None = None, high: in
         integer = operator.index(value)
     except TypeError:
         if isinstance(value, numbers.Real) and float(value).is_integer():
-            integer = int(value)
+            integer = int(float(value))
         else:
             fail(func, name, requirement, value)
     if (low is not None and integer < low) or (high is not None and integer > high):

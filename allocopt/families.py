@@ -12,14 +12,34 @@ Each family provides, vectorised over numpy arrays,
 The divergence is the Bregman divergence of :math:`A^*`:
 :math:`d(x, y) = A^*(x) - A^*(y) - (A^*)'(y)(x - y)`.
 
-===========  ===================================  ==================  ==================  ==========================
-family       :math:`d(x, y)`                      :math:`\eta(x)`     :math:`A(\eta)`     :math:`A^*(x)`
-===========  ===================================  ==================  ==================  ==========================
-gaussian     :math:`(x-y)^2 / (2\sigma^2)`        :math:`x/\sigma^2`  :math:`\sigma^2\eta^2/2`  :math:`x^2/(2\sigma^2)`
-bernoulli    :math:`x\log\frac{x}{y} + (1-x)\log\frac{1-x}{1-y}`  :math:`\log\frac{x}{1-x}`  :math:`\log(1+e^\eta)`  :math:`x\log x + (1-x)\log(1-x)`
-poisson      :math:`y - x + x\log\frac{x}{y}`     :math:`\log x`      :math:`e^\eta`      :math:`x\log x - x`
-exponential  :math:`\frac{x}{y} - 1 - \log\frac{x}{y}`  :math:`-1/x`  :math:`-\log(-\eta)`  :math:`-1 - \log x`
-===========  ===================================  ==================  ==================  ==========================
+.. list-table::
+   :header-rows: 1
+
+   * - family
+     - :math:`d(x, y)`
+     - :math:`\eta(x)`
+     - :math:`A(\eta)`
+     - :math:`A^*(x)`
+   * - gaussian
+     - :math:`(x-y)^2 / (2\sigma^2)`
+     - :math:`x/\sigma^2`
+     - :math:`\sigma^2\eta^2/2`
+     - :math:`x^2/(2\sigma^2)`
+   * - bernoulli
+     - :math:`x\log\frac{x}{y} + (1-x)\log\frac{1-x}{1-y}`
+     - :math:`\log\frac{x}{1-x}`
+     - :math:`\log(1+e^\eta)`
+     - :math:`x\log x + (1-x)\log(1-x)`
+   * - poisson
+     - :math:`y - x + x\log\frac{x}{y}`
+     - :math:`\log x`
+     - :math:`e^\eta`
+     - :math:`x\log x - x`
+   * - exponential
+     - :math:`\frac{x}{y} - 1 - \log\frac{x}{y}`
+     - :math:`-1/x`
+     - :math:`-\log(-\eta)`
+     - :math:`-1 - \log x`
 
 Dispersion. The Gaussian family may carry one variance per arm. allocopt treats this as an exponential
 dispersion model: every family has a *unit* divergence :math:`d_1` and a dispersion :math:`\phi` (the
@@ -281,8 +301,8 @@ class Gaussian(ExponentialFamily):
 
     Examples
     --------
-    >>> Gaussian(0.25).kl(0.51, 0.0)
-    array(0.5202)
+    >>> float(Gaussian(0.25).kl(0.51, 0.0))
+    0.5202
     """
 
     name = "gaussian"

@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "complexity",
         help="complexity measures of a bandit instance",
         description="Print every complexity measure that applies to the instance (theta, k, family): gaps, "
-                    "H1/H2/H(p) and the fixed-budget bounds of seed 002, H(t, eps) and H(0, eps) of seed 003, "
+                    "H1/H2/H(p) and the fixed-budget bounds of Shahrampour and Tarokh (2017), H(t, eps) and "
+                    "H(0, eps) of Chen, Chen, Zhang, Zhou (2017), "
                     "and the optimal allocations of the top-k layer: Gamma*, T* = 1/Gamma*, the lower bound "
                     "T* kl(delta, 1-delta) and the fixed-budget exponent Gamma_B*, with certified gaps. (The CBMAI "
                     "gaps need a CBMAI instance: use complexity.report(..., extra={'cbmai': ...}) in Python.) "
@@ -45,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--delta", type=float, default=0.01, help="target error probability (default 0.01)")
     parser.add_argument("--eps", type=float, default=0.01, help="tolerance on the aggregate regret (default 0.01)")
     parser.add_argument("--p", type=float_list, default=list(NSAR_EXPERIMENT_EXPONENTS), metavar="P",
-                        help="exponents of H(p) and NSAR, comma-separated (default: seed 002's experiments)")
+                        help="exponents of H(p) and NSAR, comma-separated (default: those of the "
+                             "experiments of Shahrampour and Tarokh 2017)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.set_defaults(handler=_run)
 

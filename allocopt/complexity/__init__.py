@@ -1,17 +1,20 @@
-r"""Complexity measures of bandit instances (spec/complexity.md; the formulas are tabulated in docs/complexity.md).
+r"""Complexity measures of bandit instances (the formulas are tabulated in docs/complexity.md).
 
 Pure, vectorised functions of the arms' means. Every function accepts unsorted means and states its sorted-index
 convention; the gap-based measures also accept a batch of instances as an array of shape ``(..., K)``.
 
 * :mod:`~allocopt.complexity.top_m` - best-arm and top-``m`` gaps, :math:`H_1`, :math:`H_2`, :math:`H(p)`,
-  :math:`C_p`, :math:`\overline{\log}(K)` (seed 002 eq. (2)-(4); seed 004's :math:`H`).
+  :math:`C_p`, :math:`\overline{\log}(K)` (Shahrampour and Tarokh 2017, eq. (2)-(4);
+  the :math:`H` of Jiang, Li, Qiao 2017).
 * :mod:`~allocopt.complexity.fixed_budget` - Table I error bounds (Successive Rejects, Sequential Halving,
   Nonlinear Sequential Elimination), NSAR's Proposition 2 and Table II sample complexities (SAR, AT-LUCB, NSAR).
 * :mod:`~allocopt.complexity.eps_top_k` - aggregate regret, :math:`t(\epsilon, K)`, :math:`\Psi_t^\epsilon`,
-  :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)`, c-spread constant, Theorems 1-2, CLUCB-PAC and Zhou et al. (seed 003).
-* :mod:`~allocopt.complexity.lil` - the LIL confidence radius :math:`U(t,\omega)` and :math:`c_\epsilon` (seed 004).
+  :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)`, c-spread constant, Theorems 1-2, CLUCB-PAC and Zhou et al.
+  (Chen, Chen, Zhang, Zhou 2017).
+* :mod:`~allocopt.complexity.lil` - the LIL confidence radius :math:`U(t,\omega)` and :math:`c_\epsilon`
+  (Jiang, Li, Qiao 2017).
 * :mod:`~allocopt.complexity.combinatorial` - combinatorial pure exploration gaps and hardness for a decision
-  class, the top-:math:`K` class and its width (seed 004).
+  class, the top-:math:`K` class and its width (Jiang, Li, Qiao 2017).
 * :mod:`~allocopt.complexity.reporting` - :func:`report`: every measure that applies to an instance, as one
   :class:`ComplexityReport` built from :class:`MeasureProvider` objects (the top-k and CBMAI layers plug in there).
 

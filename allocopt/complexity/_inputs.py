@@ -67,7 +67,8 @@ def top_m_gaps(means: np.ndarray, ranked: np.ndarray, m: int) -> np.ndarray:
     r"""Top-``m`` gaps in the input order, :math:`\max(\mu_i - \mu_{[m+1]}, \mu_{[m]} - \mu_i)`.
 
     For an arm of the top ``m`` the first term is the larger, otherwise the second, so this is the case
-    definition of seed 002 eq. (4) written without cases. Arms tied at the boundary get a zero gap.
+    definition of Shahrampour and Tarokh (2017), eq. (4), written without cases. Arms tied at the boundary get a zero
+    gap.
     """
     upper = ranked[..., m - 1 : m]
     lower = ranked[..., m : m + 1]

@@ -1,8 +1,8 @@
 r"""Combinatorial pure exploration (CPE): gaps and hardness for a decision class given as a list of subsets.
 
-Source: Jiang, Li, Qiao, *Practical Algorithms for Best-K Identification* (seeds/004), Section 4.2, after Chen,
-Lin, King, Lyu, Chen (2014, "CLK+14"). A decision class :math:`\mathcal M \subseteq 2^{[N]}` is a collection of
-feasible subsets of arms; the goal is :math:`\mathrm{OPT} = \arg\max_{M \in \mathcal M} \mu(M)` with
+Source: Jiang, Li, Qiao (2017), *Practical Algorithms for Best-K Identification in Multi-Armed Bandits*,
+Section 4.2, after Chen, Lin, King, Lyu, Chen (2014, "CLK+14"). A decision class :math:`\mathcal M \subseteq 2^{[N]}` is
+a collection of feasible subsets of arms; the goal is :math:`\mathrm{OPT} = \arg\max_{M \in \mathcal M} \mu(M)` with
 :math:`\mu(M) = \sum_{i \in M}\mu_i`.
 """
 
@@ -46,7 +46,7 @@ def _incidence(decision_class: Any, n_arms: int, func: str) -> np.ndarray:
 
 
 def cpe_gaps(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> np.ndarray:
-    r"""CPE gaps :math:`\Delta_i` of every arm for a decision class (seed 004, Section 4.2).
+    r"""CPE gaps :math:`\Delta_i` of every arm for a decision class (Jiang, Li, Qiao 2017, Section 4.2).
 
     .. math::
 
@@ -100,7 +100,7 @@ def cpe_gaps(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> np.nd
 
 
 def cpe_h(means: ArrayLike, decision_class: Sequence[Iterable[int]]) -> FloatOrArray:
-    r"""CPE hardness :math:`H = \sum_i \Delta_i^{-2}` with the gaps of :func:`cpe_gaps` (seed 004, Section 4.2).
+    r"""CPE hardness :math:`H = \sum_i \Delta_i^{-2}` of the gaps :func:`cpe_gaps` (Jiang, Li, Qiao 2017, Sec. 4.2).
 
     The generalised lil'CLUCB takes :math:`O(\mathrm{width}(\mathcal M)^2\sigma^2\sum_i \Delta_i^{-2}(\log\delta^{-1}
     + \log N + \log\log\Delta_i^{-1}))` samples (Theorem 4.2); CLUCB :math:`O(\mathrm{width}(\mathcal M)^2\sigma^2
@@ -135,7 +135,7 @@ def top_k_width(n_arms: int, k: int) -> int:
     The width of a decision class (CLK+14, Section 3.1) is the smallest, over its exchange classes, of the largest
     exchange :math:`|b^+| + |b^-|`. For the subsets of size :math:`K` of :math:`N` arms (:math:`1 \le K < N`) the
     single swaps (one arm in, one arm out) form an exchange class, and no exchange of size 1 keeps the size
-    :math:`K`, so the width is exactly 2 (seed 004, Section 4.2: a matroid has width at most 2). It enters
+    :math:`K`, so the width is exactly 2 (Jiang, Li, Qiao 2017, Section 4.2: a matroid has width at most 2). It enters
     Theorem 4.2's bound squared.
 
     Examples

@@ -1,6 +1,6 @@
 r"""Aggregate regret and the hardness of finding :math:`\epsilon`-top-:math:`K` arms.
 
-Source: Chen, Chen, Zhang, Zhou, *Adaptive Multiple-Arm Identification*, ICML 2017 (seeds/003): eq. (1)-(6),
+Source: Chen, Chen, Zhang, Zhou (2017), *Adaptive Multiple-Arm Identification*, ICML 2017: eq. (1)-(6),
 Definition 1, Lemma 1, Theorems 1-2, and the bounds of Chen et al. (2014, CLUCB-PAC) and Zhou et al. (2014,
 OptMAI) quoted in its introduction.
 
@@ -9,7 +9,7 @@ Conventions
 * ``means`` may be unsorted; one instance (length ``n``) or a batch of shape ``(..., n)``.
 * :math:`\theta_{[r]}` is the :math:`r`-th largest mean and :math:`\Delta_{[r]}` the top-``k`` gap of the arm of
   rank :math:`r` (1-based): :math:`\Delta_{[r]} = \theta_{[r]} - \theta_{[k+1]}` for :math:`r \le k` and
-  :math:`\theta_{[k]} - \theta_{[r]}` otherwise (seed 003 eq. (2), the gap of
+  :math:`\theta_{[k]} - \theta_{[r]}` otherwise (Chen, Chen, Zhang, Zhou 2017, eq. (2), the gap of
   :func:`allocopt.complexity.gaps`).
 * No strict order is needed: a tie at the top-``k`` boundary gives a zero gap, and every measure here caps
   :math:`\Delta_i^{-2}` by :math:`\epsilon^{-2}` or :math:`(\Psi_t^\epsilon)^{-2}`, so it stays finite.
@@ -64,7 +64,7 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
 
 
 def aggregate_regret(means: ArrayLike, selected: ArrayLike) -> FloatOrArray:
-    r"""Aggregate regret of a chosen set ``T`` of arms (seed 003 eq. (1)).
+    r"""Aggregate regret of a chosen set ``T`` of arms (Chen, Chen, Zhang, Zhou 2017, eq. (1)).
 
     .. math:: R_T = \frac1K\Big(\sum_{i=1}^K \theta_{[i]} - \sum_{i \in T}\theta_i\Big)
 
@@ -115,7 +115,7 @@ def _capped_hardness(gap_values: np.ndarray, cap: Any) -> Any:
 def h_0_eps(means: ArrayLike, k: int, eps: float) -> FloatOrArray:
     r"""CLUCB-PAC's hardness :math:`H(0, \epsilon) = \sum_{i=1}^n \min(\Delta_i^{-2}, \epsilon^{-2})`.
 
-    Seed 003, Section 1 (Chen et al. 2014's bound for :math:`\epsilon`-top-:math:`K` arms is
+    Chen, Chen, Zhang, Zhou (2017), Section 1 (Chen et al. 2014's bound for :math:`\epsilon`-top-:math:`K` arms is
     :math:`O((\log H(0,\epsilon) + \log\delta^{-1}) H(0,\epsilon))`). It is :func:`h_t_eps` evaluated at
     :math:`t = 0`, and :math:`H(t,\epsilon) \le H(0,\epsilon) \le n\epsilon^{-2}`. For O(1)-spread instances
     :math:`H(0,\epsilon) = \Omega(n/\epsilon)` (Lemma 1).
@@ -145,7 +145,7 @@ def _h_0_eps(means: ArrayLike, k: int, eps: float, func: str) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class EpsTopKHardness:
-    r"""The hardness :math:`H(t, \epsilon)` of seed 003 eq. (6) with the quantities it is built from.
+    r"""The hardness :math:`H(t, \epsilon)` of Chen, Chen, Zhang, Zhou (2017), eq. (6), and its ingredients.
 
     Attributes
     ----------
@@ -173,9 +173,9 @@ class EpsTopKHardness:
 
 
 def h_t_eps(means: ArrayLike, k: int, eps: float) -> EpsTopKHardness:
-    r"""Hardness :math:`H(t,\epsilon)` of finding :math:`\epsilon`-top-:math:`K` arms (seed 003 eq. (6)).
+    r"""Hardness :math:`H(t,\epsilon)` of :math:`\epsilon`-top-:math:`K` arms (Chen, Chen, Zhang, Zhou 2017, eq. (6)).
 
-    Seed 003, eq. (3)-(6):
+    Chen, Chen, Zhang, Zhou (2017), eq. (3)-(6):
 
     * :math:`t = t(\epsilon, K)` is the largest :math:`t \in \{0, \dots, K-1\}` with
       :math:`\Delta_{[K-t]}\,t \le K\epsilon` and :math:`\Delta_{[K+t+1]}\,t \le K\epsilon`;
@@ -232,7 +232,7 @@ def _h_t_eps(means: ArrayLike, k: int, eps: float, func: str) -> EpsTopKHardness
 
 
 def spread_constant(means: ArrayLike) -> FloatOrArray:
-    r"""The smallest :math:`c \ge 1` for which the instance is :math:`c`-spread (seed 003, Definition 1).
+    r"""Smallest :math:`c \ge 1` making the instance :math:`c`-spread (Chen, Chen, Zhang, Zhou 2017, Definition 1).
 
     :math:`n` arms ranked :math:`\theta_{[1]} \ge \dots \ge \theta_{[n]}` are :math:`c`-spread when
     :math:`\frac{|i-j|}{cn} \le |\theta_{[i]} - \theta_{[j]}| \le \frac{c|i-j|}{n}` for all :math:`i, j`. The
@@ -267,7 +267,7 @@ def _as_tolerance_below_one(eps: Any, func: str) -> float:
 
 
 def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
-    r"""AdaptiveTopK's sample complexity (seed 003, Theorem 1), constants dropped.
+    r"""AdaptiveTopK's sample complexity (Chen, Chen, Zhang, Zhou 2017, Theorem 1), constants dropped.
 
     :math:`(\log\log\epsilon^{-1} + \log n + \log\delta^{-1})\,H(t,\epsilon)` with natural logarithms; the
     expression inside the :math:`O(\cdot)`. Needs :math:`0 < \epsilon < 1`; the :math:`\log\log` term is negative
@@ -288,7 +288,7 @@ def adaptive_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
 
 
 def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
-    r"""The improved algorithm's sample complexity (seed 003, Theorem 2), constants dropped.
+    r"""The improved algorithm's sample complexity (Chen, Chen, Zhang, Zhou 2017, Theorem 2), constants dropped.
 
     :math:`(\log\epsilon^{-1} + \log\delta^{-1})\,H(t,\epsilon)`; removes Theorem 1's :math:`\log n`. Needs
     :math:`0 < \epsilon < 1`.
@@ -307,8 +307,8 @@ def improved_topk_sample_complexity(means: ArrayLike, k: int, eps: float, delta:
 def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: float) -> FloatOrArray:
     r"""CLUCB-PAC's sample complexity for :math:`\epsilon`-top-:math:`K` arms, constants dropped.
 
-    :math:`(\log H(0,\epsilon) + \log\delta^{-1})\,H(0,\epsilon)` (Chen et al. 2014, as quoted in seed 003,
-    Sections 1 and 1.2).
+    :math:`(\log H(0,\epsilon) + \log\delta^{-1})\,H(0,\epsilon)` (Chen et al. 2014, as quoted in Chen, Chen,
+    Zhang, Zhou 2017, Sections 1 and 1.2).
 
     Examples
     --------
@@ -323,9 +323,9 @@ def clucb_pac_sample_complexity(means: ArrayLike, k: int, eps: float, delta: flo
 def zhou_sample_complexity(n_arms: int, k: int, eps: float, delta: float) -> float:
     r"""OptMAI's instance-independent sample complexity, :math:`\frac{n}{\epsilon^2}(1 + \frac{\ln\delta^{-1}}{K})`.
 
-    Zhou, Chen, Li (2014), as quoted in seed 003, Section 1: :math:`\Theta(\cdot)` of this expression pulls find
-    :math:`\epsilon`-top-:math:`K` arms with probability :math:`1-\delta`, which is asymptotically optimal over all
-    instances. Constants dropped.
+    Zhou, Chen, Li (2014), as quoted in Chen, Chen, Zhang, Zhou (2017), Section 1: :math:`\Theta(\cdot)` of this
+    expression pulls find :math:`\epsilon`-top-:math:`K` arms with probability :math:`1-\delta`, which is asymptotically
+    optimal over all instances. Constants dropped.
 
     Examples
     --------

@@ -1,7 +1,7 @@
-r"""Fixed-budget error bounds (seed 002 Table I, Proposition 2) and sample complexities (seed 002 Table II).
+r"""Fixed-budget error bounds (Table I, Proposition 2) and sample complexities (Table II) of Shahrampour and Tarokh.
 
-Source: Shahrampour and Tarokh, *Nonlinear Sequential Accepts and Rejects for Identification of Top Arms*
-(seeds/002). Rewards are supported on [0, 1] there; the bounds come from Hoeffding's inequality.
+Source: Shahrampour and Tarokh (2017), *Nonlinear Sequential Accepts and Rejects for Identification of Top Arms
+in Stochastic Bandits*. Rewards are supported on [0, 1] there; the bounds come from Hoeffding's inequality.
 
 Every error bound has the form :math:`P(\text{error}) \le \beta \exp(-T/\alpha)` for a budget of :math:`T` pulls
 and is returned as an :class:`ErrorBound`, which also gives the smallest budget that brings the bound down to a
@@ -78,7 +78,7 @@ def _top_m_ingredients(means: ArrayLike, m: int, p: float, func: str) -> tuple[n
 
 
 def successive_rejects_bound(means: ArrayLike) -> ErrorBound:
-    r"""Successive Rejects (Audibert and Bubeck 2010), best arm: seed 002 Table I.
+    r"""Successive Rejects (Audibert and Bubeck 2010), best arm: Shahrampour and Tarokh (2017), Table I.
 
     :math:`\alpha = H_2\,\overline{\log}(K)` and :math:`\beta = \tfrac12 K(K-1)\exp(K/(H_2\overline{\log}(K)))`, with
     :math:`H_2` = :func:`~allocopt.complexity.h2` at ``m = 1`` and :math:`\overline{\log}` =
@@ -94,11 +94,12 @@ def successive_rejects_bound(means: ArrayLike) -> ErrorBound:
     _, n_arms, h_2, logbar_k = _top_m_ingredients(means, 1, 1.0, "successive_rejects_bound")
     alpha = h_2 * logbar_k
     beta = 0.5 * n_arms * (n_arms - 1) * np.exp(n_arms / alpha)
-    return ErrorBound("Successive Rejects", alpha, beta, "seed 002, Table I (Audibert and Bubeck 2010)")
+    return ErrorBound("Successive Rejects", alpha, beta,
+                      "Shahrampour & Tarokh 2017, Table I (Audibert & Bubeck 2010)")
 
 
 def sequential_halving_bound(means: ArrayLike) -> ErrorBound:
-    r"""Sequential Halving (Karnin, Koren, Somekh 2013), best arm: seed 002 Table I.
+    r"""Sequential Halving (Karnin, Koren, Somekh 2013), best arm: Shahrampour and Tarokh (2017), Table I.
 
     :math:`\alpha = 8 H_2 \log_2 K` and :math:`\beta = 3\log_2 K`. The best arm must be unique.
 
@@ -111,11 +112,12 @@ def sequential_halving_bound(means: ArrayLike) -> ErrorBound:
     log2_arms = np.log2(n_arms)
     alpha = 8.0 * h_2 * log2_arms
     beta = np.broadcast_to(3.0 * log2_arms, np.shape(alpha))[()]
-    return ErrorBound("Sequential Halving", alpha, beta, "seed 002, Table I (Karnin, Koren, Somekh 2013)")
+    return ErrorBound("Sequential Halving", alpha, beta,
+                      "Shahrampour & Tarokh 2017, Table I (Karnin, Koren, Somekh 2013)")
 
 
 def nonlinear_sequential_elimination_bound(means: ArrayLike, p: float) -> ErrorBound:
-    r"""Nonlinear Sequential Elimination (Shahrampour, Noshad, Tarokh 2017), best arm: seed 002 Table I.
+    r"""Nonlinear Sequential Elimination (Shahrampour, Noshad, Tarokh 2017): Shahrampour and Tarokh (2017), Table I.
 
     :math:`\alpha = H(p)\,C_p` and :math:`\beta = (K-1)\exp(K/(H(p) C_p))` with :math:`H(p)` =
     :func:`~allocopt.complexity.h_p` at ``m = 1`` and :math:`C_p` = :func:`~allocopt.complexity.c_p`. At ``p = 1``
@@ -130,11 +132,11 @@ def nonlinear_sequential_elimination_bound(means: ArrayLike, p: float) -> ErrorB
     alpha = h_of_p * c_of_p
     beta = (n_arms - 1) * np.exp(n_arms / alpha)
     return ErrorBound("Nonlinear Sequential Elimination", alpha, beta,
-                      "seed 002, Table I (Shahrampour, Noshad, Tarokh 2017)")
+                      "Shahrampour & Tarokh 2017, Table I (Shahrampour, Noshad, Tarokh 2017)")
 
 
 def nsar_error_bound(means: ArrayLike, m: int, p: float) -> ErrorBound:
-    r"""NSAR's Proposition 2 (seed 002): :math:`P(\text{error}) \le 2K^2\exp(-(T-K)/(8\,C_p H^{(m)}(p)))`.
+    r"""NSAR's Proposition 2: :math:`P(\text{error}) \le 2K^2\exp(-(T-K)/(8\,C_p H^{(m)}(p)))`.
 
     Written in the common form with :math:`\alpha = 8\,C_p H^{(m)}(p)` and :math:`\beta = 2K^2\exp(K/\alpha)`.
     At ``p = 1`` NSAR is SAR (Bubeck, Wang, Viswanathan 2013) and :math:`C_1 = \overline{\log}(K)`, so the bound
@@ -150,11 +152,11 @@ def nsar_error_bound(means: ArrayLike, m: int, p: float) -> ErrorBound:
     _, n_arms, h_of_p, c_of_p = _top_m_ingredients(means, m, p, "nsar_error_bound")
     alpha = 8.0 * c_of_p * h_of_p
     beta = 2.0 * n_arms**2 * np.exp(n_arms / alpha)
-    return ErrorBound("NSAR", alpha, beta, "seed 002, Proposition 2")
+    return ErrorBound("NSAR", alpha, beta, "Shahrampour & Tarokh 2017, Proposition 2")
 
 
 def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOrArray:
-    r"""SAR's sample complexity order :math:`H_2^{(m)}\,\overline{\log}(K)\,\log(K/\delta)` (seed 002 Table II).
+    r"""SAR's sample complexity order :math:`H_2^{(m)}\,\overline{\log}(K)\,\log(K/\delta)` (Table II).
 
     The expression inside the :math:`O(\cdot)` of Table II (constants dropped): the budget at which SAR finds the
     top ``m`` arms with probability at least :math:`1-\delta`.
@@ -170,7 +172,7 @@ def sar_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOrArra
 
 
 def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOrArray:
-    r"""AT-LUCB's sample complexity order :math:`H_1^{(m)}\log(H_1^{(m)}/\delta)` (seed 002 Table II).
+    r"""AT-LUCB's sample complexity order :math:`H_1^{(m)}\log(H_1^{(m)}/\delta)` (Table II).
 
     Examples
     --------
@@ -184,7 +186,7 @@ def at_lucb_sample_complexity(means: ArrayLike, m: int, delta: float) -> FloatOr
 
 
 def nsar_sample_complexity(means: ArrayLike, m: int, delta: float, p: float) -> FloatOrArray:
-    r"""NSAR's sample complexity order :math:`H^{(m)}(p)\,C_p\log(K/\delta)` (seed 002 Table II).
+    r"""NSAR's sample complexity order :math:`H^{(m)}(p)\,C_p\log(K/\delta)` (Table II).
 
     At ``p = 1`` it equals :func:`sar_sample_complexity`.
 

@@ -1,6 +1,6 @@
-r"""The finite-time law-of-the-iterated-logarithm confidence radius of seed 004.
+r"""The finite-time law-of-the-iterated-logarithm confidence radius of Jiang, Li, Qiao (2017).
 
-Source: Jiang, Li, Qiao, *Practical Algorithms for Best-K Identification in Multi-Armed Bandits* (seeds/004),
+Source: Jiang, Li, Qiao (2017), *Practical Algorithms for Best-K Identification in Multi-Armed Bandits*,
 Lemma 2.1 (after Jamieson et al. 2014, Lemma 3) and Section 5 (the form used in the experiments).
 """
 
@@ -25,7 +25,7 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
                form: Literal["paper", "experiments"] = "paper") -> FloatOrArray:
     r"""LIL confidence radius :math:`U(t, \omega)` after :math:`t` samples of a :math:`\sigma`-sub-Gaussian arm.
 
-    Paper form (seed 004, Lemma 2.1):
+    Paper form (Jiang, Li, Qiao 2017, Lemma 2.1):
 
     .. math:: U(t,\omega) = (1+\sqrt\epsilon)\sqrt{\frac{2\sigma^2(1+\epsilon)}{t}
               \log\frac{\log((1+\epsilon)t)}{\omega}}.
@@ -34,8 +34,9 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
     :math:`\omega \in (0, \log(1+\epsilon)/e)`, the empirical mean stays below :math:`U(t,\omega)` for all
     :math:`t \ge 1` with probability at least :math:`1 - c_\epsilon\omega^{1+\epsilon}` (:func:`c_eps`).
 
-    Experiments form (seed 004, Section 5): :math:`\log((1+\epsilon)t + 2)` replaces :math:`\log((1+\epsilon)t)`
-    "to avoid negative numbers inside the log"; the paper's heuristic runs use :math:`\epsilon = 0`.
+    Experiments form (Jiang, Li, Qiao 2017, Section 5): :math:`\log((1+\epsilon)t + 2)` replaces
+    :math:`\log((1+\epsilon)t)` "to avoid negative numbers inside the log"; the paper's heuristic runs use
+    :math:`\epsilon = 0`.
 
     Parameters
     ----------
@@ -91,13 +92,13 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
 
 
 def c_eps(eps: float) -> float:
-    r"""The constant :math:`c_\epsilon` of seed 004's Lemma 2.1.
+    r"""The constant :math:`c_\epsilon` of Lemma 2.1 of Jiang, Li, Qiao (2017).
 
     .. math:: c_\epsilon = \frac{2+\epsilon}{\epsilon}\Big(\frac{1}{\log(1+\epsilon)}\Big)^{1+\epsilon}.
 
-    Seed 004, Lemma 2.1: the LIL bound fails with probability at most :math:`c_\epsilon\omega^{1+\epsilon}`;
-    lil'RandLUCB is correct with probability at least :math:`1 - c_\epsilon\delta` (Theorem 3.1). The lemma takes
-    :math:`\epsilon \in (0, 1)`; any ``eps > 0`` is accepted.
+    Jiang, Li, Qiao (2017), Lemma 2.1: the LIL bound fails with probability at most
+    :math:`c_\epsilon\omega^{1+\epsilon}`; lil'RandLUCB is correct with probability at least :math:`1 -
+    c_\epsilon\delta` (Theorem 3.1). The lemma takes :math:`\epsilon \in (0, 1)`; any ``eps > 0`` is accepted.
 
     Examples
     --------

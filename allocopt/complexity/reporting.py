@@ -6,12 +6,24 @@ provider whose measures do not apply to the instance raises :class:`MeasureNotAp
 :class:`~allocopt.exceptions.InvalidInstanceError` of the measure it calls, for example on a tie at the top-k
 boundary); the report then lists its group under ``omitted`` with the reason.
 
+The ``source`` of each :class:`Measure` names the paper by its first author(s) and year, then the equation, section,
+table or theorem of that paper:
+
+* Wang et al. 2022: Wang, Yang, You (2022), *Optimality Conditions and Algorithms for Top-K Arm Identification*;
+* Tang et al. 2024: Tang, Jain, Nayyar, Nuzzo (2024), *Pure Exploration for Constrained Best Mixed Arm
+  Identification with a Fixed Budget*;
+* Shahrampour & Tarokh 2017: Shahrampour and Tarokh (2017), *Nonlinear Sequential Accepts and Rejects for
+  Identification of Top Arms in Stochastic Bandits*;
+* Chen et al. 2017: Chen, Chen, Zhang, Zhou (2017), *Adaptive Multiple-Arm Identification* (ICML 2017);
+* Jiang et al. 2017: Jiang, Li, Qiao (2017), *Practical Algorithms for Best-K Identification in Multi-Armed
+  Bandits*.
+
 Where the other layers plug in
 ------------------------------
 :data:`DEFAULT_PROVIDERS` is the single place that decides what a report contains. The measures that need the
 other optimisation layers are providers there, with no change to :func:`report` or to the result type:
 
-* the allocation-based measures of the top-k layer (group :data:`GROUP_ALLOCATION`, spec/topk.md): the top-k
+* the allocation-based measures of the top-k layer (group :data:`GROUP_ALLOCATION`, docs/topk.md): the top-k
   problem of ``context.theta``, ``context.k`` and ``context.family`` is solved by
   ``solve_topk(method="exact")`` for ``kind="confidence"`` and ``kind="budget"`` (``allocopt.topk`` is imported
   inside the compute function, so that importing this module stays cheap), giving
@@ -21,11 +33,11 @@ other optimisation layers are providers there, with no change to :func:`report` 
       \Gamma_B^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} B_{ij}(\psi),
 
   the optimal allocations, the certified gaps (:math:`\Gamma(\psi) \le \Gamma^* \le \Gamma(\psi) + \text{gap}`)
-  and the lower bound of Lemma 2.1 (seed 000) on the expected sample complexity of any :math:`\delta`-correct
-  algorithm, :math:`T^* \mathrm{kl}(\delta, 1-\delta)` with :math:`\mathrm{kl}(\delta, 1-\delta) = (1-2\delta)
-  \log((1-\delta)/\delta)`, evaluated at the certified lower end :math:`1/(\Gamma(\psi) + \text{gap})` of
+  and the lower bound of Lemma 2.1 (Wang, Yang, You 2022) on the expected sample complexity of any
+  :math:`\delta`-correct algorithm, :math:`T^* \mathrm{kl}(\delta, 1-\delta)` with :math:`\mathrm{kl}(\delta, 1-\delta)
+  = (1-2\delta) \log((1-\delta)/\delta)`, evaluated at the certified lower end :math:`1/(\Gamma(\psi) + \text{gap})` of
   :math:`T^*`. A tie at the top-k boundary omits the group;
-* the CBMAI gaps of ``allocopt.cbmai`` (group :data:`GROUP_CBMAI`, spec/cbmai.md): :math:`\Delta_0^2`,
+* the CBMAI gaps of ``allocopt.cbmai`` (group :data:`GROUP_CBMAI`, docs/cbmai.md): :math:`\Delta_0^2`,
   :math:`\Delta_J^2` per basis, :math:`\Delta_a^2`, the sorted :math:`\Delta_{(i)}^2` and the exponents (13)-(15) of
   :func:`allocopt.cbmai.cbmai_hardness`, for the instance ``context.extra["cbmai"]`` (a
   :class:`~allocopt.cbmai.CBMAIProblem`: a CBMAI instance is not described by ``theta`` and ``k``), with the noise
@@ -77,7 +89,7 @@ __all__ = [
     "report",
 ]
 
-#: The exponents p of NSAR's experiments (seed 002, Section IV.A, Figure 2).
+#: The exponents p of NSAR's experiments (Shahrampour and Tarokh 2017, Section IV.A, Figure 2).
 NSAR_EXPERIMENT_EXPONENTS: tuple[float, ...] = (0.7, 0.85, 1.1, 1.2, 1.3)
 
 
@@ -96,7 +108,8 @@ class Measure:
     group : str
         The provider group the measure belongs to.
     source : str
-        Paper and equation the definition comes from.
+        Paper and equation the definition comes from, in short form (for example
+        ``"Shahrampour & Tarokh 2017, eq. (4)"``; the module docstring lists the papers).
     bounds : str
         What the measure bounds or describes.
     """
@@ -285,22 +298,22 @@ class _GroupBuilder:
 
 
 GROUP_INSTANCE = "instance"
-GROUP_EXACT = "exact top-k identification (seeds 002, 003, 004)"
-GROUP_BEST_ARM = "best arm, fixed budget (seed 002, Table I)"
-GROUP_EPS = "epsilon-top-k, aggregate regret (seed 003)"
-GROUP_ALLOCATION = "optimal allocation, top-k layer (seed 000)"
-GROUP_CBMAI = "CBMAI hardness of extra['cbmai'] (seed 001)"
+GROUP_EXACT = "exact top-k identification (Shahrampour & Tarokh 2017; Chen et al. 2017; Jiang et al. 2017)"
+GROUP_BEST_ARM = "best arm, fixed budget (Shahrampour & Tarokh 2017, Table I)"
+GROUP_EPS = "epsilon-top-k, aggregate regret (Chen et al. 2017)"
+GROUP_ALLOCATION = "optimal allocation, top-k layer (Wang et al. 2022)"
+GROUP_CBMAI = "CBMAI hardness of extra['cbmai'] (Tang et al. 2024)"
 
 
 def _instance_measures(context: ReportContext) -> list[Measure]:
     out = _GroupBuilder(GROUP_INSTANCE)
     theta, k = context.theta, context.k
     gap_values = gaps(theta, k)
-    out.add("gaps", "Delta_i^(k)", gap_values, "seed 002 eq. (4); seed 004 Sec. 2",
+    out.add("gaps", "Delta_i^(k)", gap_values, "Shahrampour & Tarokh 2017, eq. (4); Jiang et al. 2017, Sec. 2",
             "per-arm gaps to the top-k boundary, in input order")
-    out.add("boundary_gap", "mu_[k] - mu_[k+1]", gap_values.min(), "seed 002 eq. (4)",
+    out.add("boundary_gap", "mu_[k] - mu_[k+1]", gap_values.min(), "Shahrampour & Tarokh 2017, eq. (4)",
             "smallest gap; 0 means the top-k set is not unique")
-    out.add("spread_constant", "c (c-spread)", spread_constant(theta), "seed 003 Def. 1",
+    out.add("spread_constant", "c (c-spread)", spread_constant(theta), "Chen et al. 2017, Def. 1",
             "Lemma 1 (H(t,eps) = O(n/sqrt(eps))) needs c = O(1)")
     return out.measures
 
@@ -309,27 +322,31 @@ def _exact_measures(context: ReportContext) -> list[Measure]:
     out = _GroupBuilder(GROUP_EXACT)
     theta, k, delta, n_arms = context.theta, context.k, context.delta, context.n_arms
     require_unique_top(theta, ranked_descending(theta), k, "report", "theta")
-    out.add("h1", "H1^(k)", h1(theta, k), "seed 002 eq. (4) = seed 004 H",
+    out.add("h1", "H1^(k)", h1(theta, k), "Shahrampour & Tarokh 2017, eq. (4) (= H of Jiang et al. 2017)",
             "AT-LUCB, lil'RandLUCB, lil'CLUCB sample complexity")
-    out.add("h2", "H2^(k)", h2(theta, k), "seed 002 eq. (4)", "SAR sample complexity (Table II)")
+    out.add("h2", "H2^(k)", h2(theta, k), "Shahrampour & Tarokh 2017, eq. (4)", "SAR sample complexity (Table II)")
     for p in context.p:
-        out.add(f"h_p[p={p:g}]", f"H^(k)(p={p:g})", h_p(theta, p, k), "seed 002 eq. (4)",
+        out.add(f"h_p[p={p:g}]", f"H^(k)(p={p:g})", h_p(theta, p, k), "Shahrampour & Tarokh 2017, eq. (4)",
                 "NSAR sample complexity (Table II)")
-    out.add("logbar", "logbar(K)", logbar(n_arms), "seed 002 Table I", "SR and SAR budget division, = C_1")
+    out.add("logbar", "logbar(K)", logbar(n_arms), "Shahrampour & Tarokh 2017, Table I",
+            "SR and SAR budget division, = C_1")
     for p in context.p:
-        out.add(f"c_p[p={p:g}]", f"C_p (p={p:g})", c_p(n_arms, p), "seed 002 eq. (3)", "NSAR budget division")
-    out.add("sar_sample_complexity", "SAR order", sar_sample_complexity(theta, k, delta), "seed 002 Table II",
+        out.add(f"c_p[p={p:g}]", f"C_p (p={p:g})", c_p(n_arms, p), "Shahrampour & Tarokh 2017, eq. (3)",
+                "NSAR budget division")
+    out.add("sar_sample_complexity", "SAR order", sar_sample_complexity(theta, k, delta),
+            "Shahrampour & Tarokh 2017, Table II",
             "H2^(k) logbar(K) log(K/delta)")
     out.add("at_lucb_sample_complexity", "AT-LUCB order", at_lucb_sample_complexity(theta, k, delta),
-            "seed 002 Table II", "H1^(k) log(H1^(k)/delta)")
+            "Shahrampour & Tarokh 2017, Table II", "H1^(k) log(H1^(k)/delta)")
     for p in context.p:
         out.add(f"nsar_sample_complexity[p={p:g}]", f"NSAR order (p={p:g})",
-                nsar_sample_complexity(theta, k, delta, p), "seed 002 Table II", "H^(k)(p) C_p log(K/delta)")
+                nsar_sample_complexity(theta, k, delta, p), "Shahrampour & Tarokh 2017, Table II",
+                "H^(k)(p) C_p log(K/delta)")
     out.add("sar_budget", "SAR budget", nsar_error_bound(theta, k, 1.0).required_budget(delta),
-            "seed 002 Prop. 2, p = 1", "budget with 2K^2 exp(-(T-K)/(8 logbar H2)) <= delta")
+            "Shahrampour & Tarokh 2017, Prop. 2, p = 1", "budget with 2K^2 exp(-(T-K)/(8 logbar H2)) <= delta")
     for p in context.p:
         out.add(f"nsar_budget[p={p:g}]", f"NSAR budget (p={p:g})", nsar_error_bound(theta, k, p).required_budget(delta),
-                "seed 002 Prop. 2", "budget with 2K^2 exp(-(T-K)/(8 C_p H^(k)(p))) <= delta")
+                "Shahrampour & Tarokh 2017, Prop. 2", "budget with 2K^2 exp(-(T-K)/(8 C_p H^(k)(p))) <= delta")
     return out.measures
 
 
@@ -338,7 +355,7 @@ def _best_arm_measures(context: ReportContext) -> list[Measure]:
         raise MeasureNotApplicable(f"Table I is about best-arm identification, k = 1; this report has k = {context.k}")
     out = _GroupBuilder(GROUP_BEST_ARM)
     theta = context.theta
-    out.add("h1_bai", "H1", h1_bai(theta), "seed 002 eq. (2)", "sum over arms 2..K of Delta_i^-2")
+    out.add("h1_bai", "H1", h1_bai(theta), "Shahrampour & Tarokh 2017, eq. (2)", "sum over arms 2..K of Delta_i^-2")
     bounds = [("successive_rejects", "SR", successive_rejects_bound(theta)),
               ("sequential_halving", "SH", sequential_halving_bound(theta))]
     bounds += [(f"nonlinear_sequential_elimination[p={p:g}]", f"NSE (p={p:g})",
@@ -353,27 +370,29 @@ def _eps_measures(context: ReportContext) -> list[Measure]:
     out = _GroupBuilder(GROUP_EPS)
     theta, k, eps, delta, n_arms = context.theta, context.k, context.eps, context.delta, context.n_arms
     hardness = h_t_eps(theta, k, eps)
-    out.add("t_eps", "t(eps, k)", hardness.t, "seed 003 eq. (3)", "arms that may be exchanged within the regret")
-    out.add("psi_t", "Psi_t", hardness.psi_t, "seed 003 eq. (4)", "min(Delta_[k-t], Delta_[k+t+1])")
-    out.add("psi_t_eps", "Psi_t^eps", hardness.psi_t_eps, "seed 003 eq. (5)", "max(eps, Psi_t)")
-    out.add("h_t_eps", "H(t, eps)", hardness.value, "seed 003 eq. (6)", "AdaptiveTopK sample complexity (Thm 1-2)")
-    out.add("h_0_eps", "H(0, eps)", h_0_eps(theta, k, eps), "seed 003 Sec. 1", "CLUCB-PAC sample complexity")
-    out.add("n_over_eps_squared", "n eps^-2", n_arms / eps**2, "seed 003 Sec. 1.1", "upper bound of H(0, eps)")
+    out.add("t_eps", "t(eps, k)", hardness.t, "Chen et al. 2017, eq. (3)",
+            "arms that may be exchanged within the regret")
+    out.add("psi_t", "Psi_t", hardness.psi_t, "Chen et al. 2017, eq. (4)", "min(Delta_[k-t], Delta_[k+t+1])")
+    out.add("psi_t_eps", "Psi_t^eps", hardness.psi_t_eps, "Chen et al. 2017, eq. (5)", "max(eps, Psi_t)")
+    out.add("h_t_eps", "H(t, eps)", hardness.value, "Chen et al. 2017, eq. (6)",
+            "AdaptiveTopK sample complexity (Thm 1-2)")
+    out.add("h_0_eps", "H(0, eps)", h_0_eps(theta, k, eps), "Chen et al. 2017, Sec. 1", "CLUCB-PAC sample complexity")
+    out.add("n_over_eps_squared", "n eps^-2", n_arms / eps**2, "Chen et al. 2017, Sec. 1.1", "upper bound of H(0, eps)")
     out.add("adaptive_topk_sample_complexity", "Theorem 1 order",
-            adaptive_topk_sample_complexity(theta, k, eps, delta), "seed 003 Thm 1",
+            adaptive_topk_sample_complexity(theta, k, eps, delta), "Chen et al. 2017, Thm 1",
             "(log log 1/eps + log n + log 1/delta) H(t, eps)")
     out.add("improved_topk_sample_complexity", "Theorem 2 order",
-            improved_topk_sample_complexity(theta, k, eps, delta), "seed 003 Thm 2",
+            improved_topk_sample_complexity(theta, k, eps, delta), "Chen et al. 2017, Thm 2",
             "(log 1/eps + log 1/delta) H(t, eps)")
     out.add("clucb_pac_sample_complexity", "CLUCB-PAC order", clucb_pac_sample_complexity(theta, k, eps, delta),
-            "seed 003 Sec. 1 (Chen et al. 2014)", "(log H(0, eps) + log 1/delta) H(0, eps)")
+            "Chen et al. 2017, Sec. 1 (Chen et al. 2014)", "(log H(0, eps) + log 1/delta) H(0, eps)")
     out.add("zhou_sample_complexity", "OptMAI order", zhou_sample_complexity(n_arms, k, eps, delta),
-            "seed 003 Sec. 1 (Zhou et al. 2014)", "(n/eps^2)(1 + log(1/delta)/k), instance-independent")
+            "Chen et al. 2017, Sec. 1 (Zhou et al. 2014)", "(n/eps^2)(1 + log(1/delta)/k), instance-independent")
     return out.measures
 
 
 def _allocation_measures(context: ReportContext) -> list[Measure]:
-    r"""The optimal allocations of the top-k layer (seed 000 problems (5) and (11), spec/topk.md).
+    r"""The optimal allocations of the top-k layer (Wang, Yang, You 2022, problems (5) and (11)).
 
     With :math:`I` the top ``k`` arms, :math:`J` the others and :math:`d` the family's divergence,
 
@@ -383,7 +402,7 @@ def _allocation_measures(context: ReportContext) -> list[Measure]:
         \Gamma_B^* = \max_{\psi \in \Sigma_K} \min_{i \in I, j \in J} \inf_x [\psi_i d(x, \theta_i)
         + \psi_j d(x, \theta_j)],
 
-    both solved by ``solve_topk(method="exact")``. Each :class:`~allocopt.topk.TopKResult` gives
+    both solved by ``solve_topk(method="exact")`` (docs/topk.md). Each :class:`~allocopt.topk.TopKResult` gives
     :math:`\Gamma(\psi) \le \Gamma^* \le \Gamma(\psi) + \text{gap}`, hence
     :math:`T^* = 1/\Gamma^* \in [1/(\Gamma(\psi) + \text{gap}), 1/\Gamma(\psi)]`; Lemma 2.1's bound
     :math:`\mathbb E[\tau_\delta] \ge T^* \mathrm{kl}(\delta, 1-\delta)` is evaluated at the lower end.
@@ -402,55 +421,65 @@ def _allocation_measures(context: ReportContext) -> list[Measure]:
     budget = solve_topk(problem, method="exact", kind="budget")
     t_lower, t_upper = confidence.characteristic_time_bounds
     out = _GroupBuilder(GROUP_ALLOCATION)
-    out.add("gamma_star", "Gamma*", confidence.value, "seed 000 eq. (5)",
+    out.add("gamma_star", "Gamma*", confidence.value, "Wang et al. 2022, eq. (5)",
             "max_psi min_{i in I, j in J} C_ij(psi): Gamma(psi*) of the exact solver, <= Gamma*")
-    out.add("gamma_star.gap", "Gamma* gap", confidence.gap, "seed 000 Prop. 3.6",
+    out.add("gamma_star.gap", "Gamma* gap", confidence.gap, "Wang et al. 2022, Prop. 3.6",
             f"certified: Gamma(psi*) <= Gamma* <= Gamma(psi*) + gap (status {confidence.status})")
-    out.add("psi_star", "psi*", confidence.psi, "seed 000 eq. (5)",
+    out.add("psi_star", "psi*", confidence.psi, "Wang et al. 2022, eq. (5)",
             "optimal fixed-confidence allocation, in input order")
-    out.add("t_star", "T* = 1/Gamma*", t_upper, "seed 000 eq. (5)", "characteristic time 1/Gamma(psi*), >= T*")
-    out.add("t_star.lower", "T* lower", t_lower, "seed 000 Prop. 3.6",
+    out.add("t_star", "T* = 1/Gamma*", t_upper, "Wang et al. 2022, eq. (5)", "characteristic time 1/Gamma(psi*), >= T*")
+    out.add("t_star.lower", "T* lower", t_lower, "Wang et al. 2022, Prop. 3.6",
             "certified: 1/(Gamma(psi*) + gap) <= T* <= 1/Gamma(psi*)")
     out.add("sample_complexity_lower_bound", "T* kl(delta, 1-delta)", t_lower * _kl_confidence(context.delta),
-            "seed 000 Lemma 2.1", "E[tau_delta] of every delta-correct algorithm (certified T* lower end)")
-    out.add("gamma_b_star", "Gamma_B*", budget.value, "seed 000 eq. (10)-(11)",
+            "Wang et al. 2022, Lemma 2.1", "E[tau_delta] of every delta-correct algorithm (certified T* lower end)")
+    out.add("gamma_b_star", "Gamma_B*", budget.value, "Wang et al. 2022, eq. (10)-(11)",
             "fixed-budget exponent max_psi min B_ij(psi): Gamma_B(psi_B*), <= Gamma_B*; = Gamma* for Gaussian")
-    out.add("gamma_b_star.gap", "Gamma_B* gap", budget.gap, "seed 000 Prop. 3.6",
+    out.add("gamma_b_star.gap", "Gamma_B* gap", budget.gap, "Wang et al. 2022, Prop. 3.6",
             f"certified: Gamma_B(psi_B*) <= Gamma_B* <= Gamma_B(psi_B*) + gap (status {budget.status})")
-    out.add("psi_b_star", "psi_B*", budget.psi, "seed 000 eq. (11)", "optimal fixed-budget allocation, in input order")
+    out.add("psi_b_star", "psi_B*", budget.psi, "Wang et al. 2022, eq. (11)",
+            "optimal fixed-budget allocation, in input order")
     return out.measures
 
 
 def _kl_confidence(delta: float) -> float:
     r""":math:`\mathrm{kl}(\delta, 1-\delta) = (1 - 2\delta)\log((1-\delta)/\delta)`, the Bernoulli divergence of
-    Lemma 2.1 (seed 000); about :math:`\log(1/\delta)` for small :math:`\delta`."""
+    Lemma 2.1 (Wang, Yang, You 2022); about :math:`\log(1/\delta)` for small :math:`\delta`."""
     return float(Bernoulli().kl(delta, 1.0 - delta))
 
 
 #: The report entries of the CBMAI group: (attribute of CBMAIHardness, symbol, source, what it bounds); the key is
 #: ``"cbmai." + attribute``.
 _CBMAI_MEASURES: tuple[tuple[str, str, str, str], ...] = (
-    ("sigma_r", "sigma_r", "seed 001 Sec. 4.1", "noise level weighting reward moves (extra['sigma_r'], default 1)"),
-    ("sigma_c", "sigma_c", "seed 001 Sec. 4.1", "noise level weighting cost moves (extra['sigma_c'], default 0.5)"),
-    ("optimal_support", "I*", "seed 001 Assumption 1", "optimal basis: true arms and slacks K + l (0-based columns)"),
-    ("infeasibility_gap", "Delta_0^2", "seed 001 eq. (11)", "least cost move making I* singular or infeasible"),
-    ("bases", "bases J", "seed 001 Sec. 4.1", "every basis (L+1 sorted columns), the rows of cbmai.basis_gaps"),
-    ("basis_gaps", "Delta_J^2", "seed 001 eq. (9)",
+    ("sigma_r", "sigma_r", "Tang et al. 2024, Sec. 4.1",
+     "noise level weighting reward moves (extra['sigma_r'], default 1)"),
+    ("sigma_c", "sigma_c", "Tang et al. 2024, Sec. 4.1",
+     "noise level weighting cost moves (extra['sigma_c'], default 0.5)"),
+    ("optimal_support", "I*", "Tang et al. 2024, Assumption 1",
+     "optimal basis: true arms and slacks K + l (0-based columns)"),
+    ("infeasibility_gap", "Delta_0^2", "Tang et al. 2024, eq. (11)",
+     "least cost move making I* singular or infeasible"),
+    ("bases", "bases J", "Tang et al. 2024, Sec. 4.1",
+     "every basis (L+1 sorted columns), the rows of cbmai.basis_gaps"),
+    ("basis_gaps", "Delta_J^2", "Tang et al. 2024, eq. (9)",
      "least move making basis J feasible and at least as good as I* (attained by a witness)"),
-    ("arm_gaps", "Delta_a^2", "seed 001 eq. (10)", "min over bases J containing column a of Delta_J^2"),
-    ("sorted_arms", "columns by Delta_a^2", "seed 001 eq. (10)", "columns in increasing order of Delta_a^2"),
-    ("sorted_gaps", "Delta_(i)^2", "seed 001 eq. (10)", "0 = Delta_(1)^2 = ... = Delta_(L+1)^2 < Delta_(L+2)^2 <= ..."),
-    ("consistent_exponent", "(1/2) min(Delta_0^2, Delta_(L+2)^2)", "seed 001 Thm 2 (13)",
+    ("arm_gaps", "Delta_a^2", "Tang et al. 2024, eq. (10)", "min over bases J containing column a of Delta_J^2"),
+    ("sorted_arms", "columns by Delta_a^2", "Tang et al. 2024, eq. (10)", "columns in increasing order of Delta_a^2"),
+    ("sorted_gaps", "Delta_(i)^2", "Tang et al. 2024, eq. (10)",
+     "0 = Delta_(1)^2 = ... = Delta_(L+1)^2 < Delta_(L+2)^2 <= ..."),
+    ("consistent_exponent", "(1/2) min(Delta_0^2, Delta_(L+2)^2)", "Tang et al. 2024, Thm 2 (13)",
      "limsup -(1/N) log P(error) of every consistent algorithm"),
-    ("uslp_exponent", "USLP exponent", "seed 001 Thm 2 (14)", "(13) / K: USLP's error exponent is at most this"),
-    ("sfsr_exponent", "SFSR exponent", "seed 001 eq. (15)", "SFSR's liminf -(1/N) log P(error) is at least this"),
+    ("uslp_exponent", "USLP exponent", "Tang et al. 2024, Thm 2 (14)",
+     "(13) / K: USLP's error exponent is at most this"),
+    ("sfsr_exponent", "SFSR exponent", "Tang et al. 2024, eq. (15)",
+     "SFSR's liminf -(1/N) log P(error) is at least this"),
 )
 
 
 def _cbmai_measures(context: ReportContext) -> list[Measure]:
-    r"""The hardness of the CBMAI instance ``context.extra["cbmai"]`` (seed 001 Section 4.1), from
-    :func:`allocopt.cbmai.cbmai_hardness` with ``extra["sigma_r"]`` and ``extra["sigma_c"]`` when given (else that
-    function's defaults, the paper's experiments: :math:`\sigma_r = 1`, :math:`\sigma_c = 0.5`)."""
+    r"""The hardness of the CBMAI instance ``context.extra["cbmai"]`` (Tang, Jain, Nayyar, Nuzzo 2024, Section 4.1).
+
+    From :func:`allocopt.cbmai.cbmai_hardness` with ``extra["sigma_r"]`` and ``extra["sigma_c"]`` when given (else
+    that function's defaults, the paper's experiments: :math:`\sigma_r = 1`, :math:`\sigma_c = 0.5`)."""
     func = "report"
     if "cbmai" not in context.extra:
         raise MeasureNotApplicable(
@@ -502,15 +531,17 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     r"""Every complexity measure that applies to the instance ``(theta, k, family)``, as one frozen result.
 
     The measures come from :data:`DEFAULT_PROVIDERS` (or ``providers``): the gaps, :math:`H_1^{(k)}`,
-    :math:`H_2^{(k)}`, :math:`H^{(k)}(p)` and the fixed-budget sample complexities and budgets of seed 002; the
-    best-arm error bounds of seed 002's Table I when ``k = 1``; :math:`t(\epsilon,k)`, :math:`\Psi_t^\epsilon`,
-    :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)` and the sample complexities of seed 003; the optimal
+    :math:`H_2^{(k)}`, :math:`H^{(k)}(p)` and the fixed-budget sample complexities and budgets of Shahrampour and
+    Tarokh (2017); their best-arm error bounds of Table I when ``k = 1``; :math:`t(\epsilon,k)`,
+    :math:`\Psi_t^\epsilon`, :math:`H(t,\epsilon)`, :math:`H(0,\epsilon)` and the sample complexities of Chen,
+    Chen, Zhang, Zhou (2017); the optimal
     allocations of the top-k layer, :math:`\Gamma^*`, :math:`T^* = 1/\Gamma^*`, the lower bound
     :math:`T^* \mathrm{kl}(\delta, 1-\delta)` on :math:`\mathbb E[\tau_\delta]` and the fixed-budget exponent
-    :math:`\Gamma_B^*`, with certified gaps (seed 000); and the CBMAI gaps and exponents of ``extra["cbmai"]``
-    (seed 001). A group that does not apply (a tie at the top-``k`` boundary for exact identification and the
-    allocations, ``k != 1`` for Table I, no ``extra["cbmai"]``) is listed in ``omitted`` with the reason. See
-    ``docs/complexity.md`` for the formulas and the module docstring for the providers.
+    :math:`\Gamma_B^*`, with certified gaps (Wang, Yang, You 2022); and the CBMAI gaps and exponents
+    of ``extra["cbmai"]`` (Tang, Jain, Nayyar, Nuzzo 2024). A group that does not apply (a tie at the top-``k``
+    boundary for exact identification and the allocations, ``k != 1`` for Table I, no ``extra["cbmai"]``) is listed in
+    ``omitted`` with the reason. See ``docs/complexity.md`` for the formulas and the module docstring for the providers
+    and the papers the ``source`` column cites.
 
     Parameters
     ----------
@@ -524,11 +555,13 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
         Gaussian variance (scalar or one per arm).
     delta : float
         Target error probability in (0, 1) for sample complexities and budgets (default 0.01, the confidence of
-        seed 003's and seed 004's experiments).
+        the experiments of Chen, Chen, Zhang, Zhou (2017) and Jiang, Li, Qiao (2017)).
     eps : float
-        Tolerance on the aggregate regret in (0, 1) (default 0.01, seed 003's experiments).
+        Tolerance on the aggregate regret in (0, 1) (default 0.01, as in the experiments of
+        Chen, Chen, Zhang, Zhou 2017).
     p : float or sequence of float
-        Exponents of :math:`H^{(k)}(p)` and NSAR (default: the five of seed 002's experiments).
+        Exponents of :math:`H^{(k)}(p)` and NSAR (default: the five of the experiments
+        of Shahrampour and Tarokh 2017).
     providers : sequence of MeasureProvider, optional
         Replaces :data:`DEFAULT_PROVIDERS`.
     extra : mapping, optional
@@ -545,7 +578,7 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     >>> result = report([0.7, 0.7, 0.5, 0.5], 2, "bernoulli")
     >>> round(result["h1"], 6), round(result["h2"], 6), int(result["t_eps"])
     (100.0, 100.0, 0)
-    >>> "best arm, fixed budget (seed 002, Table I)" in {item.group for item in result.omitted}
+    >>> "best arm, fixed budget (Shahrampour & Tarokh 2017, Table I)" in {item.group for item in result.omitted}
     True
     """
     func = "report"

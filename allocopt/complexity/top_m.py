@@ -1,9 +1,9 @@
 r"""Gaps and gap-based complexities of best-arm and top-``m`` identification.
 
-Sources: Shahrampour and Tarokh, *Nonlinear Sequential Accepts and Rejects* (seeds/002), eq. (2)-(4); Jiang, Li,
-Qiao, *Practical Algorithms for Best-K Identification* (seeds/004), Section 2 (the gap :math:`\Delta_i` and
-:math:`H = \sum_i \Delta_i^{-2}`); Chen, Chen, Zhang, Zhou, *Adaptive Multiple-Arm Identification* (seeds/003),
-eq. (2) (the same gap and :math:`\tilde H`).
+Sources: Shahrampour and Tarokh (2017), *Nonlinear Sequential Accepts and Rejects for Identification of Top Arms
+in Stochastic Bandits*, eq. (2)-(4); Jiang, Li, Qiao (2017), *Practical Algorithms for Best-K Identification in
+Multi-Armed Bandits*, Section 2 (the gap :math:`\Delta_i` and :math:`H = \sum_i \Delta_i^{-2}`); Chen, Chen,
+Zhang, Zhou (2017), *Adaptive Multiple-Arm Identification*, eq. (2) (the same gap and :math:`\tilde H`).
 
 Conventions shared by every function of this module
 ---------------------------------------------------
@@ -11,7 +11,7 @@ Conventions shared by every function of this module
   shape ``(..., K)``); a batch gives an array of results of shape ``(...)``.
 * :math:`\mu_{[r]}` is the :math:`r`-th largest mean (1-based rank, ties in any order).
 * Gaps are returned in the input order of the arms. :math:`\Delta_{(1)} \le \Delta_{(2)} \le \dots \le
-  \Delta_{(K)}` are the same gaps sorted increasingly, as in seed 002 eq. (4).
+  \Delta_{(K)}` are the same gaps sorted increasingly, as in Shahrampour and Tarokh (2017), eq. (4).
 * Measures that divide by a gap need the top-``m`` set to be unique, :math:`\mu_{[m]} > \mu_{[m+1]}`; a tie at that
   boundary raises :class:`~allocopt.exceptions.InvalidInstanceError` naming the tied arms. Ties elsewhere are fine.
 """
@@ -38,9 +38,10 @@ def gaps(means: ArrayLike, m: int) -> np.ndarray:
         \Delta_i^{(m)} = \begin{cases} \mu_i - \mu_{[m+1]} & \text{if arm } i \text{ is in the top } m,\\
         \mu_{[m]} - \mu_i & \text{otherwise,}\end{cases}
 
-    so both boundary arms get :math:`\mu_{[m]} - \mu_{[m+1]}` (seed 002 eq. (4); seed 004 Section 2; seed 003
-    eq. (2)). With ``m = 1`` these are the best-arm gaps :math:`\mu_{[1]} - \mu_i` of seed 002 eq. (2) for every
-    arm but the best one, which gets :math:`\mu_{[1]} - \mu_{[2]}` (seed 003, remark after eq. (2)).
+    so both boundary arms get :math:`\mu_{[m]} - \mu_{[m+1]}` (Shahrampour and Tarokh 2017, eq. (4); Jiang, Li, Qiao
+    2017, Section 2; Chen, Chen, Zhang, Zhou 2017, eq. (2)). With ``m = 1`` these are the best-arm gaps
+    :math:`\mu_{[1]} - \mu_i` of Shahrampour and Tarokh (2017), eq. (2), for every arm but the best one, which gets
+    :math:`\mu_{[1]} - \mu_{[2]}` (Chen, Chen, Zhang, Zhou 2017, remark after eq. (2)).
 
     Arms tied at the top-``m`` boundary get a zero gap (the value does not depend on which tied arm is called
     "top"); functions that divide by gaps reject such instances.
@@ -87,9 +88,10 @@ def sorted_gaps(means: ArrayLike, m: int, *, func: str = "sorted_gaps") -> np.nd
 def h1(means: ArrayLike, m: int) -> FloatOrArray:
     r"""Top-``m`` complexity :math:`H_1^{(m)} = \sum_{i=1}^K (\Delta_i^{(m)})^{-2}`, a sum over all :math:`K` arms.
 
-    Seed 002 eq. (4). It is also seed 004's :math:`H = \sum_i \Delta_i^{-2}` (Best-:math:`K`, fixed confidence:
-    lil'RandLUCB and lil'CLUCB take :math:`O(\sum_i \Delta_i^{-2}(\log\delta^{-1} + \log N + \log\log
-    \Delta_i^{-1}))` samples) and seed 003's :math:`\tilde H`. With ``m = 1`` it includes the best arm's term
+    Shahrampour and Tarokh (2017), eq. (4). It is also the :math:`H = \sum_i \Delta_i^{-2}` of Jiang, Li, Qiao
+    (2017) (Best-:math:`K`, fixed confidence: lil'RandLUCB and lil'CLUCB take :math:`O(\sum_i
+    \Delta_i^{-2}(\log\delta^{-1} + \log N + \log\log \Delta_i^{-1}))` samples) and the :math:`\tilde H` of Chen,
+    Chen, Zhang, Zhou (2017). With ``m = 1`` it includes the best arm's term
     :math:`(\mu_{[1]} - \mu_{[2]})^{-2}`, unlike :func:`h1_bai`.
 
     Parameters
@@ -114,7 +116,7 @@ def h1(means: ArrayLike, m: int) -> FloatOrArray:
 def h1_bai(means: ArrayLike) -> FloatOrArray:
     r"""Best-arm complexity :math:`H_1 = \sum_{i=2}^K \Delta_i^{-2}`, :math:`\Delta_i = \mu_{[1]} - \mu_{[i]}`.
 
-    Seed 002 eq. (2): the sum runs over the :math:`K-1` suboptimal arms (ranks 2..K), so
+    Shahrampour and Tarokh (2017), eq. (2): the sum runs over the :math:`K-1` suboptimal arms (ranks 2..K), so
     ``h1_bai(means) == h1(means, 1) - (mu_[1] - mu_[2])**-2``. The best arm must be unique.
 
     Examples
@@ -142,8 +144,8 @@ def _max_rank_weighted(sorted_gap_values: np.ndarray, p: float) -> np.ndarray:
 def h2(means: ArrayLike, m: int) -> FloatOrArray:
     r"""Top-``m`` complexity :math:`H_2^{(m)} = \max_{i \in \{2..K\}} i\,(\Delta_{(i)}^{(m)})^{-2}`.
 
-    Seed 002 eq. (4), with the gaps sorted increasingly. With ``m = 1`` this is the best-arm :math:`H_2 =
-    \max_{i \ne 1} i \Delta_i^{-2}` of eq. (2) (there the arms are ranked by decreasing mean, so their gaps
+    Shahrampour and Tarokh (2017), eq. (4), with the gaps sorted increasingly. With ``m = 1`` this is the best-arm
+    :math:`H_2 = \max_{i \ne 1} i \Delta_i^{-2}` of eq. (2) (there the arms are ranked by decreasing mean, so their gaps
     increase). Equal to :func:`h_p` at ``p = 1``.
 
     Examples
@@ -157,8 +159,8 @@ def h2(means: ArrayLike, m: int) -> FloatOrArray:
 def h_p(means: ArrayLike, p: float, m: int) -> FloatOrArray:
     r"""Nonlinear complexity :math:`H^{(m)}(p) = \max_{i \in \{2..K\}} i^p\,(\Delta_{(i)}^{(m)})^{-2}`.
 
-    Seed 002 eq. (3) (best arm, ``m = 1``) and eq. (4) (top ``m``). :math:`H^{(m)}(1) = H_2^{(m)}`;
-    :math:`H^{(m)}(p) \le H_2^{(m)}` for :math:`p < 1` and :math:`\ge` for :math:`p > 1`.
+    Shahrampour and Tarokh (2017), eq. (3) (best arm, ``m = 1``) and eq. (4) (top ``m``). :math:`H^{(m)}(1) =
+    H_2^{(m)}`; :math:`H^{(m)}(p) \le H_2^{(m)}` for :math:`p < 1` and :math:`\ge` for :math:`p > 1`.
 
     Parameters
     ----------
@@ -183,8 +185,8 @@ def c_p(n_arms: int, p: float) -> float:
 
     Also Nonlinear Sequential Elimination's.
 
-    Seed 002 eq. (3). :math:`C_1 = \overline{\log}(K)` (:func:`logbar`); :math:`C_p > \overline{\log}(K)` for
-    :math:`p < 1` and :math:`C_p < \overline{\log}(K)` for :math:`p > 1`.
+    Shahrampour and Tarokh (2017), eq. (3). :math:`C_1 = \overline{\log}(K)` (:func:`logbar`); :math:`C_p >
+    \overline{\log}(K)` for :math:`p < 1` and :math:`C_p < \overline{\log}(K)` for :math:`p > 1`.
 
     Parameters
     ----------
@@ -211,7 +213,8 @@ def _c_p_value(n_arms: int, p: float) -> float:
 def logbar(n_arms: int) -> float:
     r""":math:`\overline{\log}(K) = 1/2 + \sum_{i=2}^K 1/i`, Successive Rejects' budget-division constant.
 
-    Seed 002, caption of Table I (written :math:`\log K` there). Equal to :math:`C_1` (:func:`c_p`).
+    Shahrampour and Tarokh (2017), caption of Table I (written :math:`\log K` there). Equal to :math:`C_1`
+    (:func:`c_p`).
 
     Examples
     --------

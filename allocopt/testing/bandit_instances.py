@@ -1,13 +1,14 @@
-r"""The standard bandit instances of the seeds' experiments, as generators of mean vectors.
+r"""The standard bandit instances of the papers' experiments, as generators of mean vectors.
 
 Each generator cites the paper and section its instance comes from and returns the means as a float array ranked
 from best to worst (rank 1 first), except where the source draws them at random. :func:`standard_instances`
-returns the configurations the seeds' experiments actually use, as :class:`~allocopt.testing.ReferenceInstance`
+returns the configurations the experiments actually use, as :class:`~allocopt.testing.ReferenceInstance`
 objects.
 
-Sources: seeds/002 (Shahrampour, Tarokh: NSAR, Section IV.A), seeds/003 (Chen, Chen, Zhang, Zhou: Adaptive
-Multiple-Arm Identification, Section 3), seeds/004 (Jiang, Li, Qiao: Practical Algorithms for Best-K
-Identification, Section 5).
+Sources: Shahrampour and Tarokh (2017), *Nonlinear Sequential Accepts and Rejects for Identification of Top Arms
+in Stochastic Bandits* (NSAR), Section IV.A; Chen, Chen, Zhang, Zhou (2017), *Adaptive Multiple-Arm
+Identification*, Section 3; Jiang, Li, Qiao (2017), *Practical Algorithms for Best-K Identification in Multi-Armed
+Bandits*, Section 5.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = [
     "standard_instances",
 ]
 
-#: Names of the six setups of seed 002, Section IV.A.
+#: Names of the six setups of Shahrampour and Tarokh (2017), Section IV.A.
 NSAR_SETUPS = {
     1: "one group of suboptimal arms",
     2: "two groups of suboptimal arms",
@@ -52,7 +53,7 @@ def _groups(sizes_and_means: list[tuple[int, float]]) -> np.ndarray:
 
 
 def nsar_setup(setup: int, m: int, n_arms: int = 50, *, rng: RandomLike = None, top_mean: float = 0.7) -> np.ndarray:
-    r"""Means of setup ``setup`` (1..6) of NSAR's experiments, seed 002 Section IV.A (Bernoulli arms, K = 50).
+    r"""Setup ``setup`` (1..6) of NSAR's experiments (Shahrampour and Tarokh 2017, Section IV.A; Bernoulli, K = 50).
 
     With :math:`M` = ``m`` and ``x:y`` the arms :math:`x..y`:
 
@@ -93,7 +94,7 @@ def nsar_setup(setup: int, m: int, n_arms: int = 50, *, rng: RandomLike = None, 
 
 
 def one_sparse(n_arms: int, k: int) -> np.ndarray:
-    r"""The "1-sparse" instance of seed 004, Section 5: :math:`\mu_{[1]} = \dots = \mu_{[K]} = 1/2`, the other arms 0.
+    r"""The "1-sparse" instance (Jiang, Li, Qiao 2017, Section 5): :math:`\mu_{[1..K]} = 1/2`, the other arms 0.
 
     Used with :math:`K \in \{2, N/2\}` (Best-:math:`K`, Section 5.1) and :math:`K = 1` (Best-1, Section 5.2);
     Gaussian rewards of variance 1/4.
@@ -118,7 +119,7 @@ def _power_profile(n_arms: int, k: int, exponent: float) -> np.ndarray:
 
 
 def alpha_exponential(n_arms: int, k: int, alpha: float = 0.3) -> np.ndarray:
-    r"""The ":math:`\alpha`-Exponential" instance of seed 004, Section 5.1.
+    r"""The ":math:`\alpha`-Exponential" instance of Jiang, Li, Qiao (2017), Section 5.1.
 
     .. math::
 
@@ -138,7 +139,7 @@ def alpha_exponential(n_arms: int, k: int, alpha: float = 0.3) -> np.ndarray:
 
 
 def lil_exponential(n_arms: int, alpha: float) -> np.ndarray:
-    r"""The "lil-Exponential" Best-1 instance of seed 004, Section 5.2 (after Jamieson et al. 2014).
+    r"""The "lil-Exponential" Best-1 instance (Jiang, Li, Qiao 2017, Section 5.2; after Jamieson et al. 2014).
 
     :math:`\mu_{[1]} = 1` and :math:`\mu_{[i]} = 1 - ((i-1)/N)^\alpha` for :math:`i > 1`, with
     :math:`\alpha \in \{0.3, 0.6\}` in the paper.
@@ -154,7 +155,7 @@ def lil_exponential(n_arms: int, alpha: float) -> np.ndarray:
 
 
 def two_group(n_arms: int, k: int) -> np.ndarray:
-    """TWOGROUP of seed 003, Section 3: the top ``k`` arms have mean 0.7, the others 0.3.
+    """TWOGROUP of Chen, Chen, Zhang, Zhou (2017), Section 3: the top ``k`` arms have mean 0.7, the others 0.3.
 
     Examples
     --------
@@ -166,7 +167,7 @@ def two_group(n_arms: int, k: int) -> np.ndarray:
 
 
 def uniform(n_arms: int) -> np.ndarray:
-    r"""UNIFORM of seed 003, Section 3: :math:`\theta_i = 1 - i/n` for :math:`1 \le i \le n` (1-spread).
+    r"""UNIFORM (Chen, Chen, Zhang, Zhou 2017, Section 3): :math:`\theta_i = 1 - i/n`, :math:`1 \le i \le n` (1-spread).
 
     Examples
     --------
@@ -178,18 +179,18 @@ def uniform(n_arms: int) -> np.ndarray:
 
 
 def synthetic_p(n_arms: int, k: int, p: float) -> np.ndarray:
-    r"""SYNTHETIC-p of seed 003, Section 3.
+    r"""SYNTHETIC-p of Chen, Chen, Zhang, Zhou (2017), Section 3.
 
     .. math::
 
         \theta_i = \Big(1 - \frac Kn\Big) + \frac Kn\Big(\frac{K-i}{K}\Big)^p \ (i \le K), \qquad
         \theta_i = \Big(1 - \frac Kn\Big) - \Big(1 - \frac Kn\Big)\Big(\frac{i-K}{n-K}\Big)^p \ (i > K).
 
-    The seed's text lost the formula in extraction; it keeps "(1 - K/n ..." for both cases and states the
-    properties this form has: SYNTHETIC-1 is UNIFORM (:func:`uniform`), :math:`p > 1` moves the arms toward the
-    boundary :math:`1 - K/n` and :math:`p < 1` away from it, and the means span [0, 1]. It is the form of seed 004's
-    :math:`\alpha`-Exponential instance (:func:`alpha_exponential`). The experiments use :math:`p \in \{0.5, 1, 6\}`,
-    :math:`n = 1000`, :math:`K \in \{100, 250, 500\}`, :math:`\epsilon = \delta = 0.01`.
+    The plain-text copy of the paper allocopt worked from lost the formula; it keeps "(1 - K/n ..." for both cases
+    and states the properties this form has: SYNTHETIC-1 is UNIFORM (:func:`uniform`), :math:`p > 1` moves the arms
+    toward the boundary :math:`1 - K/n` and :math:`p < 1` away from it, and the means span [0, 1]. It is the form of the
+    :math:`\alpha`-Exponential instance of Jiang, Li, Qiao (2017) (:func:`alpha_exponential`). The experiments use
+    :math:`p \in \{0.5, 1, 6\}`, :math:`n = 1000`, :math:`K \in \{100, 250, 500\}`, :math:`\epsilon = \delta = 0.01`.
 
     Examples
     --------
@@ -201,12 +202,13 @@ def synthetic_p(n_arms: int, k: int, p: float) -> np.ndarray:
     return _power_profile(n_arms, k, p)
 
 
-SEED_002 = "Shahrampour, Tarokh (seeds/002), Section IV.A"
-SEED_003 = "Chen, Chen, Zhang, Zhou (seeds/003), Section 3"
-SEED_004 = "Jiang, Li, Qiao (seeds/004), Section 5"
+SHAHRAMPOUR_2017 = "Shahrampour and Tarokh (2017), Section IV.A"
+CHEN_2017 = "Chen, Chen, Zhang, Zhou (2017), Section 3"
+JIANG_2017 = "Jiang, Li, Qiao (2017), Section 5"
 
-#: Numbers of arms allocopt uses for seed 004's instances, whose figures vary N without listing the values.
-SEED_004_ARM_COUNTS = (10, 100, 1000)
+#: Numbers of arms allocopt uses for the instances of Jiang, Li, Qiao (2017), whose figures vary N without listing
+#: the values.
+BEST_K_ARM_COUNTS = (10, 100, 1000)
 
 
 def _instance(name: str, source: str, theta: np.ndarray, k: int, family: str, **settings: float) -> ReferenceInstance:
@@ -216,24 +218,24 @@ def _instance(name: str, source: str, theta: np.ndarray, k: int, family: str, **
 
 
 def standard_instances(*, rng: RandomLike = 0) -> tuple[ReferenceInstance, ...]:
-    """The instances of the seeds' experiments, with their settings, as reference instances.
+    """The instances of the papers' experiments, with their settings, as reference instances.
 
-    * seed 002: setups 1-6 with :math:`K = 50` Bernoulli arms and :math:`M \\in \\{2, 4\\}` (setup 5 drawn with
-      ``rng``; the default seed 0 makes it reproducible);
-    * seed 003: TWOGROUP, UNIFORM, SYNTHETIC-0.5 and SYNTHETIC-6 with :math:`n = 1000`,
+    * Shahrampour and Tarokh (2017): setups 1-6 with :math:`K = 50` Bernoulli arms and :math:`M \\in \\{2, 4\\}`
+      (setup 5 drawn with ``rng``; the default ``rng=0`` makes it reproducible);
+    * Chen, Chen, Zhang, Zhou (2017): TWOGROUP, UNIFORM, SYNTHETIC-0.5 and SYNTHETIC-6 with :math:`n = 1000`,
       :math:`K \\in \\{100, 250, 500\\}`, ``eps = delta = 0.01``. The paper only says rewards lie in [0, 1];
       UNIFORM has a mean 0, which Bernoulli arms exclude, so these carry a Gaussian family of variance 1/4 (the
       sub-Gaussian variance proxy of rewards in [0, 1]);
-    * seed 004: 1-sparse and 0.3-Exponential with :math:`K \\in \\{2, N/2\\}`, and the Best-1 instances (1-sparse,
-      lil-Exponential with :math:`\\alpha \\in \\{0.3, 0.6\\}`), Gaussian with variance 1/4, ``delta = 0.01``, for
-      :data:`SEED_004_ARM_COUNTS` arms.
+    * Jiang, Li, Qiao (2017): 1-sparse and 0.3-Exponential with :math:`K \\in \\{2, N/2\\}`, and the Best-1
+      instances (1-sparse, lil-Exponential with :math:`\\alpha \\in \\{0.3, 0.6\\}`), Gaussian with variance 1/4,
+      ``delta = 0.01``, for :data:`BEST_K_ARM_COUNTS` arms.
     """
     generator = as_generator(rng, "standard_instances")
     items = []
     for m in (2, 4):
         for setup in range(1, 7):
             theta = nsar_setup(setup, m, rng=generator)
-            items.append(_instance(f"seed002-setup{setup}-M{m}", f"{SEED_002}, setup {setup} "
+            items.append(_instance(f"shahrampour2017-setup{setup}-M{m}", f"{SHAHRAMPOUR_2017}, setup {setup} "
                                    f"({NSAR_SETUPS[setup]}), K = 50, M = {m}", theta, m, "bernoulli"))
     profiles = [("twogroup", "TWOGROUP", lambda n, k: two_group(n, k)),
                 ("uniform", "UNIFORM", lambda n, k: uniform(n)),
@@ -241,19 +243,19 @@ def standard_instances(*, rng: RandomLike = 0) -> tuple[ReferenceInstance, ...]:
                 ("synthetic-6", "SYNTHETIC-6", lambda n, k: synthetic_p(n, k, 6.0))]
     for label, title, make in profiles:
         for k in (100, 250, 500):
-            items.append(_instance(f"seed003-{label}-K{k}", f"{SEED_003}, {title}, n = 1000, K = {k}",
+            items.append(_instance(f"chen2017-{label}-K{k}", f"{CHEN_2017}, {title}, n = 1000, K = {k}",
                                    make(1000, k), k, "gaussian", variance=0.25, eps=0.01, delta=0.01))
-    for n_arms in SEED_004_ARM_COUNTS:
+    for n_arms in BEST_K_ARM_COUNTS:
         for k in (2, n_arms // 2):
-            items.append(_instance(f"seed004-1-sparse-K{k}-N{n_arms}", f"{SEED_004}.1, 1-sparse, K = {k}",
+            items.append(_instance(f"jiang2017-1-sparse-K{k}-N{n_arms}", f"{JIANG_2017}.1, 1-sparse, K = {k}",
                                    one_sparse(n_arms, k), k, "gaussian", variance=0.25, delta=0.01))
-            items.append(_instance(f"seed004-0.3-exponential-K{k}-N{n_arms}",
-                                   f"{SEED_004}.1, 0.3-Exponential, K = {k}", alpha_exponential(n_arms, k, 0.3), k,
+            items.append(_instance(f"jiang2017-0.3-exponential-K{k}-N{n_arms}",
+                                   f"{JIANG_2017}.1, 0.3-Exponential, K = {k}", alpha_exponential(n_arms, k, 0.3), k,
                                    "gaussian", variance=0.25, delta=0.01))
-        items.append(_instance(f"seed004-1-sparse-K1-N{n_arms}", f"{SEED_004}.2, 1-sparse (Best-1)",
+        items.append(_instance(f"jiang2017-1-sparse-K1-N{n_arms}", f"{JIANG_2017}.2, 1-sparse (Best-1)",
                                one_sparse(n_arms, 1), 1, "gaussian", variance=0.25, delta=0.01))
         for alpha in (0.3, 0.6):
-            items.append(_instance(f"seed004-lil-exponential-{alpha}-N{n_arms}",
-                                   f"{SEED_004}.2, lil-Exponential alpha = {alpha} (Best-1)",
+            items.append(_instance(f"jiang2017-lil-exponential-{alpha}-N{n_arms}",
+                                   f"{JIANG_2017}.2, lil-Exponential alpha = {alpha} (Best-1)",
                                    lil_exponential(n_arms, alpha), 1, "gaussian", variance=0.25, delta=0.01))
     return tuple(items)

@@ -1,4 +1,4 @@
-"""Reference bandit instances from the seed papers, each with where its numbers come from.
+"""Reference bandit instances from published papers, each with where its numbers come from.
 
 An instance records its inputs and the published values that tests and examples compare against, with the
 tolerance at which the source states them (usually the number of printed digits).
@@ -40,7 +40,7 @@ class ReferenceInstance:
 _INSTANCES = (
     ReferenceInstance(
         name="topk-example-1",
-        source="Wang, Yang, You (2022), Example 1 (seeds/000); restated in spec/topk.md",
+        source="Wang, Yang, You (2022), Example 1",
         parameters={"theta": (0.51, 0.5, 0.0, -0.01, -0.092), "k": 2, "family": "gaussian", "variance": 0.25},
         expected={
             "psi": (0.2185, 0.2371, 0.2185, 0.2026, 0.1232),
@@ -60,7 +60,8 @@ _INSTANCES = (
     ),
     ReferenceInstance(
         name="topk-small-gamma-bernoulli",
-        source="allocopt issue 2 (CVXPY oracle accuracy check): T* = 14368.69 to 0.01",
+        source=("relative-accuracy check of the CVXPY oracle on a tiny Gamma*: T* = 14368.69 to 0.01, "
+                "certified by the solvers' optimality gaps (CVXPY at default settings, unscaled, returns 14368.92)"),
         parameters={"theta": (0.3, 0.21, 0.2, 0.19, 0.18), "k": 2, "family": "bernoulli"},
         expected={"characteristic_time": 14368.69, "characteristic_time_tolerance": 0.01},
     ),
@@ -72,7 +73,7 @@ _INSTANCES = (
     ),
 )
 
-# Appendix C of Tang, Jain, Nayyar, Nuzzo (seeds/001), Table 1, top row. The 24 arms are the combinations of
+# Appendix C of Tang, Jain, Nayyar, Nuzzo (2024), Table 1, top row. The 24 arms are the combinations of
 # c1 in {0.4, ..., 1.4} (table row) and c2 in {0.7, 0.9, 1.1, 1.3} (table column), numbered row by row:
 # arm 4 * row + column. Rewards are the table entries in the same order; the bold (optimal) ones give the
 # support. Slack l is column 24 + l. K0 = K = 24, sigma_r = 1, sigma_c = 0.5, cbar = (1, 1).
@@ -86,7 +87,7 @@ def _table_1(name: str, rewards: tuple[tuple[float, ...], ...], support: tuple[i
              value_tolerance: float, note: str) -> ReferenceInstance:
     return ReferenceInstance(
         name=name,
-        source=f"Tang, Jain, Nayyar, Nuzzo, Appendix C, Table 1 ({name[-3:].upper()}); restated in spec/cbmai.md. "
+        source=f"Tang, Jain, Nayyar, Nuzzo (2024), Appendix C, Table 1 ({name[-3:].upper()}). "
                + note,
         parameters={"rewards": tuple(value for row in rewards for value in row), "costs": _TABLE_1_COSTS,
                     "bounds": (1.0, 1.0), "n_unknown": 24, "sigma_r": 1.0, "sigma_c": 0.5,
@@ -103,11 +104,13 @@ _CBMAI_INSTANCES = (
     _table_1("cbmai-d2p", ((0.08, 0.28, -0.02, 0.22), (0.20, 0.46, 0.54, 0.40), (0.42, 0.52, 0.80, 0.34),
                            (0.92, 0.78, 0.96, 0.70), (0.94, 0.76, 1.10, 0.86), (1.42, 1.16, 1.04, 1.24)),
              (10, 20, 25), 1.006667, 5e-7,
-             "Bold: arms (0.8, 1.1) and (1.4, 0.7), cost 2 slack; value 1.006667 as printed in spec/cbmai.md."),
+             "Bold: arms (0.8, 1.1) and (1.4, 0.7), cost 2 slack; value 0.80 * 2/3 + 1.42/3 = 1.006667 to six "
+             "decimals (the first cost binds)."),
     _table_1("cbmai-d3p", ((1.04, 1.22, 1.28, 1.26), (0.98, 1.22, 1.60, 1.54), (1.26, 1.40, 1.88, 1.84),
                            (1.72, 1.76, 1.64, 1.92), (1.78, 1.70, 1.96, 2.08), (1.94, 2.30, 2.32, 2.50)),
              (10, 12, 21), 1.99, 5e-3,
-             "Bold: arms (0.8, 1.1), (1.0, 0.7) and (1.4, 0.9); value 1.99 as printed in spec/cbmai.md."),
+             "Bold: arms (0.8, 1.1), (1.0, 0.7) and (1.4, 0.9); value 1.99 (weights 0.6, 0.1, 0.3, both costs "
+             "binding), stated to two decimals."),
 )
 
 _INSTANCES = _INSTANCES + _CBMAI_INSTANCES

@@ -258,10 +258,10 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
 
     Examples
     --------
-    >>> from allocopt import TopKProblem, check_topk
+    >>> from allocopt import TopKProblem, check_topk, solve_topk
     >>> problem = TopKProblem([0.51, 0.5, 0, -0.01, -0.092], k=2, variance=0.25)
-    >>> report = check_topk(problem, solve_topk(problem).psi)           # doctest: +SKIP
-    >>> report.component_indices(one_based=True)                         # doctest: +SKIP
+    >>> report = check_topk(problem, solve_topk(problem).psi)
+    >>> report.component_indices(one_based=True)
     [((1,), (3,)), ((2,), (4, 5))]
     """
     func = "check_topk"

@@ -69,8 +69,11 @@ class TopKProblem:
     >>> problem = TopKProblem([0.51, 0.5, 0, -0.01, -0.092], k=2, variance=0.25)
     >>> problem.top, problem.bottom
     (array([0, 1]), array([2, 3, 4]))
-    >>> problem.value(np.full(5, 0.2)).round(6)
-    0.02
+
+    At the uniform allocation the closest pair (0.5, 0) costs :math:`0.5^2 / (2 \cdot 0.25 \cdot (5 + 5)) = 0.05`:
+
+    >>> round(problem.value(np.full(5, 0.2)), 6)
+    0.05
     """
 
     def __init__(self, theta: Any, k: int, family: str | ExponentialFamily = "gaussian",

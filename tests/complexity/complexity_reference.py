@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 def naive_gaps(means: list[float], m: int) -> list[float]:
-    """Seed 002 eq. (4), case by case: mu_i - mu_[M+1] for the top M arms, mu_[M] - mu_i otherwise."""
+    """Shahrampour and Tarokh (2017), eq. (4), by cases: mu_i - mu_[M+1] for the top M arms, else mu_[M] - mu_i."""
     order = sorted(range(len(means)), key=lambda arm: -means[arm])
     top = set(order[:m])
     upper, lower = means[order[m - 1]], means[order[m]]
@@ -16,13 +16,13 @@ def naive_gaps(means: list[float], m: int) -> list[float]:
 
 
 def naive_h(means: list[float], m: int, p: float) -> float:
-    """max_{i=2..K} i^p / Delta_(i)^2 with the gaps sorted increasingly (seed 002 eq. (4))."""
+    """max_{i=2..K} i^p / Delta_(i)^2 with the gaps sorted increasingly (Shahrampour and Tarokh 2017, eq. (4))."""
     ordered = sorted(naive_gaps(means, m))
     return max((i + 1) ** p / ordered[i] ** 2 for i in range(1, len(ordered)))
 
 
 def naive_h_t_eps(means: list[float], k: int, eps: float) -> tuple[float, int, float]:
-    """Seed 003 eq. (3)-(6) by loops: (H(t, eps), t, Psi_t^eps), t searched over 0..min(K-1, n-K-1)."""
+    """Chen, Chen, Zhang, Zhou (2017), eq. (3)-(6) by loops: (H(t, eps), t, Psi_t^eps), t in 0..min(K-1, n-K-1)."""
     ranked = sorted(means, reverse=True)
     n = len(ranked)
 

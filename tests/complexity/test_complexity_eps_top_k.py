@@ -1,4 +1,5 @@
-"""Aggregate regret, t(eps, K), Psi_t^eps, H(t, eps), H(0, eps) and the sample complexities of seed 003."""
+"""Aggregate regret, t(eps, K), Psi_t^eps, H(t, eps), H(0, eps) and the sample complexities of Chen, Chen,
+Zhang, Zhou (2017)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from allocopt import complexity
 from allocopt.testing import bandit_instances
 from complexity_reference import naive_h_t_eps
 
-N_ARMS, EPS, DELTA = 1000, 0.01, 0.01  # seed 003, Section 3
+N_ARMS, EPS, DELTA = 1000, 0.01, 0.01  # Chen, Chen, Zhang, Zhou (2017), Section 3
 
 
 def test_aggregate_regret_by_hand():
     means = [0.9, 0.1, 0.5, 0.7]
-    # seed 003 eq. (1): the best two sum to 0.9 + 0.7 = 1.6
+    # Chen, Chen, Zhang, Zhou (2017), eq. (1): the best two sum to 0.9 + 0.7 = 1.6
     assert complexity.aggregate_regret(means, [0, 2]) == pytest.approx((1.6 - 1.4) / 2, rel=1e-12)
     assert complexity.aggregate_regret(means, [3, 0]) == pytest.approx(0.0, abs=1e-15)
     np.testing.assert_allclose(complexity.aggregate_regret(means, [[0, 2], [1, 2], [0, 3]]),
@@ -37,8 +38,8 @@ def test_aggregate_regret_is_nonnegative_and_zero_on_a_top_set(means, data):
 
 @pytest.mark.parametrize(("k", "expected_t"), [(100, 2), (250, 6), (500, 12)])
 def test_two_group(k, expected_t):
-    # TWOGROUP (seed 003, Section 3): every gap is 0.7 - 0.3 = 0.4, so eq. (3) reads 0.4 t <= K eps and
-    # t = floor(K eps / 0.4): 2, 6, 12. Psi_t = 0.4 > eps, and H(t, eps) = H(0, eps) = n / 0.4^2 = 6250.
+    # TWOGROUP (Chen, Chen, Zhang, Zhou 2017, Section 3): every gap is 0.7 - 0.3 = 0.4, so eq. (3) reads 0.4 t <= K eps
+    # and t = floor(K eps / 0.4): 2, 6, 12. Psi_t = 0.4 > eps, and H(t, eps) = H(0, eps) = n / 0.4^2 = 6250.
     theta = bandit_instances.two_group(N_ARMS, k)
     result = complexity.h_t_eps(theta, k, EPS)
     assert result.t == expected_t
@@ -68,7 +69,8 @@ def test_uniform(k, expected_t):
 
 
 def test_uniform_hardness_falls_as_k_grows():
-    # seed 003, Section 3: "t usually becomes bigger as K grows, leading to a smaller hardness parameter".
+    # Chen, Chen, Zhang, Zhou (2017), Section 3: "t usually becomes bigger as K grows, leading to a smaller hardness
+    # parameter".
     theta = bandit_instances.uniform(N_ARMS)
     results = [complexity.h_t_eps(theta, k, EPS) for k in (100, 250, 500)]
     assert results[0].t < results[1].t < results[2].t
@@ -78,7 +80,7 @@ def test_uniform_hardness_falls_as_k_grows():
 @pytest.mark.parametrize("k", [100, 250, 500])
 def test_synthetic_p(k):
     uniform = bandit_instances.uniform(N_ARMS)
-    # SYNTHETIC-1 is UNIFORM (seed 003, Section 3)
+    # SYNTHETIC-1 is UNIFORM (Chen, Chen, Zhang, Zhou 2017, Section 3)
     np.testing.assert_allclose(bandit_instances.synthetic_p(N_ARMS, k, 1.0), uniform, atol=1e-12)
     # every gap decreases as p grows (x^p decreases in p on [0, 1]), so H(0, eps) increases with p:
     # SYNTHETIC-0.5 (arms far from the boundary) < UNIFORM < SYNTHETIC-6 (arms close to it)
@@ -106,7 +108,7 @@ def test_h_t_eps_matches_the_definition_and_its_bounds(means, data):
     assert result.t == t
     assert result.psi_t_eps == pytest.approx(psi_eps, rel=1e-12)
     assert result.value == pytest.approx(value, rel=1e-10)
-    # seed 003 Sections 1.1-1.2: H(t, eps) <= H(0, eps) <= n eps^-2, ties at the boundary included
+    # Chen, Chen, Zhang, Zhou (2017), Sections 1.1-1.2: H(t, eps) <= H(0, eps) <= n eps^-2, boundary ties included
     h_0 = complexity.h_0_eps(means, k, eps)
     assert result.value <= h_0 * (1 + 1e-12)
     assert h_0 <= len(means) / eps**2 * (1 + 1e-12)
@@ -118,7 +120,7 @@ def test_h_t_eps_matches_the_definition_and_its_bounds(means, data):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=2, max_size=10), st.floats(1e-3, 0.5))
 def test_k_one_gives_t_zero(means, eps):
-    # seed 003 Section 1.2: "When K = 1, we have t(eps, K) = 0 and thus H(t, eps) = H(0, eps)".
+    # Chen, Chen, Zhang, Zhou (2017), Section 1.2: "When K = 1, we have t(eps, K) = 0 and thus H(t, eps) = H(0, eps)".
     result = complexity.h_t_eps(means, 1, eps)
     assert result.t == 0
     assert result.value == pytest.approx(complexity.h_0_eps(means, 1, eps), rel=1e-12)
@@ -133,7 +135,7 @@ def _quantiles_of_linear_density(n_arms: int) -> np.ndarray:
 @pytest.mark.parametrize("make", [bandit_instances.uniform, _quantiles_of_linear_density], ids=["uniform", "density"])
 @pytest.mark.parametrize("gamma", [0.5, 0.25])
 def test_lemma_one_rates_on_c_spread_instances(make, gamma):
-    # seed 003, Lemma 1: for O(1)-spread arms and K = gamma n, H(t, eps) = O(n / sqrt(eps)) while
+    # Chen, Chen, Zhang, Zhou (2017), Lemma 1: for O(1)-spread arms and K = gamma n, H(t, eps) = O(n / sqrt(eps)) while
     # H(0, eps) = Omega(n / eps). Checked by the slopes of log H against log eps over eps in [1e-4, 1e-2], with
     # n = 2e5 so that n eps >= 20 arms sit within eps of the boundary.
     n_arms = 200_000
@@ -183,7 +185,8 @@ def test_sample_complexity_expressions_by_hand():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=2, max_size=12), st.data())
 def test_theorem_two_worst_case(means, data):
-    # seed 003 after Theorem 2: since H(t, eps) <= n eps^-2, Theorem 2 is at most O(n/eps^2 (log 1/eps + log 1/delta))
+    # Chen, Chen, Zhang, Zhou (2017), after Theorem 2: since H(t, eps) <= n eps^-2, Theorem 2 is at most
+    # O(n/eps^2 (log 1/eps + log 1/delta))
     k = data.draw(st.integers(1, len(means) - 1))
     eps, delta = data.draw(st.floats(1e-3, 0.9)), data.draw(st.floats(1e-6, 0.5))
     worst = len(means) / eps**2 * (math.log(1 / eps) + math.log(1 / delta))

@@ -1,5 +1,5 @@
-"""Table I error bounds, NSAR's Proposition 2 and Table II sample complexities (seed 002), on hand-computed
-instances and on the six setups of seed 002 Section IV.A (K = 50, M in {2, 4})."""
+"""Table I error bounds, NSAR's Proposition 2 and Table II sample complexities of Shahrampour and Tarokh (2017),
+on hand-computed instances and on the six setups of their Section IV.A (K = 50, M in {2, 4})."""
 
 from __future__ import annotations
 
@@ -80,8 +80,8 @@ def test_table_two_by_hand():
         complexity.sar_sample_complexity(means, 2, delta), rel=1e-14)
 
 
-# Seed 002, Section IV.A setups with K = 50; H1^(M), H2^(M) computed by hand from the group sizes and gaps:
-# setup 1: 50 gaps 0.2.
+# Shahrampour and Tarokh (2017), Section IV.A setups with K = 50; H1^(M), H2^(M) computed by hand from the group sizes
+# and gaps: setup 1: 50 gaps 0.2.
 # setup 2: 2M gaps 0.7 - 0.66 = 0.04, 50 - 2M gaps 0.2.
 # setup 3: 2M gaps 0.04, M gaps 0.7 - 0.62 = 0.08, 50 - 3M gaps 0.2.
 # setup 6: M + 1 gaps 0.7 - 0.68 = 0.02, 49 - M gaps 0.2.
@@ -104,8 +104,8 @@ def test_nsar_setups_by_hand(setup, m):
     expected_h1, expected_h2 = SETUP_VALUES[setup, m]
     assert complexity.h1(theta, m) == pytest.approx(expected_h1, rel=1e-9)
     assert complexity.h2(theta, m) == pytest.approx(expected_h2, rel=1e-9)
-    # the experiments' budget T = ceil(H1^(M)) (seed 002, Section IV.A); the 1e-9 margin absorbs rounding of
-    # differences such as 0.7 - 0.66
+    # the experiments' budget T = ceil(H1^(M)) (Shahrampour and Tarokh 2017, Section IV.A); the 1e-9 margin absorbs
+    # rounding of differences such as 0.7 - 0.66
     assert math.ceil(complexity.h1(theta, m) - 1e-9) == math.ceil(expected_h1 - 1e-9)
 
 
@@ -132,8 +132,8 @@ def _nsar_over_sar(setup: int, m: int, p: float) -> float:
 
 @pytest.mark.parametrize("m", [2, 4])
 def test_corollary_three_regime_one_setup_one(m):
-    # Setup 1 is Regime 1 (seed 002, Section IV.A): with 0 < p < 1 NSAR's Table II order is below SAR's; with
-    # p > 1 it is above.
+    # Setup 1 is Regime 1 (Shahrampour and Tarokh 2017, Section IV.A): with 0 < p < 1 NSAR's Table II order is below
+    # SAR's; with p > 1 it is above.
     assert all(_nsar_over_sar(1, m, p) < 1 for p in (0.7, 0.85))
     assert all(_nsar_over_sar(1, m, p) > 1 for p in (1.1, 1.2, 1.3))
 
@@ -141,7 +141,7 @@ def test_corollary_three_regime_one_setup_one(m):
 @pytest.mark.parametrize(("setup", "m"), [(2, 2), (3, 2), (4, 2), (4, 4), (6, 2), (6, 4)])
 def test_corollary_three_few_competitive_arms(setup, m):
     # Setups with a few competitive arms (2, 3, 6: close to Regime 2) and setup 4: p in {1.1, 1.2, 1.3} gives a
-    # smaller order than SAR (seed 002, Section IV.A comments on Figure 2), and p = 0.7 a larger one.
+    # smaller order than SAR (Shahrampour and Tarokh 2017, Section IV.A comments on Figure 2), and p = 0.7 a larger one.
     assert all(_nsar_over_sar(setup, m, p) < 1 for p in (1.1, 1.2, 1.3))
     assert _nsar_over_sar(setup, m, 0.7) > 1
 

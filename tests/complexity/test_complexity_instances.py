@@ -1,4 +1,4 @@
-"""The seeds' standard instances (allocopt.testing.bandit_instances) against the papers' definitions."""
+"""The papers' standard instances (allocopt.testing.bandit_instances) against the papers' definitions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from allocopt.testing import bandit_instances
 
 
 def test_nsar_setups_follow_section_four_a():
-    # seed 002 Section IV.A with K = 50, M = 4 (x:y are arms x..y, 1-based)
+    # Shahrampour and Tarokh (2017), Section IV.A with K = 50, M = 4 (x:y are arms x..y, 1-based)
     setup_3 = bandit_instances.nsar_setup(3, 4)
     assert setup_3.shape == (50,)
     np.testing.assert_array_equal(setup_3[:4], 0.7)
@@ -33,8 +33,8 @@ def test_nsar_setup_five_is_reproducible_beta_five_five():
     assert abs(draws.mean() - 0.5) < 0.0054
 
 
-def test_seed_four_instances():
-    # seed 004 Section 5.1, 1-sparse: mu_[1..K] = 1/2, the rest 0
+def test_jiang_li_qiao_instances():
+    # Jiang, Li, Qiao (2017), Section 5.1, 1-sparse: mu_[1..K] = 1/2, the rest 0
     np.testing.assert_array_equal(bandit_instances.one_sparse(6, 3), [0.5, 0.5, 0.5, 0.0, 0.0, 0.0])
     # alpha-Exponential: mu_[K] = (N - K)/N, mu_[N] = 0, decreasing
     theta = bandit_instances.alpha_exponential(100, 50, 0.3)
@@ -45,7 +45,7 @@ def test_seed_four_instances():
     np.testing.assert_allclose(bandit_instances.lil_exponential(5, 0.6), 1 - (np.arange(5) / 5) ** 0.6, rtol=1e-15)
 
 
-def test_seed_three_instances():
+def test_chen_chen_zhang_zhou_instances():
     np.testing.assert_array_equal(bandit_instances.two_group(5, 2), [0.7, 0.7, 0.3, 0.3, 0.3])
     np.testing.assert_allclose(bandit_instances.uniform(1000)[[0, 99, 999]], [0.999, 0.9, 0.0], atol=1e-15)
     # SYNTHETIC-p: the boundary 1 - K/n is arm K's mean for every p; p > 1 pulls the other arms toward it
@@ -60,11 +60,11 @@ def test_seed_three_instances():
 def test_standard_instances_cover_the_experiments():
     instances = bandit_instances.standard_instances()
     names = {instance.name for instance in instances}
-    assert {f"seed002-setup{s}-M{m}" for s in range(1, 7) for m in (2, 4)} <= names
-    assert {f"seed003-{label}-K{k}" for label in ("twogroup", "uniform", "synthetic-0.5", "synthetic-6")
+    assert {f"shahrampour2017-setup{s}-M{m}" for s in range(1, 7) for m in (2, 4)} <= names
+    assert {f"chen2017-{label}-K{k}" for label in ("twogroup", "uniform", "synthetic-0.5", "synthetic-6")
             for k in (100, 250, 500)} <= names
-    assert {"seed004-1-sparse-K2-N100", "seed004-0.3-exponential-K50-N100",
-            "seed004-lil-exponential-0.6-N1000"} <= names
+    assert {"jiang2017-1-sparse-K2-N100", "jiang2017-0.3-exponential-K50-N100",
+            "jiang2017-lil-exponential-0.6-N1000"} <= names
     assert len(names) == len(instances)
     for instance in instances:
         assert instance.source and len(instance.parameters["theta"]) >= 2

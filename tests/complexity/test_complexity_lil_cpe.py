@@ -1,4 +1,5 @@
-"""The LIL radius and c_eps (seed 004 Lemma 2.1, Section 5) and combinatorial pure exploration gaps (Section 4.2)."""
+"""The LIL radius and c_eps (Jiang, Li, Qiao 2017, Lemma 2.1, Section 5) and their combinatorial pure exploration gaps
+(Section 4.2)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from allocopt.exceptions import InvalidArgumentError, InvalidInstanceError
 
 
 def paper_radius(t: float, omega: float, eps: float, sigma: float, shift: float = 0.0) -> float:
-    """Seed 004 Lemma 2.1 written out with the math module; shift = 2 gives the form of Section 5."""
+    """Jiang, Li, Qiao (2017), Lemma 2.1 written out with the math module; shift = 2 gives the form of Section 5."""
     return (1 + math.sqrt(eps)) * math.sqrt(2 * sigma**2 * (1 + eps) / t * math.log(math.log((1 + eps) * t + shift)
                                                                                   / omega))
 
@@ -51,7 +52,7 @@ def test_lil_radius_refuses_a_non_real_radius():
 
 
 def test_c_eps_by_hand():
-    # seed 004 Lemma 2.1: c_eps = ((2 + eps)/eps) (1/log(1 + eps))^(1 + eps)
+    # Jiang, Li, Qiao (2017), Lemma 2.1: c_eps = ((2 + eps)/eps) (1/log(1 + eps))^(1 + eps)
     for eps in (0.01, 0.1, 0.5, 0.99):
         assert complexity.c_eps(eps) == pytest.approx((2 + eps) / eps * (1 / math.log(1 + eps)) ** (1 + eps),
                                                       rel=1e-13)
@@ -76,8 +77,8 @@ def test_cpe_gaps_by_hand():
        st.data())
 def test_top_k_class_gives_the_best_k_gaps(means, data):
     # means on a grid of 0.01 so that distinct subsets have distinct totals in floating point.
-    # seed 004 Section 4.2: Best-K is CPE with the class of all K-subsets; its CPE gaps are the Best-K gaps
-    # (the best set without a top arm i swaps i for arm K+1; the best set with another arm j swaps out arm K)
+    # Jiang, Li, Qiao (2017), Section 4.2: Best-K is CPE with the class of all K-subsets; its CPE gaps are the Best-K
+    # gaps (the best set without a top arm i swaps i for arm K+1; the best set with another arm j swaps out arm K)
     k = data.draw(st.integers(1, len(means) - 1))
     decision_class = complexity.top_k_decision_class(len(means), k)
     np.testing.assert_allclose(complexity.cpe_gaps(means, decision_class), complexity.gaps(means, k),
@@ -96,9 +97,9 @@ def test_cpe_batches_and_ties(rng):
 
 @pytest.mark.parametrize(("n_arms", "k"), [(4, 1), (4, 2), (5, 2), (6, 3)])
 def test_top_k_width_is_two(n_arms, k):
-    # CLK+14 Section 3.1 (via seed 004 Section 4.2): the single swaps b = ({f}, {e}) form an exchange class of the
-    # K-subsets: for any M != M' and e in M \ M' there is f in M' \ M with M - e + f feasible. Checked by brute
-    # force; no exchange of size 1 keeps the size K, so the width is exactly 2.
+    # CLK+14 Section 3.1 (via Jiang, Li, Qiao (2017), Section 4.2): the single swaps b = ({f}, {e}) form an exchange
+    # class of the K-subsets: for any M != M' and e in M \ M' there is f in M' \ M with M - e + f feasible. Checked by
+    # brute force; no exchange of size 1 keeps the size K, so the width is exactly 2.
     decision_class = [set(subset) for subset in complexity.top_k_decision_class(n_arms, k)]
     for first, second in itertools.permutations(decision_class, 2):
         for removed in first - second:

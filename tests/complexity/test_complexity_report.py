@@ -28,7 +28,7 @@ def test_report_values_are_the_functions_values():
     assert (result["t_eps"], result["psi_t_eps"], result["h_t_eps"]) == (hardness.t, hardness.psi_t_eps,
                                                                           hardness.value)
     np.testing.assert_array_equal(result["gaps"], complexity.gaps(SETUP_TWO, 2))
-    assert result.measure("h1").source.startswith("seed 002 eq. (4)")
+    assert result.measure("h1").source.startswith("Shahrampour & Tarokh 2017, eq. (4)")
     # k = 2: Table I (best arm) does not apply, and says why; no CBMAI instance was passed
     assert [item.group for item in result.omitted] == [complexity.reporting.GROUP_BEST_ARM,
                                                        complexity.reporting.GROUP_CBMAI]
@@ -118,10 +118,11 @@ def test_every_standard_instance_reports():
         theta, k, family = parameters.pop("theta"), parameters.pop("k"), parameters.pop("family")
         result = complexity.report(theta, k, family, **parameters)
         assert "h_t_eps" in result, instance.name
-        if instance.name.startswith("seed003-synthetic-6"):
+        if instance.name.startswith("chen2017-synthetic-6"):
             # SYNTHETIC-6 puts arm K+1 at (1 - K/n)(1 - (n-K)^-6), within 1e-17 of arm K: at float64's
             # resolution, so the rounded gap is 0 or one ulp. A zero gap is a tie and exact identification is
-            # omitted (the aggregate-regret measures, which seed 003 proposes for such instances, remain).
+            # omitted (the aggregate-regret measures, which Chen, Chen, Zhang, Zhou (2017)
+            # propose for such instances, remain).
             assert result["boundary_gap"] < 1e-15
             assert ("h1" in result) == (result["boundary_gap"] > 0)
         else:
@@ -150,7 +151,7 @@ def test_cli_bad_input(capsys):
     assert main(["complexity", "--theta", "0.5,0.9", "--k", "3"]) == 2
     assert "'k' parameter of report must be an integer in 1..K-1 = 1..1" in capsys.readouterr().err
     assert main(["complexity", "--theta", "0.5,0.5,0.1", "--k", "1", "--variance", "0.25"]) == 0
-    assert "exact top-k identification (seeds 002, 003, 004): not applicable" in capsys.readouterr().out
+    assert f"{complexity.reporting.GROUP_EXACT}: not applicable" in capsys.readouterr().out
 
 
 def test_tie_error_is_an_invalid_instance():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -23,8 +24,8 @@ from allocopt.topk import TopKProblem, solve_topk
 GROUP_ALLOCATION = complexity.reporting.GROUP_ALLOCATION
 GROUP_CBMAI = complexity.reporting.GROUP_CBMAI
 
-# spec/topk.md, Example 1 (seed 000): Gaussian, variance 1/4, k = 2; psi* ~ (0.2185, 0.2371, 0.2185, 0.2026, 0.1232)
-# and Gamma* ~ 0.0568.
+# Wang, Yang, You (2022), Example 1: Gaussian, variance 1/4, k = 2; psi* ~ (0.2185, 0.2371, 0.2185, 0.2026,
+# 0.1232) and Gamma* ~ 0.0568.
 EXAMPLE_1 = [0.51, 0.5, 0.0, -0.01, -0.092]
 EXAMPLE_1_PSI = [0.2185, 0.2371, 0.2185, 0.2026, 0.1232]
 
@@ -67,31 +68,31 @@ def test_allocation_measures_are_those_of_solve_topk(theta, k, family, variance)
 
 def test_example_1_of_the_paper():
     result = complexity.report(EXAMPLE_1, 2, variance=0.25)
-    # spec/topk.md Example 1: Gamma* ~ 0.0568 and psi* to four decimals
+    # Wang, Yang, You (2022), Example 1: Gamma* ~ 0.0568 and psi* to four decimals
     assert result["gamma_star"] == pytest.approx(0.0568, abs=5e-5)
     np.testing.assert_allclose(result["psi_star"], EXAMPLE_1_PSI, atol=5e-5)
     # certified: Gamma(psi) <= Gamma* <= Gamma(psi) + gap, and the exact solver certifies to its tol = 1e-9
     assert 0.0 <= result["gamma_star.gap"] <= 1e-9 * result["gamma_star"]
-    # T* = 1/Gamma* (seed 000 eq. (5)), bracketed by the certified interval [1/(Gamma + gap), 1/Gamma]
+    # T* = 1/Gamma* (Wang, Yang, You 2022, eq. (5)), bracketed by the certified interval [1/(Gamma + gap), 1/Gamma]
     assert result["t_star"] == 1.0 / result["gamma_star"]
     assert result["t_star.lower"] == 1.0 / (result["gamma_star"] + result["gamma_star.gap"])
     assert result["t_star.lower"] <= result["t_star"]
-    assert result["t_star"] == pytest.approx(1 / 0.0568, rel=1e-3)  # 1/Gamma* of spec/topk.md Example 1
+    assert result["t_star"] == pytest.approx(1 / 0.0568, rel=1e-3)  # 1/Gamma* of Example 1
 
 
 @pytest.mark.parametrize("delta", [0.01, 0.1])
 def test_lemma_2_1_lower_bound(delta):
     result = complexity.report(EXAMPLE_1, 2, variance=0.25, delta=delta)
-    # kl(delta, 1-delta) of Bernoulli laws, from the divergence of spec/topk.md's family table:
+    # kl(delta, 1-delta) of Bernoulli laws, from their divergence d(x, y) = x log(x/y) + (1-x) log((1-x)/(1-y)):
     # delta log(delta/(1-delta)) + (1-delta) log((1-delta)/delta) = (1 - 2 delta) log((1-delta)/delta)
     kl = (1 - 2 * delta) * math.log((1 - delta) / delta)
     assert result["sample_complexity_lower_bound"] == pytest.approx(result["t_star.lower"] * kl, rel=1e-12)
-    assert result.measure("sample_complexity_lower_bound").source == "seed 000 Lemma 2.1"
+    assert result.measure("sample_complexity_lower_bound").source == "Wang et al. 2022, Lemma 2.1"
 
 
 def test_budget_exponent_equals_gamma_star_for_gaussian_arms_only():
-    # spec/topk.md: "For Gaussian, B_ij = C_ij" (also per-arm variances: both are (theta_i - theta_j)^2 /
-    # (2 (s2_i/psi_i + s2_j/psi_j))), so Gamma_B* = Gamma* and the allocations agree.
+    # Wang, Yang, You (2022), Remark 1: "For Gaussian bandits ... B_ij = C_ij" (also per-arm variances: both are
+    # (theta_i - theta_j)^2 / (2 (s2_i/psi_i + s2_j/psi_j))), so Gamma_B* = Gamma* and the allocations agree.
     for variance in (0.25, [0.25, 0.5, 0.1, 0.3, 0.2]):
         gaussian = complexity.report(EXAMPLE_1, 2, variance=variance)
         assert gaussian["gamma_b_star"] == pytest.approx(gaussian["gamma_star"], rel=1e-12)
@@ -155,7 +156,8 @@ def test_cbmai_group_present_iff_an_instance_is_passed():
     problem = cbmai_small()
     result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": problem})
     assert GROUP_CBMAI in result.groups() and GROUP_CBMAI not in {item.group for item in result.omitted}
-    # the paper's noise levels (seed 001 Section 5: sigma_r = 1, sigma_c = 0.5) are the defaults
+    # the paper's noise levels (Tang, Jain, Nayyar, Nuzzo 2024, Section 5: sigma_r = 1, sigma_c = 0.5) are the
+    # defaults
     assert_equals_hardness(result, allocopt.cbmai_hardness(problem, sigma_r=1.0, sigma_c=0.5))
     # by hand: I* = {arm 0, slack} has p0 = 1 and slack 1 - c0; it becomes infeasible when arm 0's cost rises
     # from 0.5 to the bound 1 (A_I* = [[c0, 1], [1, 0]] is never singular): Delta_0^2 = 0.5^2 / 0.5^2 = 1.
@@ -202,7 +204,8 @@ def test_cbmai_bad_noise_level(name, value):
 
 @pytest.mark.slow
 def test_cbmai_gaps_of_the_paper_instance_d1p():
-    # D1P of seed 001 Table 1 (K = 24, L = 2); docs/cbmai.md Section 6 (measured with cbmai_hardness):
+    # D1P of Tang, Jain, Nayyar, Nuzzo (2024), Table 1 (K = 24, L = 2); docs/cbmai.md Section 6 (measured with
+    # cbmai_hardness):
     # Delta_0^2 = 4.000e-02, Delta_(L+2)^2 = 8.000e-04, (13) = 4.000e-04, (14) = 1.667e-05, (15) = 2.138e-05.
     problem = allocopt.CBMAIProblem.from_reference("cbmai-d1p")
     result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": problem})
@@ -246,3 +249,18 @@ def test_matrix_values_render_on_one_table_line():
     line = next(text for text in result.to_table().splitlines() if text.lstrip().startswith("bases J"))
     # the 10 bases of K + L = 5 columns, summarised by numpy (edge items 3) on the row of their symbol
     assert "[[0, 1], [0, 2], [0, 3], ..., [2, 3], [2, 4], [3, 4]]" in line
+
+
+def test_every_source_cites_a_paper_by_authors_year_and_number():
+    # The five papers listed in the module docstring of allocopt.complexity.reporting, in the short form of the
+    # source column; each entry then names an equation, section, table, theorem, proposition, lemma, definition
+    # or assumption of that paper.
+    papers = ("Wang et al. 2022", "Tang et al. 2024", "Shahrampour & Tarokh 2017", "Chen et al. 2017",
+              "Jiang et al. 2017")
+    pattern = re.compile(rf"({'|'.join(map(re.escape, papers))}), "
+                         r"(eq\. \(\d+\)|Sec\. \d|Table I|Thm \d|Prop\. \d|Lemma \d|Def\. \d|Assumption \d)")
+    result = complexity.report(EXAMPLE_1, 1, variance=0.25, extra={"cbmai": cbmai_small()})
+    assert not result.omitted  # every default group applies (k = 1 includes Table I), so every source is checked
+    assert len(result.groups()) == len(complexity.DEFAULT_PROVIDERS)
+    for item in result.measures:
+        assert pattern.match(item.source), (item.key, item.source)

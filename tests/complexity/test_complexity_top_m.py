@@ -1,4 +1,4 @@
-"""Gaps, H1, H2, H(p), C_p and logbar (seed 002 eq. (2)-(4)).
+"""Gaps, H1, H2, H(p), C_p and logbar (Shahrampour and Tarokh 2017, eq. (2)-(4)).
 
 Reference values are computed by hand in the comments or by the naive case-by-case definitions of
 complexity_reference.py (Python sorting and loops, independent of the vectorised implementation).
@@ -29,7 +29,7 @@ def test_gaps_small_instance_by_hand():
 
 
 def test_best_arm_measures_small_instance_by_hand():
-    # means (0.5, 0.9, 0.8): best-arm gaps Delta_2 = 0.1, Delta_3 = 0.4 (seed 002 eq. (2)).
+    # means (0.5, 0.9, 0.8): best-arm gaps Delta_2 = 0.1, Delta_3 = 0.4 (Shahrampour and Tarokh 2017, eq. (2)).
     means = [0.5, 0.9, 0.8]
     np.testing.assert_allclose(complexity.gaps(means, 1), [0.4, 0.1, 0.1], rtol=1e-12)
     assert complexity.h1_bai(means) == pytest.approx(0.1**-2 + 0.4**-2, rel=1e-12)  # 106.25
@@ -39,7 +39,8 @@ def test_best_arm_measures_small_instance_by_hand():
 
 
 def test_c_p_and_logbar_by_hand():
-    # seed 002 eq. (3) and Table I: C_p = 2^-p + sum_{r=2}^K r^-p, logbar(K) = 1/2 + sum_{i=2}^K 1/i.
+    # Shahrampour and Tarokh (2017), eq. (3) and Table I: C_p = 2^-p + sum_{r=2}^K r^-p,
+    # logbar(K) = 1/2 + sum_{i=2}^K 1/i.
     assert complexity.c_p(3, 2.0) == pytest.approx(0.25 + 0.25 + 1 / 9, rel=1e-15)
     assert complexity.logbar(3) == pytest.approx(0.5 + 0.5 + 1 / 3, rel=1e-15)
     assert complexity.logbar(50) == pytest.approx(0.5 + sum(1 / i for i in range(2, 51)), rel=1e-14)
@@ -59,13 +60,14 @@ def test_gaps_and_h_match_the_case_definitions(means, data):
 
 @settings(max_examples=80, deadline=None)
 @given(distinct_means, st.data())
-def test_identities_of_seed_002(means, data):
+def test_identities_of_shahrampour_and_tarokh(means, data):
     m = data.draw(st.integers(1, len(means) - 1))
     n_arms = len(means)
     h2 = complexity.h2(means, m)
-    # "H^(M)(1) = H2^(M)" (seed 002, after eq. (4)).
+    # "H^(M)(1) = H2^(M)" (Shahrampour and Tarokh 2017, after eq. (4)).
     assert complexity.h_p(means, 1.0, m) == pytest.approx(h2, rel=1e-12)
-    # "for p in (0, 1), H^(M)(p) <= H2^(M), and for p in (1, 2], H^(M)(p) >= H2^(M)" (seed 002, Section II.B).
+    # "for p in (0, 1), H^(M)(p) <= H2^(M), and for p in (1, 2], H^(M)(p) >= H2^(M)" (Shahrampour and Tarokh 2017,
+    # Section II.B).
     assert complexity.h_p(means, data.draw(st.floats(0.05, 0.99)), m) <= h2 * (1 + 1e-12)
     assert complexity.h_p(means, data.draw(st.floats(1.01, 2.0)), m) >= h2 * (1 - 1e-12)
     # H2 <= H1 <= logbar(K) H2, derived here: i Delta_(i)^-2 <= sum_{j<=i} Delta_(j)^-2 <= H1, and
@@ -80,14 +82,15 @@ def test_identities_of_seed_002(means, data):
 @given(distinct_means)
 def test_best_arm_special_case(means):
     ranked = sorted(means, reverse=True)
-    # seed 002 eq. (2): H1 sums over arms 2..K; the top-1 H1^(1) of eq. (4) adds the best arm's (mu_1 - mu_2)^-2.
+    # Shahrampour and Tarokh (2017), eq. (2): H1 sums over arms 2..K; the top-1 H1^(1) of eq. (4) adds the best arm's
+    # (mu_1 - mu_2)^-2.
     expected_h1 = sum((ranked[0] - value) ** -2 for value in ranked[1:])
     assert complexity.h1_bai(means) == pytest.approx(expected_h1, rel=1e-10)
     assert complexity.h1(means, 1) == pytest.approx(expected_h1 + (ranked[0] - ranked[1]) ** -2, rel=1e-10)
     # eq. (2): H2 = max_{i != 1} i / Delta_i^2 with the arms ranked by decreasing mean; eq. (4) with M = 1 agrees.
     expected_h2 = max((i + 1) / (ranked[0] - ranked[i]) ** 2 for i in range(1, len(ranked)))
     assert complexity.h2(means, 1) == pytest.approx(expected_h2, rel=1e-10)
-    # "H2 ... is equal to H1 up to logarithmic factors in K" (seed 002 after eq. (2)); derived here:
+    # "H2 ... is equal to H1 up to logarithmic factors in K" (Shahrampour and Tarokh 2017, after eq. (2)); derived here:
     # H1 = sum_{i>=2} (1/i) i Delta_i^-2 <= (logbar(K) - 1/2) H2, and (i - 1) Delta_i^-2 <= sum_{j=2..i} Delta_j^-2
     # <= H1 gives i Delta_i^-2 <= 2 H1, so H2 <= 2 H1.
     h1_bai, h2 = complexity.h1_bai(means), complexity.h2(means, 1)
@@ -98,8 +101,8 @@ def test_best_arm_special_case(means):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 300), st.floats(0.05, 3.0))
 def test_c_p_against_logbar(n_arms, p):
-    # seed 002 Section II.B: C_p > logbar(K) for p in (0, 1) and C_p < logbar(K) for p in (1, 2]; C_1 = logbar(K)
-    # (every term 2^-p, r^-p moves the same way as p crosses 1).
+    # Shahrampour and Tarokh (2017), Section II.B: C_p > logbar(K) for p in (0, 1) and C_p < logbar(K) for p in (1, 2];
+    # C_1 = logbar(K) (every term 2^-p, r^-p moves the same way as p crosses 1).
     assert complexity.c_p(n_arms, 1.0) == pytest.approx(complexity.logbar(n_arms), rel=1e-14)
     if p < 0.999:
         assert complexity.c_p(n_arms, p) > complexity.logbar(n_arms)
@@ -132,7 +135,8 @@ def test_batches_match_single_instances(rng):
 
 
 def test_ties_inside_the_groups_are_fine_but_not_at_the_boundary():
-    # ties among the top arms and among the others leave the top-2 set unique (seed 002 setup 1 has them)
+    # ties among the top arms and among the others leave the top-2 set unique (setup 1 of Shahrampour and Tarokh 2017
+    # has them)
     assert complexity.h2([0.7, 0.7, 0.5, 0.5, 0.5], 2) == pytest.approx(5 / 0.2**2, rel=1e-12)
     with pytest.raises(InvalidInstanceError, match=r"arms \[1, 2\] tie at the boundary"):
         complexity.h1([0.9, 0.5, 0.5, 0.1], 2)
