@@ -269,15 +269,6 @@ def test_exit_statuses_are_documented():
         assert f"| {int(status)} " in docs, status
 
 
-@pytest.mark.parametrize("module", ["allocopt.cli", "allocopt.cli._common", "allocopt.topk.kkt"])
-def test_docstring_examples(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.failed == 0 and result.attempted > 0
-
-
 def test_a_check_that_cannot_run_is_an_uncertified_answer_not_bad_input(monkeypatch, capsys):
     # an allocation with Gamma(psi) = 0 (all mass on one arm: every pair with another arm has cost 0)
     import dataclasses
