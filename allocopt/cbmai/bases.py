@@ -17,16 +17,34 @@ Subtracting ``cbar_l`` times the last row (the row of ones) from cost row ``l`` 
     \\qquad \\det A_J = (-1)^{L} \\sum_k o_{j_k} w_k ,
 
 so every basis only needs the ``L x L`` minors of ``D``, and there are ``C(n, L)`` of those for
-``C(n, L+1)`` bases; they are computed once per matrix and gathered. The cost rows are first equilibrated
-(divided by ``max(|cbar_l|, max_a |c_{l,a}|)``), which changes neither ``x`` nor the set of bases.
+``C(n, L+1)`` bases; they are computed once per matrix and gathered. The cost rows are first divided by a power
+of two close to ``max(|cbar_l|, max_a |c_{l,a}|)`` (an exact scaling, against overflow and underflow), which
+changes neither ``x`` nor the set of bases.
 
-Singular bases are screened scale-aware by the Hadamard ratio of the equilibrated matrix,
-``h_J = |det A~_J| / prod_j ||A~_{:, j}|| in [0, 1]``: ``A_J`` is treated as singular when
-``h_J <= singular_tol``. With the columns scaled to unit length, ``h`` is the product of the singular values,
-so ``h / n^{(n-1)/2} <= sigma_min <= h^{1/n}`` and ``cond_2 <= sqrt(n) n^{(n-1)/2} / h``: the default
-``1e-11`` keeps only bases whose column-scaled condition number is below about ``1e12`` (``n = L+1 <= 4``).
-A basic solution is feasible when ``x_j ||A~_{:, j}|| >= -feasibility_tol`` for every ``j`` in ``J`` (slack
-values are measured in units of their cost row).
+Every test below is judged on the magnitudes that actually enter the computation, so it is invariant under any
+scaling of the rows and of the columns, and a cost row whose entries span many decades is judged as precisely as
+a well-scaled one.
+
+* Singular bases. ``M = |c| + |cbar| o^T`` (entrywise) bounds the magnitudes of the entries of ``D`` and of the
+  data they come from. Each minor ``w_i`` is a sum of products of entries of ``D``; the same sum of products of
+  entries of ``M`` (a permanent, ``P_i >= |w_i|``) is the size of its terms. ``A_J`` is treated as singular when
+  the cancellation ratio ``rho_J = |det A_J| / perm(M_J) = |sum_k o_{j_k} w_k| / sum_k o_{j_k} P_k`` (in
+  ``[0, 1]``) is at most ``singular_tol``: the determinant is then lost in the rounding of its own terms. For
+  ``L = 1``, ``rho`` of two arms is ``|c_i - c_j| / (|c_i| + |c_j| + 2 |cbar|)``, and ``1 / rho`` is the
+  componentwise (Skeel) condition number of ``A_J``.
+* Nonnegativity. A basic solution is feasible when the point ``x^+ = max(x, 0)`` still satisfies ``A x = b``
+  up to a componentwise relative residual ``feasibility_tol``: for every coordinate ``x_j < 0`` and every row
+  ``l``, ``|A_{l,j}| |x_j| <= feasibility_tol (|b_l| + sum_{k in J} |A_{l,k}| |x_k|)``. The weighted value
+  ``x_j u_j`` with ``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` is the share of ``x_j`` in the
+  rows it enters; nonnegativity and nonzeros are judged on it. A slack is thereby compared with the bound and
+  the costs actually spent, not with the largest cost of its row, and a slightly negative weight on an arm
+  with a huge cost counts as the constraint violation it causes.
+* Excluded slacks. A column subset ``X`` may have no basis at all (fewer than ``L+1`` independent columns, for
+  example one arm, or identical cost columns) although its LP is feasible. Its vertices are still basic
+  solutions of bases of ``X`` plus the slack columns missing from ``X``, provided those slacks are zero
+  (within the same relative tolerance): every feasible point of the restricted LP with independent support
+  extends to such a basis with slack columns, because the support contains a true arm. Such "pinned" slack
+  columns are added by :func:`evaluate_subset` when ``X`` lacks a slack.
 """
 
 from __future__ import annotations
@@ -38,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float
+from .._validation import as_float, fail
 from .problem import CBMAIProblem, as_arm_subset
 
 __all__ = [
@@ -58,10 +76,10 @@ __all__ = [
 ]
 
 SINGULAR_TOL = 1e-11
-"""Default Hadamard-ratio threshold below which a basis matrix counts as singular."""
+"""Default cancellation-ratio threshold ``|det A_J| / perm(M_J)`` below which a basis matrix counts as singular."""
 
 FEASIBILITY_TOL = 1e-9
-"""Default tolerance on ``x_j ||A~_j||`` for a basic solution to count as nonnegative (and as nonzero)."""
+"""Default componentwise relative tolerance on the weighted values ``x_j u_j`` (nonnegative and nonzero)."""
 
 VALUE_TOL = 1e-10
 """Default relative tolerance under which two basis values count as equal (ties, several optima)."""
@@ -137,21 +155,32 @@ def basis_layout(n_columns: int, size: int) -> BasisLayout:
     return BasisLayout(n_columns, size, combos, subsets, minor_ids, membership, slots, slot_minor_ids)
 
 
-def _minors(rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """Determinants of ``rows[..., :, subset]`` (square, ``L x L``) for every subset; closed forms for L <= 3."""
+def _minors(rows: np.ndarray, subsets: np.ndarray, permanent: bool = False) -> np.ndarray:
+    """Determinants (or, with ``permanent``, permanents) of ``rows[..., :, subset]`` (square, ``L x L``) for every
+    subset; closed forms for L <= 3, the Leibniz sum over permutations above."""
     n_rows = rows.shape[-2]
     if subsets.shape[0] == 0:
         return np.zeros(rows.shape[:-2] + (0,))
+    sign = 1.0 if permanent else -1.0
     cols = [rows[..., :, subsets[:, k]] for k in range(n_rows)]  # each (..., L, S): column k of each minor
     if n_rows == 1:
         return cols[0][..., 0, :]
     if n_rows == 2:
-        return cols[0][..., 0, :] * cols[1][..., 1, :] - cols[1][..., 0, :] * cols[0][..., 1, :]
+        return cols[0][..., 0, :] * cols[1][..., 1, :] + sign * cols[1][..., 0, :] * cols[0][..., 1, :]
     if n_rows == 3:
         (a, d, g), (b, e, h), (c, f, i) = ([col[..., r, :] for r in range(3)] for col in cols)
-        return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    stacked = np.stack(cols, axis=-1)  # (..., L, S, L): row, subset, column
-    return np.linalg.det(np.moveaxis(stacked, -3, -2))
+        return (a * (e * i + sign * f * h) + sign * b * (d * i + sign * f * g)
+                + c * (d * h + sign * e * g))
+    if not permanent:
+        stacked = np.stack(cols, axis=-1)  # (..., L, S, L): row, subset, column
+        return np.linalg.det(np.moveaxis(stacked, -3, -2))
+    total = np.zeros(cols[0].shape[:-2] + cols[0].shape[-1:])
+    for permutation in itertools.permutations(range(n_rows)):
+        term = np.ones_like(total)
+        for row, column in enumerate(permutation):
+            term = term * cols[column][..., row, :]
+        total += term
+    return total
 
 
 def _row_scale(columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -161,6 +190,11 @@ def _row_scale(columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     magnitude = np.max(np.abs(columns[..., :n_costs, :]) * arm_columns, axis=-1, initial=0.0)
     scale = np.maximum(magnitude, np.abs(bounds))
     return np.where(scale > 0, scale, 1.0)
+
+
+def _power_of_two(scale: np.ndarray) -> np.ndarray:
+    """The power of two nearest above ``scale`` (dividing by it is exact)."""
+    return np.ldexp(1.0, np.frexp(scale)[1])
 
 
 @dataclass(frozen=True)
@@ -175,11 +209,13 @@ class BasisValues:
         Objective ``mu_J^T x_J`` (NaN for singular bases; defined for infeasible ones).
     invertible, feasible : ndarray of bool, shape (..., C)
     hadamard_ratio : ndarray, shape (..., C)
-        ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]``.
+        ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]`` (informative).
     determinant : ndarray, shape (..., C)
         ``det A_J`` in the original units.
     slot_weighted_x : ndarray, shape (..., L+1, C)
-        ``x_j ||A~_{:, j}||``: the scale on which nonnegativity and nonzeros are judged (slot-major).
+        ``x_j u_j``: the scale on which nonnegativity and nonzeros are judged (slot-major; see the module notes).
+    cancellation_ratio : ndarray, shape (..., C)
+        ``rho_J = |det A_J| / perm(M_J)`` in ``[0, 1]``: the singularity screen (module notes).
     """
 
     slot_x: np.ndarray
@@ -189,6 +225,7 @@ class BasisValues:
     hadamard_ratio: np.ndarray
     determinant: np.ndarray
     slot_weighted_x: np.ndarray
+    cancellation_ratio: np.ndarray
 
     @property
     def x(self) -> np.ndarray:
@@ -197,7 +234,7 @@ class BasisValues:
 
     @property
     def weighted_x(self) -> np.ndarray:
-        """``x_j ||A~_{:, j}||``, shape (..., C, L+1)."""
+        """``x_j u_j``, shape (..., C, L+1)."""
         return np.swapaxes(self.slot_weighted_x, -1, -2)
 
 
@@ -209,6 +246,7 @@ def evaluate_bases(
     *,
     singular_tol: float = SINGULAR_TOL,
     feasibility_tol: float = FEASIBILITY_TOL,
+    pinned: np.ndarray | None = None,
 ) -> BasisValues:
     """Evaluate all bases of ``layout`` for one or many matrices (low-level, no input checks).
 
@@ -222,30 +260,48 @@ def evaluate_bases(
         ``cbar``.
     layout : BasisLayout
         From :func:`basis_layout` ``(n, L+1)``.
+    pinned : ndarray of bool, shape (n,) or (..., n), optional
+        Columns that must be zero in a feasible basic solution (slacks outside the arm set; module notes).
     """
     n_costs = columns.shape[-2] - 1
     bounds = np.asarray(bounds, dtype=float)
     ones = columns[..., n_costs, :]
     scale = _row_scale(columns, bounds)
-    scaled_costs = columns[..., :n_costs, :] / scale[..., :, None]
-    shifted = scaled_costs - (bounds / scale)[..., :, None] * ones[..., None, :]
-    column_norm = np.sqrt(np.sum(scaled_costs**2, axis=-2) + ones**2)
+    exact_scale = _power_of_two(scale)
+    scaled_costs = columns[..., :n_costs, :] / exact_scale[..., :, None]
+    scaled_bounds = bounds / exact_scale
+    shifted = scaled_costs - scaled_bounds[..., :, None] * ones[..., None, :]
+    magnitude = np.abs(scaled_costs) + np.abs(scaled_bounds)[..., :, None] * ones[..., None, :]
     slots = layout.slots  # (L+1, C): slot-major, the inner loops run over bases
     weights = _minors(shifted, layout.subsets)[..., layout.slot_minor_ids]
     weights[..., 1::2, :] *= -1.0
-    denominator = np.einsum("...ic,...ic->...c", ones[..., slots], weights)
-    norms_j = column_norm[..., slots]
-    ratio = np.abs(denominator) / np.prod(norms_j, axis=-2)  # column norms are >= min(1, 1/scale) > 0
-    invertible = ratio > singular_tol
+    permanents = _minors(magnitude, layout.subsets, permanent=True)[..., layout.slot_minor_ids]
+    ones_j = ones[..., slots]
+    denominator = np.einsum("...ic,...ic->...c", ones_j, weights)
+    size = np.einsum("...ic,...ic->...c", ones_j, permanents)
+    cancellation = np.abs(denominator) / np.where(size > 0, size, np.inf)
+    invertible = cancellation > singular_tol
     x = weights
     x /= np.where(invertible, denominator, 1.0)[..., None, :]
     if not np.all(invertible):
         x = np.where(invertible[..., None, :], x, np.nan)
     values = np.einsum("...ic,...ic->...c", objective[..., slots], x)
-    weighted_x = x * norms_j
+    # componentwise relative residual scale: |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|), max over rows l
+    rows_j = np.concatenate([np.abs(scaled_costs), np.abs(ones)[..., None, :]], axis=-2)[..., slots]
+    rhs = np.concatenate([np.abs(scaled_bounds), np.ones(scaled_bounds.shape[:-1] + (1,))], axis=-1)
+    involved = rhs[..., :, None] + np.einsum("...ric,...ic->...rc", rows_j, np.abs(x))  # (..., L+1, C)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(rows_j > 0, rows_j / involved[..., :, None, :], 0.0)
+    weighted_x = x * np.max(share, axis=-3)
     feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
-    determinant = (-1.0) ** n_costs * denominator * np.prod(scale, axis=-1)[..., None]
-    return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x)
+    if pinned is not None:
+        pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
+        feasible &= np.all(~pinned_j | (weighted_x <= feasibility_tol), axis=-2)
+    column_norm = np.sqrt(np.sum((columns[..., :n_costs, :] / scale[..., :, None]) ** 2, axis=-2) + ones**2)
+    shift_factor = np.prod(exact_scale / scale, axis=-1)[..., None]
+    ratio = np.abs(denominator) * shift_factor / np.prod(column_norm[..., slots], axis=-2)
+    determinant = (-1.0) ** n_costs * denominator * np.prod(exact_scale, axis=-1)[..., None]
+    return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x, cancellation)
 
 
 @dataclass(frozen=True)
@@ -281,8 +337,17 @@ def _basis_duals(columns: np.ndarray, objective: np.ndarray, basis: np.ndarray) 
     return np.linalg.solve(np.swapaxes(matrix, -1, -2), rhs[..., None])[..., 0]
 
 
-def _dual_tolerance(objective: np.ndarray, tol: float) -> np.ndarray:
-    return tol * np.maximum(1.0, np.max(np.abs(objective), axis=-1, initial=0.0))
+def _dual_violation(columns: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None
+                    ) -> np.ndarray:
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j|)`` over the free columns,
+    ``d = A^T lambda - mu`` (0 when dual feasible); batched."""
+    reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
+    involved = np.einsum("...ij,...i->...j", np.abs(columns), np.abs(duals)) + np.abs(objective)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(involved > 0, -reduced / np.where(involved > 0, involved, 1.0), 0.0)
+    if free is not None:
+        relative = np.where(free, relative, 0.0)
+    return np.maximum(np.max(relative, axis=-1, initial=0.0), 0.0)
 
 
 def select_optimal_bases(
@@ -293,18 +358,22 @@ def select_optimal_bases(
     *,
     value_tol: float = VALUE_TOL,
     dual_tol: float = FEASIBILITY_TOL,
+    pinned: np.ndarray | None = None,
 ) -> OptimalBases:
     """Pick, for each matrix of a batch, an optimal basis whose dual solution is feasible.
 
     Among the feasible bases whose value is within ``value_tol * max(1, |v*|)`` of the best value ``v*``,
     the first one (in the lexicographic order of ``layout.combos``) whose ``lambda = A_B^{-T} mu_B`` satisfies
-    ``A^T lambda >= mu - dual_tol * max(1, |mu|_inf)`` is chosen. Such a basis exists at every optimum of a
-    feasible bounded LP (the simplex method terminates at one), so the rule is deterministic and returns
-    an optimal dual solution, also at degenerate optima where the dual is not unique. If rounding leaves
-    every candidate slightly dual-infeasible, the candidate with the smallest violation is taken.
+    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j|)`` for every column that is not ``pinned`` is
+    chosen (the tolerance is relative to the magnitudes of each reduced cost, as for the primal). Such a basis
+    exists at every optimum of a feasible bounded LP (the simplex method terminates at one), so the rule is
+    deterministic and returns an optimal dual solution, also at degenerate optima where the dual is not unique.
+    If rounding leaves every candidate slightly dual-infeasible, the candidate with the smallest violation is
+    taken. Pinned columns (fixed at zero) carry no dual constraint.
     """
     batch_shape = evaluated.values.shape[:-1]
     n_rows = columns.shape[-2]
+    free = None if pinned is None else ~np.asarray(pinned, dtype=bool)
     masked = np.where(evaluated.feasible, evaluated.values, -np.inf)
     best = np.max(masked, axis=-1, initial=-np.inf)
     finite = np.isfinite(best)
@@ -318,16 +387,17 @@ def select_optimal_bases(
         safe_columns = np.where(finite[..., None, None], columns, _identity_like(columns, n_rows))
         duals = _basis_duals(safe_columns, objective, layout.combos[np.maximum(index, 0)])
     reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
-    tolerance = _dual_tolerance(objective, dual_tol)
-    retry = finite & (n_candidates > 1) & (np.min(reduced, axis=-1, initial=0.0) < -tolerance)
+    violation = _dual_violation(columns, objective, duals, free)
+    retry = finite & (n_candidates > 1) & (violation > dual_tol)
     for position in map(tuple, np.argwhere(retry)):
         chosen, chosen_duals, chosen_violation = None, None, np.inf
         for candidate in np.flatnonzero(candidates[position]):
             lam = _basis_duals(columns[position], objective[position], layout.combos[candidate])
-            violation = -np.min(columns[position].T @ lam - objective[position])
-            if violation < chosen_violation:
-                chosen, chosen_duals, chosen_violation = candidate, lam, violation
-            if violation <= tolerance[position]:
+            row_free = free if free is None or free.ndim == 1 else free[position]
+            candidate_violation = float(_dual_violation(columns[position], objective[position], lam, row_free))
+            if candidate_violation < chosen_violation:
+                chosen, chosen_duals, chosen_violation = candidate, lam, candidate_violation
+            if candidate_violation <= dual_tol:
                 break
         index[position] = chosen
         duals[position] = chosen_duals
@@ -394,6 +464,15 @@ class BasisEnumeration:
         return float(np.max(self.values[self.feasible], initial=-np.inf))
 
 
+def relative_weights(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` for a point ``x`` of ``A x = b``: ``x_j u_j`` is
+    the share of ``x_j`` in the rows it enters, the scale on which zero is judged (module notes)."""
+    involved = np.abs(rhs) + np.abs(matrix) @ np.abs(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(matrix != 0, np.abs(matrix) / involved[:, None], 0.0)
+    return np.max(share, axis=0, initial=0.0)
+
+
 def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_X, b, mu_X)`` for the columns ``arms``."""
     matrix, rhs, objective = problem.standard_form()
@@ -402,7 +481,11 @@ def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndar
 
 @dataclass(frozen=True)
 class SubsetEvaluation:
-    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal)."""
+    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal).
+
+    ``columns`` are those of ``subset`` followed, when ``extend`` was asked and ``subset`` lacks slacks, by the
+    missing slack columns (``pinned``: they must be zero; module notes); ``positions`` index ``columns``.
+    """
 
     subset: np.ndarray
     columns: np.ndarray
@@ -410,25 +493,46 @@ class SubsetEvaluation:
     objective: np.ndarray
     layout: BasisLayout
     evaluated: BasisValues
+    column_ids: np.ndarray
+    pinned: np.ndarray
+
+    @property
+    def n_free(self) -> int:
+        """Number of columns of ``subset`` (the first ones of ``columns``)."""
+        return int(self.subset.size)
 
 
 def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float = SINGULAR_TOL,
-                    feasibility_tol: float = FEASIBILITY_TOL) -> SubsetEvaluation:
-    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``."""
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
+                    feasibility_tol: float = FEASIBILITY_TOL, *, extend: bool = True) -> SubsetEvaluation:
+    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``.
+
+    With ``extend`` (default), the slack columns missing from ``subset`` are appended as pinned columns, so that
+    subsets without a basis of their own (fewer than ``L+1`` independent columns) are solved correctly.
+    """
+    missing = np.setdiff1d(np.arange(problem.n_arms, problem.n_columns), subset) if extend else np.zeros(0, int)
+    column_ids = np.concatenate([subset, missing]).astype(int)
+    pinned = np.arange(column_ids.size) >= subset.size
+    columns, rhs, objective = restricted_columns(problem, column_ids)
+    layout = basis_layout(column_ids.size, problem.n_costs + 1)
     evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
-    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated)
+                               feasibility_tol=feasibility_tol, pinned=pinned if missing.size else None)
+    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated, column_ids, pinned)
 
 
-def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any
-                       ) -> SubsetEvaluation:
+def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any, *,
+                       extend: bool = True) -> SubsetEvaluation:
     """Validate the arguments shared by the public enumeration functions, then :func:`evaluate_subset`."""
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"{func} needs a CBMAIProblem, got {type(problem).__name__}")
+    check_problem(problem, func)
     singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
-    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol)
+    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol,
+                           extend=extend)
+
+
+def check_problem(problem: Any, func: str) -> CBMAIProblem:
+    """``problem`` itself when it is a :class:`CBMAIProblem`; an ``InvalidArgumentError`` otherwise."""
+    if not isinstance(problem, CBMAIProblem):
+        fail(func, "problem", "a CBMAIProblem", problem)
+    return problem
 
 
 def check_tolerances(func: str, singular_tol: Any, feasibility_tol: Any) -> tuple[float, float]:
@@ -479,7 +583,7 @@ def enumerate_bases(
     >>> table.feasible.tolist(), table.values.round(3).tolist()
     ([True, False, True], [0.6, 1.0, 0.2])
     """
-    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol)
+    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol, extend=False)
     evaluated = table.evaluated
     arrays = (table.subset, table.subset[table.layout.combos], evaluated.invertible, evaluated.feasible,
               np.ascontiguousarray(evaluated.x), evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
