@@ -290,9 +290,10 @@ def evaluate_bases(
     rows_j = np.concatenate([np.abs(scaled_costs), np.abs(ones)[..., None, :]], axis=-2)[..., slots]
     rhs = np.concatenate([np.abs(scaled_bounds), np.ones(scaled_bounds.shape[:-1] + (1,))], axis=-1)
     involved = rhs[..., :, None] + np.einsum("...ric,...ic->...rc", rows_j, np.abs(x))  # (..., L+1, C)
+    spent = rows_j * np.abs(x)[..., None, :, :]  # (..., L+1 rows, L+1 slots, C); <= involved
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(rows_j > 0, rows_j / involved[..., :, None, :], 0.0)
-    weighted_x = x * np.max(share, axis=-3)
+        share = np.where(spent > 0, spent / involved[..., :, None, :], 0.0)
+    weighted_x = np.sign(x) * np.max(share, axis=-3)  # x_j u_j; NaN for singular bases
     feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
     if pinned is not None:
         pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
@@ -330,11 +331,45 @@ class OptimalBases:
     n_candidates: np.ndarray
 
 
+def _basis_scaling(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Power-of-two row and column scalings ``(r, s)`` of a batch of square matrices: ``r_i = 1 / max_j |A_ij|``,
+    then ``s_j = 1 / max_i |r_i A_ij|`` (exact; 1 for zero rows or columns)."""
+    def power(largest: np.ndarray) -> np.ndarray:
+        return np.ldexp(1.0, -np.frexp(np.where(largest > 0, largest, 1.0))[1])
+
+    magnitude = np.abs(matrix)
+    rows = power(np.max(magnitude, axis=-1))
+    columns = power(np.max(magnitude * rows[..., :, None], axis=-2))
+    return rows, columns
+
+
 def _basis_duals(columns: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    """``A_B^{-T} mu_B`` for a batch of bases (positions ``basis`` of shape (..., L+1))."""
+    """``A_B^{-T} mu_B`` for a batch of bases (positions ``basis`` of shape (..., L+1)), solved on the
+    equilibrated matrix ``R A_B S`` (``lambda = R (S A_B^T R)^{-1} S mu_B``) so that badly scaled rows keep their
+    precision."""
     matrix = np.take_along_axis(columns, basis[..., None, :], axis=-1)
     rhs = np.take_along_axis(objective, basis, axis=-1)
-    return np.linalg.solve(np.swapaxes(matrix, -1, -2), rhs[..., None])[..., 0]
+    rows, scales = _basis_scaling(matrix)
+    scaled = matrix * rows[..., :, None] * scales[..., None, :]
+    solution = np.linalg.solve(np.swapaxes(scaled, -1, -2), (rhs * scales)[..., None])[..., 0]
+    return solution * rows
+
+
+def basis_solution(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``A_B^{-1} b`` for a square basis matrix, solved on the equilibrated ``R A_B S`` (``x = S (R A_B S)^{-1} R b``)."""
+    rows, scales = _basis_scaling(matrix)
+    scaled = matrix * rows[:, None] * scales[None, :]
+    return np.linalg.solve(scaled, rhs * rows) * scales
+
+
+def basis_duals(matrix: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``A_B^{-T} mu_B`` for one basis (column positions ``basis``), equilibrated as :func:`basis_solution`."""
+    return _basis_duals(matrix, objective, np.asarray(basis))
+
+
+def dual_violation(matrix: np.ndarray, objective: np.ndarray, duals: np.ndarray) -> float:
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j|)`` (0 when dual feasible)."""
+    return float(_dual_violation(matrix, objective, duals, None))
 
 
 def _dual_violation(columns: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None
@@ -464,13 +499,14 @@ class BasisEnumeration:
         return float(np.max(self.values[self.feasible], initial=-np.inf))
 
 
-def relative_weights(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` for a point ``x`` of ``A x = b``: ``x_j u_j`` is
-    the share of ``x_j`` in the rows it enters, the scale on which zero is judged (module notes)."""
+def weighted_values(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``x_j u_j`` with ``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` for a point ``x`` of
+    ``A x = b``: the signed share of ``x_j`` in the rows it enters, on which zero is judged (module notes)."""
     involved = np.abs(rhs) + np.abs(matrix) @ np.abs(x)
+    spent = np.abs(matrix) * np.abs(x)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(matrix != 0, np.abs(matrix) / involved[:, None], 0.0)
-    return np.max(share, axis=0, initial=0.0)
+        share = np.where(spent > 0, spent / involved[:, None], 0.0)
+    return np.sign(x) * np.max(share, axis=0, initial=0.0)
 
 
 def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._validation import as_choice, fail
 from ._pulp import PULP_SOLVERS
-from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_problem, check_tolerances, evaluate_subset,
-                    relative_weights, select_optimal_bases)
+from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, basis_duals, basis_solution, check_problem,
+                    check_tolerances, dual_violation, evaluate_subset, select_optimal_bases, weighted_values)
 from .certificate import LPCertificate, certify, farkas_ray
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
@@ -136,8 +136,8 @@ class CBMAIResult:
 
 def _support(x: np.ndarray, matrix: np.ndarray, rhs: np.ndarray, feasibility_tol: float) -> np.ndarray:
     """Columns whose share ``x_j u_j`` in the rows they enter exceeds ``feasibility_tol`` (see
-    :func:`~allocopt.cbmai.bases.relative_weights`)."""
-    return np.flatnonzero(x * relative_weights(matrix, rhs, x) > feasibility_tol)
+    :func:`~allocopt.cbmai.bases.weighted_values`)."""
+    return np.flatnonzero(weighted_values(matrix, rhs, x) > feasibility_tol)
 
 
 def _complete_basis(matrix: np.ndarray, support: np.ndarray, reduced: np.ndarray) -> np.ndarray | None:
@@ -156,6 +156,30 @@ def _complete_basis(matrix: np.ndarray, support: np.ndarray, reduced: np.ndarray
         if np.linalg.matrix_rank(matrix[:, trial]) == len(trial):
             chosen = trial
     return np.sort(np.array(chosen)) if len(chosen) == size else None
+
+
+def _polish(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.ndarray, duals: np.ndarray,
+            feasibility_tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Crossover of a solver's point to the vertex it lies on: the ``L+1`` columns with the largest shares
+    ``x_j u_j`` are taken as a basis and re-solved (equilibrated). The vertex replaces the solver's point when it
+    is primal and dual feasible (both judged relatively), hence optimal; returns ``(x, duals, polished)``."""
+    size = matrix.shape[0]
+    if matrix.shape[1] < size:
+        return x, duals, False
+    order = np.argsort(-weighted_values(matrix, rhs, x), kind="stable")[:size]
+    basis = np.sort(order)
+    try:
+        x_basis = basis_solution(matrix[:, basis], rhs)
+        lam = basis_duals(matrix, objective, basis)
+    except np.linalg.LinAlgError:
+        return x, duals, False
+    vertex = np.zeros_like(x)
+    vertex[basis] = x_basis
+    # a primal feasible basis whose dual is feasible is optimal (whatever the solver's own point was worth)
+    if (np.all(np.isfinite(vertex)) and np.all(weighted_values(matrix, rhs, vertex) >= -feasibility_tol)
+            and dual_violation(matrix, objective, lam) <= feasibility_tol):
+        return vertex, lam, True
+    return x, duals, False
 
 
 def check_assumption_1(problem: CBMAIProblem, arms: Any = None, *, singular_tol: float = SINGULAR_TOL,
@@ -229,7 +253,7 @@ def _solve_by_enumeration(problem: CBMAIProblem, subset: np.ndarray, singular_to
         return "infeasible", None, None, f"none of the {layout.n_bases} bases is feasible", None
     positions = layout.combos[int(chosen.index)]
     x = np.zeros(table.column_ids.size)
-    x[positions] = np.linalg.solve(columns[:, positions], rhs)  # LU re-solve of the chosen basis
+    x[positions] = evaluated.x[int(chosen.index)]  # from the minors: accurate in every row's own units
     message = (f"{layout.n_bases} bases enumerated, {int(evaluated.feasible.sum())} feasible, "
                f"{int(chosen.n_candidates)} optimal")
     if pinned is not None:
@@ -315,6 +339,10 @@ def solve_cbmai(
         from ._pulp import solve_with_pulp
 
         status, x_sub, duals, message = solve_with_pulp(columns, rhs, objective[subset], solver)
+    if method != "enumerate" and status == "optimal":
+        x_sub, duals, polished = _polish(columns, rhs, objective[subset], x_sub, duals, feasibility_tol)
+        if polished:
+            message += "; polished to the vertex of its L+1 largest coordinates"
     elapsed = time.perf_counter() - start
     report = None
     if diagnose and basis_layout_size(subset.size, problem.n_costs + 1) <= DIAGNOSTIC_BASIS_LIMIT:
