@@ -8,8 +8,9 @@ geometric-mean magnitude 1), and the bound is part of its row's scale. The solut
 ``x = C x'`` and ``lambda = R lambda'``.
 
 When the simplex method does not report an optimum (columns that still span many decades after
-equilibration can make it declare a feasible LP infeasible), the interior-point method is asked instead; its
-point is then polished to a vertex by the caller.
+equilibration can make it declare a feasible LP infeasible, or stop with ``model_status Unknown``), the
+interior-point method is asked, then both with HiGHS's default tolerances; the first optimum is kept (the caller
+polishes it to a vertex and certifies it), else an infeasibility verdict, else a :class:`SolverError`.
 
 linprog minimises, so the program solved is ``min {-mu'^T x' : A' x' = b', x' >= 0}``. Its equality marginals are
 ``d(min objective)/d b' = -lambda'``; the dual of the maximisation is recovered with the sign flipped and then
@@ -62,6 +63,11 @@ def equilibrate(matrix: np.ndarray, rhs: np.ndarray) -> Equilibration:
     return Equilibration(rows, columns)
 
 
+def _attempts(tight: dict) -> tuple[tuple[str, dict], ...]:
+    """Simplex then interior point with tight tolerances, then both with HiGHS's defaults."""
+    return (("highs", tight), ("highs-ipm", tight), ("highs-ds", {}), ("highs-ipm", {}))
+
+
 def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
                      ) -> tuple[str, np.ndarray | None, np.ndarray | None, str]:
     """Solve the standard form; returns ``(status, x, duals, message)`` with status "optimal" or "infeasible"."""
@@ -71,12 +77,15 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     scaled_matrix = matrix * scaling.rows[:, None] * scaling.columns[None, :]
     scaled_rhs = rhs * scaling.rows
     scaled_objective = objective * scaling.columns
-    options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    result = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None), method="highs",
-                     options=options)
-    if result.status != 0:  # a column spanning many decades can still defeat the simplex: ask the interior point
-        result = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
-                         method="highs-ipm", options=options)
+    tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    result = None
+    for method, options in _attempts(tight):  # a column spanning many decades can still defeat one method
+        attempt = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
+                          method=method, options=options)
+        if result is None or attempt.status == 0 or (attempt.status == 2 and result.status != 2):
+            result = attempt
+        if attempt.status == 0:
+            break
     if result.status == 2:
         return "infeasible", None, None, str(result.message)
     if result.status != 0:

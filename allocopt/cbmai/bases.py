@@ -368,16 +368,19 @@ def basis_duals(matrix: np.ndarray, objective: np.ndarray, basis: np.ndarray) ->
 
 
 def dual_violation(matrix: np.ndarray, objective: np.ndarray, duals: np.ndarray) -> float:
-    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j|)`` (0 when dual feasible)."""
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` (0 when dual
+    feasible)."""
     return float(_dual_violation(matrix, objective, duals, None))
 
 
 def _dual_violation(columns: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None
                     ) -> np.ndarray:
-    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j|)`` over the free columns,
-    ``d = A^T lambda - mu`` (0 when dual feasible); batched."""
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` over the free
+    columns, ``d = A^T lambda - mu`` (0 when dual feasible; the last term is the objective's own scale, the floor
+    under which a reduced cost is rounding); batched."""
     reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
-    involved = np.einsum("...ij,...i->...j", np.abs(columns), np.abs(duals)) + np.abs(objective)
+    involved = (np.einsum("...ij,...i->...j", np.abs(columns), np.abs(duals)) + np.abs(objective)
+                + np.max(np.abs(objective), axis=-1, keepdims=True))
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(involved > 0, -reduced / np.where(involved > 0, involved, 1.0), 0.0)
     if free is not None:
@@ -399,7 +402,7 @@ def select_optimal_bases(
 
     Among the feasible bases whose value is within ``value_tol * max(1, |v*|)`` of the best value ``v*``,
     the first one (in the lexicographic order of ``layout.combos``) whose ``lambda = A_B^{-T} mu_B`` satisfies
-    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j|)`` for every column that is not ``pinned`` is
+    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` for every column that is not ``pinned`` is
     chosen (the tolerance is relative to the magnitudes of each reduced cost, as for the primal). Such a basis
     exists at every optimum of a feasible bounded LP (the simplex method terminates at one), so the rule is
     deterministic and returns an optimal dual solution, also at degenerate optima where the dual is not unique.

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_choice, fail
+from ..exceptions import SolverError
 from ._pulp import PULP_SOLVERS
 from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, basis_duals, basis_solution, check_problem,
                     check_tolerances, dual_violation, evaluate_subset, select_optimal_bases, weighted_values)
@@ -21,6 +22,9 @@ CBMAI_METHODS = ("enumerate", "highs", "pulp")
 
 DIAGNOSTIC_BASIS_LIMIT = 2_000_000
 """Largest number of bases enumerated for the Assumption 1 diagnostics of the "highs"/"pulp" methods."""
+
+_CERTIFICATE_TOL = 1e-7
+"""Largest relative dual infeasibility an "optimal" answer may carry (see :func:`~allocopt.cbmai.bases.dual_violation`)."""
 
 _DUAL_RULES = {
     "enumerate": "lambda = A_B^-T mu_B for the first optimal basis B (lexicographic order) that is dual feasible",
@@ -364,6 +368,11 @@ def solve_cbmai(
         reduced[subset[positions]] = 0.0
     basis = () if positions is None else tuple(int(subset[j]) for j in positions)
     certificate = certify(columns, rhs, objective[subset], x_sub, duals)
+    violation = dual_violation(columns, objective[subset], duals)
+    if violation > _CERTIFICATE_TOL:  # never call "optimal" what the dual certificate refutes
+        raise SolverError(f"solve_cbmai(method={method!r}) could not certify its answer: the dual solution violates "
+                          f"dual feasibility by {violation:.3g} relative to the magnitudes involved "
+                          f"(tolerance {_CERTIFICATE_TOL:g}); {message}")
     for array in (x, duals, reduced):
         array.setflags(write=False)
     return CBMAIResult("optimal", method, tuple(int(subset[j]) for j in support_positions), basis, x[:n_arms],
