@@ -9,7 +9,8 @@ geometric-mean magnitude 1), and the bound is part of its row's scale. The solut
 
 When the simplex method does not report an optimum (columns that still span many decades after
 equilibration can make it declare a feasible LP infeasible, or stop with ``model_status Unknown``), the
-interior-point method is asked, then both with HiGHS's default tolerances; the first optimum is kept (the caller
+interior-point method is asked, then both with HiGHS's default tolerances; the first optimum whose point is
+feasible relative to the magnitudes of its rows is kept (the caller
 polishes it to a vertex and certifies it), else an infeasibility verdict, else a :class:`SolverError`.
 
 linprog minimises, so the program solved is ``min {-mu'^T x' : A' x' = b', x' >= 0}``. Its equality marginals are
@@ -24,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import SolverError
+from .bases import weighted_values
 from .certificate import orient_duals
 
 __all__ = ["Equilibration", "equilibrate", "solve_with_highs"]
@@ -63,6 +65,13 @@ def equilibrate(matrix: np.ndarray, rhs: np.ndarray) -> Equilibration:
     return Equilibration(rows, columns)
 
 
+def _relatively_feasible(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray, tol: float = 1e-7) -> bool:
+    """``A x = b`` within ``tol`` of ``|A| |x| + |b|`` in every row, and ``x >= 0`` on the scale of its rows."""
+    involved = np.abs(matrix) @ np.abs(x) + np.abs(rhs)
+    residual_ok = np.all(np.abs(matrix @ x - rhs) <= tol * involved)
+    return bool(residual_ok and np.all(weighted_values(matrix, rhs, x) >= -tol))
+
+
 def _attempts(tight: dict) -> tuple[tuple[str, dict], ...]:
     """Simplex then interior point with tight tolerances, then both with HiGHS's defaults."""
     return (("highs", tight), ("highs-ipm", tight), ("highs-ds", {}), ("highs-ipm", {}))
@@ -82,6 +91,8 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     for method, options in _attempts(tight):  # a column spanning many decades can still defeat one method
         attempt = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
                           method=method, options=options)
+        if attempt.status == 0 and not _relatively_feasible(matrix, rhs, attempt.x * scaling.columns):
+            attempt.status, attempt.message = 4, f"{attempt.message} (point infeasible relative to its rows)"
         if result is None or attempt.status == 0 or (attempt.status == 2 and result.status != 2):
             result = attempt
         if attempt.status == 0:
