@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_int, as_positive_float
+from .._validation import as_int, as_positive_float, fail
 from ..exceptions import InvalidInstanceError
-from .bases import basis_layout
+from .bases import basis_layout, check_problem
 from .problem import CBMAIProblem
 from .solve import solve_cbmai
 
@@ -440,7 +440,16 @@ class CBMAIHardness:
 
     def _scaled_budget(self, budget: Any) -> np.ndarray:
         problem = self.problem
-        budget = np.asarray(budget, dtype=float)
+        requirement = f"a number or array of numbers >= n_unknown = {problem.n_unknown} (a budget N)"
+        if isinstance(budget, (str, bytes, bool, np.bool_)):
+            fail("CBMAIHardness.bound", "budget", requirement, budget)
+        given = budget
+        try:
+            budget = np.asarray(budget, dtype=float)
+        except (TypeError, ValueError):
+            fail("CBMAIHardness.bound", "budget", requirement, given)
+        if not np.all(np.isfinite(budget)) or np.any(budget < problem.n_unknown):
+            fail("CBMAIHardness.bound", "budget", requirement, given)
         return (budget - problem.n_unknown) / (3 * ((problem.n_costs + 1) / 2 + math.log(problem.n_unknown)))
 
     def bound(self, budget: Any) -> np.ndarray:
@@ -463,20 +472,33 @@ class CBMAIHardness:
         """``Delta_J^2`` of the basis ``J`` (any order of its columns)."""
         return float(self.basis_gaps[self._basis_row(basis)])
 
-    def _basis_row(self, basis: Any) -> int:
-        wanted = np.sort(np.asarray(basis, dtype=int))
+    def _basis_row(self, basis: Any, func: str = "CBMAIHardness.basis_gap") -> int:
+        size, n_columns = self.bases.shape[1], self.problem.n_columns
+        requirement = (f"a basis of this instance, L+1 = {size} distinct column indices in 0..{n_columns - 1} "
+                       f"(what was given is not a basis)")
+        if isinstance(basis, (str, bytes)):
+            fail(func, "basis", requirement, basis)
+        try:
+            array = np.asarray(basis)
+        except (TypeError, ValueError):
+            fail(func, "basis", requirement, basis)
+        if (array.ndim != 1 or array.size != size or array.dtype == bool
+                or not np.issubdtype(array.dtype, np.integer)):
+            fail(func, "basis", requirement, basis)
+        wanted = np.sort(array.astype(int))
         matches = np.flatnonzero(np.all(self.bases == wanted, axis=1))
         if matches.size != 1:
-            raise ValueError(f"{list(wanted)} is not a basis of this instance (L+1 = {self.bases.shape[1]} "
-                             f"distinct columns in 0..{self.problem.n_columns - 1})")
+            fail(func, "basis", requirement, [int(column) for column in array])
         return int(matches[0])
 
     def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
         """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
         feasible). Known arms are unchanged. Raises ``ValueError`` when the gap is infinite."""
-        row = self._basis_row(basis)
+        func = "CBMAIHardness.witness"
+        row = self._basis_row(basis, func)
         if not np.isfinite(self.basis_gaps[row]):
-            raise ValueError(f"the gap of basis {list(self.bases[row])} is infinite: no perturbation exists")
+            fail(func, "basis", "a basis with a finite gap (this gap is infinite: no perturbation of the unknown arms "
+                 "makes this basis overtake I*)", [int(column) for column in self.bases[row]])
         data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
                                           self.sigma_r, self.sigma_c)
         wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
@@ -634,8 +656,7 @@ def cbmai_hardness(
     ((0, 2), 0.08, 1.0)
     """
     func = "cbmai_hardness"
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"cbmai_hardness needs a CBMAIProblem, got {type(problem).__name__}")
+    check_problem(problem, func)
     sigma_r = as_positive_float(sigma_r, func, "sigma_r")
     sigma_c = as_positive_float(sigma_c, func, "sigma_c")
     n_starts = as_int(n_starts, func, "n_starts", low=1)
