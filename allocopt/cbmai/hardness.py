@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -283,15 +283,19 @@ def _anchored_starts(data: _GapData, anchor_y: np.ndarray, max_points: int) -> t
 
 
 def _pattern_search(data: _GapData, point_x: np.ndarray, point_y: np.ndarray, steps: np.ndarray,
-                    min_step: float = _MIN_STEP, max_iterations: int = 400
+                    min_step: float = _MIN_STEP, max_iterations: int = 400, fixed: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised pattern search from one start per row of ``data`` until every step is below ``min_step``.
 
-    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step, moves to the best
-    improvement or halves the step. Returns (values, p^x, p^y, steps); the arrays passed in are updated."""
+    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step (only those of ``p^y`` when
+    ``fixed="x"``, of ``p^x`` when ``fixed="y"``), moves to the best improvement or halves the step. Returns
+    (values, p^x, p^y, steps); the arrays passed in are updated."""
     size_x, size_y = point_x.shape[1], point_y.shape[1]
     value = _gap_objective(data, point_x[:, None, :], point_y[:, None, :])[:, 0]
     move_x, move_y = _stencil(size_x, size_y)
+    if fixed is not None:  # only the other simplex moves
+        still = ~np.any(move_x != 0, axis=1) if fixed == "x" else ~np.any(move_y != 0, axis=1)
+        move_x, move_y = move_x[still], move_y[still]
     active = np.isfinite(value) & (move_x.shape[0] > 0) & (steps >= min_step)
     for _ in range(max_iterations):
         rows = np.flatnonzero(active)
@@ -382,6 +386,190 @@ def _min_rayleigh(numerator: np.ndarray, denominator: np.ndarray, subspace: np.n
 
 
 # ---------------------------------------------------------------------------------------------------------
+# low-dimensional cases the lattice cannot reach, treated exactly
+# ---------------------------------------------------------------------------------------------------------
+def _basic_solution(problem: CBMAIProblem, costs: np.ndarray, basis: np.ndarray) -> np.ndarray | None:
+    """``A_J^{-1} b`` for the costs ``costs`` (None when ``A_J`` is singular)."""
+    matrix, rhs, _ = problem.with_means(costs=costs).standard_form()
+    sub = matrix[:, basis]
+    if abs(np.linalg.det(sub)) <= 1e-13 * max(1.0, float(np.prod(np.linalg.norm(sub, axis=0)))):
+        return None
+    return np.linalg.solve(sub, rhs)
+
+
+def _one_side_fixed(data: _GapData, fixed: str, point: np.ndarray, n_starts: int, max_points: int
+                    ) -> tuple[float, np.ndarray, np.ndarray]:
+    """``min F`` over one simplex with the other weights fixed at ``point`` (a basis whose true arms are all
+    known has the fixed BFS ``A_J^{-1} b``: its weights cannot move, and no lattice point need reach them).
+    Fine lattice of the free simplex, then pattern search on it alone."""
+    size_free = data.rewards_y.shape[1] if fixed == "x" else data.rewards_x.shape[1]
+    resolution = _lattice_resolution(size_free, 1, max_points, cap=4096)
+    lattice = _simplex_lattice(size_free, resolution)
+    fixed_points = np.broadcast_to(point, (1, lattice.shape[0], point.size))
+    if fixed == "x":
+        values = _gap_objective(data, fixed_points, lattice[None])[0]
+    else:
+        values = _gap_objective(data, lattice[None], fixed_points)[0]
+    order = np.argsort(values, kind="stable")[:n_starts]
+    order = order[np.isfinite(values[order])]
+    if order.size == 0:
+        return np.inf, np.full(data.rewards_x.shape[1], np.nan), np.full(data.rewards_y.shape[1], np.nan)
+    owner = np.zeros(order.size, dtype=np.intp)
+    free = lattice[order].copy()
+    held = np.repeat(point[None, :], order.size, axis=0)
+    point_x, point_y = (held, free) if fixed == "x" else (free, held)
+    value, point_x, point_y, _ = _pattern_search(data.take(owner), point_x.copy(), point_y.copy(),
+                                                 np.full(order.size, 1.0 / resolution), fixed=fixed)
+    best = int(np.argmin(value))
+    return float(value[best]), point_x[best], point_y[best]
+
+
+def _shared_single_arm_gap(problem: CBMAIProblem, support: np.ndarray, basis: np.ndarray, arm: int,
+                           sigma_r: float, sigma_c: float, upper: float
+                           ) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """Exact ``Delta_J^2`` when ``L = 1`` and the only unknown arm of ``J u I*`` is ``arm``, in both bases.
+
+    The perturbation is ``(r~_a, t)`` with ``t = c~_{0,a}``. For fixed ``t`` both BFSs are fixed; each
+    coordinate is a ratio of affine functions of ``t`` (Cramer's rule with one column affine in ``t``), so the
+    set where both are feasible is a union of intervals whose ends are the roots of those affine functions.
+    Given ``t``, the cheapest reward move is in closed form: with ``g(t)`` the value of ``J`` minus that of
+    ``I*`` at the true rewards and ``delta(t) = x^J_a - x^{I*}_a``, it is ``max(0, -g)^2 / delta^2``. Hence
+    ``Delta_J^2 = min_t sigma_c^-2 (t - c_a)^2 + sigma_r^-2 max(0, -g(t))^2 / delta(t)^2`` over the feasible
+    intervals, a one-dimensional problem: the minimum of each interval is bracketed on a fine grid and refined
+    by bounded Brent iterations, and the interval ends are evaluated too (the infimum over the closure).
+    Returns the value and the witness ``(r~, c~)``."""
+    from scipy.optimize import minimize_scalar
+
+    rewards, costs = problem.rewards, problem.costs
+    cost_a = float(costs[0, arm])
+
+    def solutions(t: float):
+        moved = costs.copy()
+        moved[0, arm] = t
+        return _basic_solution(problem, moved, basis), _basic_solution(problem, moved, support)
+
+    def affine_roots(basis_columns: np.ndarray) -> list[float]:
+        matrix, rhs, _ = problem.standard_form()
+        position = list(basis_columns).index(arm)
+        roots = []
+        samples = []
+        for t in (0.0, 1.0):
+            sub = np.array(matrix[:, basis_columns], dtype=float)
+            sub[0, position] = t
+            det = float(np.linalg.det(sub))
+            numerators = []
+            for i in range(sub.shape[1]):
+                replaced = sub.copy()
+                replaced[:, i] = rhs
+                numerators.append(float(np.linalg.det(replaced)))
+            samples.append([det] + numerators)
+        for at_zero, at_one in zip(*samples):
+            slope = at_one - at_zero
+            if slope != 0:
+                roots.append(-at_zero / slope)
+        return roots
+
+    def objective(t: float) -> tuple[float, float]:
+        x_basis, x_support = solutions(t)
+        if x_basis is None or x_support is None or min(x_basis.min(), x_support.min()) < 0:
+            return np.inf, 0.0
+        mu = np.concatenate([rewards, np.zeros(problem.n_costs)])
+        gap = float(mu[basis] @ x_basis - mu[support] @ x_support)
+        delta = float(x_basis[list(basis).index(arm)] - x_support[list(support).index(arm)])
+        if gap >= 0:
+            return sigma_c**-2 * (t - cost_a) ** 2, 0.0
+        if delta == 0:
+            return np.inf, 0.0
+        return sigma_c**-2 * (t - cost_a) ** 2 + sigma_r**-2 * (gap / delta) ** 2, -gap / delta
+
+    scale = max(1.0, abs(cost_a), float(np.max(np.abs(problem.bounds))))
+    radius = sigma_c * math.sqrt(upper) * 1.001 if np.isfinite(upper) else 1e3 * scale
+    breaks = sorted({cost_a - radius, cost_a + radius}
+                    | {root for root in affine_roots(basis) + affine_roots(support) if abs(root - cost_a) < radius})
+    best, best_t, best_move = np.inf, None, 0.0
+    for low, high in zip(breaks[:-1], breaks[1:]):
+        if high - low <= 1e-15 * scale:
+            continue
+        grid = np.linspace(low, high, 401)[1:-1]
+        values = np.array([objective(float(t))[0] for t in grid])
+        if not np.any(np.isfinite(values)):
+            continue
+        finite = np.flatnonzero(np.isfinite(values))
+        candidates = [float(grid[finite[0]]), float(grid[finite[-1]])]
+        # interval ends: approach the closure from inside
+        for end, inside in ((low, grid[finite[0]]), (high, grid[finite[-1]])):
+            for fraction in (1e-6, 1e-9, 1e-12):
+                candidates.append(float(end + (inside - end) * fraction))
+        local = int(np.argmin(values))
+        left, right = grid[max(local - 1, 0)], grid[min(local + 1, grid.size - 1)]
+        refined = minimize_scalar(lambda t: objective(t)[0], bounds=(float(left), float(right)), method="bounded",
+                                  options={"xatol": 1e-14 * scale, "maxiter": 500})
+        candidates += [float(grid[local]), float(refined.x)]
+        for t in candidates:
+            value, move = objective(t)
+            if value < best:
+                best, best_t, best_move = value, t, move
+    if best_t is None:
+        return np.inf, None
+    witness_costs = costs.copy()
+    witness_costs[0, arm] = best_t
+    witness_rewards = rewards.copy()
+    witness_rewards[arm] += best_move * (1 + 1e-12)
+    return float(best), (witness_rewards, witness_costs)
+
+
+def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], bases: np.ndarray, gaps: np.ndarray,
+                           weights_x: np.ndarray, weights_y: np.ndarray, sigma_r: float, sigma_c: float,
+                           n_starts: int, max_points: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Replace the lattice values of the bases the lattice cannot reach by exact ones (in place); returns the
+    explicit witnesses of the one-dimensional cases, by basis row.
+
+    * A basis whose true arms are all known has a fixed BFS: its weights are fixed at it (``inf`` when that BFS
+      is infeasible), and ``F`` is minimised over the other simplex only. Likewise when every arm of ``I*`` is
+      known.
+    * ``L = 1`` and the only unknown arm of ``J u I*`` belongs to both: :func:`_shared_single_arm_gap`.
+    """
+    n_arms, unknown = problem.n_arms, problem.n_unknown
+    support_array = np.array(support)
+    support_arms = support_array[support_array < n_arms]
+    support_known = bool(np.all(support_arms >= unknown))
+    support_point = _basic_solution(problem, problem.costs, support_array)
+    witnesses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for row, basis in enumerate(bases):
+        if np.array_equal(basis, support_array):
+            continue
+        arms = basis[basis < n_arms]
+        basis_known = bool(np.all(arms >= unknown))
+        moving = sorted(set(arms[arms < unknown].tolist()) | set(support_arms[support_arms < unknown].tolist()))
+        if not moving:
+            continue  # nothing can move: the lattice value (inf unless J already overtakes I*) stands
+        if (problem.n_costs == 1 and len(moving) == 1 and moving[0] in arms and moving[0] in support_arms):
+            value, witness = _shared_single_arm_gap(problem, support_array, basis, moving[0], sigma_r, sigma_c,
+                                                    float(gaps[row]))
+            if value <= gaps[row] or not np.isfinite(gaps[row]):
+                gaps[row] = value
+                if witness is not None:
+                    witnesses[row] = witness
+            continue
+        if not (basis_known or support_known):
+            continue
+        data, _, _ = _gap_batch(problem, support, bases[row:row + 1], sigma_r, sigma_c)
+        if basis_known:
+            point = _basic_solution(problem, problem.costs, basis)
+            if point is None or point.min() < 0:
+                gaps[row] = np.inf
+                continue
+            fixed, held = "x", point[basis < n_arms]
+        else:
+            fixed, held = "y", support_point[support_array < n_arms]
+        value, point_x, point_y = _one_side_fixed(data, fixed, held, n_starts, max_points)
+        gaps[row] = value
+        weights_x[row, :point_x.size] = point_x
+        weights_y[row] = point_y
+    return witnesses
+
+
+# ---------------------------------------------------------------------------------------------------------
 # the result
 # ---------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -437,6 +625,7 @@ class CBMAIHardness:
     _weights_x: np.ndarray
     _weights_y: np.ndarray
     _infeasibility_witness: np.ndarray | None
+    _exact_witnesses: dict = field(default_factory=dict)
 
     def _scaled_budget(self, budget: Any) -> np.ndarray:
         problem = self.problem
@@ -499,6 +688,9 @@ class CBMAIHardness:
         if not np.isfinite(self.basis_gaps[row]):
             fail(func, "basis", "a basis with a finite gap (this gap is infinite: no perturbation of the unknown arms "
                  "makes this basis overtake I*)", [int(column) for column in self.bases[row]])
+        if row in self._exact_witnesses:
+            rewards, costs = self._exact_witnesses[row]
+            return rewards.copy(), costs.copy()
         data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
                                           self.sigma_r, self.sigma_c)
         wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
@@ -694,6 +886,8 @@ def cbmai_hardness(
         gaps[rows] = values
         weights_x[rows, :count] = point_x
         weights_y[rows] = point_y
+    exact_witnesses = _exact_low_dimensional(problem, support, bases, gaps, weights_x, weights_y, sigma_r,
+                                             sigma_c, n_starts, max_lattice_points)
     support_row = np.flatnonzero(is_support)
     gaps[support_row] = 0.0
     arm_gaps = np.full(n_columns, np.inf)
@@ -712,4 +906,4 @@ def cbmai_hardness(
     return CBMAIHardness(problem, support, sigma_r, sigma_c, bases, gaps, arm_gaps, order, sorted_gaps,
                          float(infeasibility), float(consistent), float(consistent / n_arms), float(sfsr_exponent),
                          int(resolution), int(n_starts), time.perf_counter() - start, weights_x, weights_y,
-                         witness)
+                         witness, exact_witnesses)
