@@ -197,6 +197,14 @@ def _power_of_two(scale: np.ndarray) -> np.ndarray:
     return np.ldexp(1.0, np.frexp(scale)[1])
 
 
+def _slot_sum(array: np.ndarray) -> np.ndarray:
+    """Sum over the (short) slot axis -2, as explicit additions (faster than a strided reduction)."""
+    total = array[..., 0, :].copy()
+    for slot in range(1, array.shape[-2]):
+        total += array[..., slot, :]
+    return total
+
+
 @dataclass(frozen=True)
 class BasisValues:
     """Every basis of a (batch of) column set(s), evaluated (arrays broadcast over leading batch axes).
@@ -273,27 +281,30 @@ def evaluate_bases(
     shifted = scaled_costs - scaled_bounds[..., :, None] * ones[..., None, :]
     magnitude = np.abs(scaled_costs) + np.abs(scaled_bounds)[..., :, None] * ones[..., None, :]
     slots = layout.slots  # (L+1, C): slot-major, the inner loops run over bases
-    weights = _minors(shifted, layout.subsets)[..., layout.slot_minor_ids]
+    weights = np.take(_minors(shifted, layout.subsets), layout.slot_minor_ids, axis=-1)
     weights[..., 1::2, :] *= -1.0
-    permanents = _minors(magnitude, layout.subsets, permanent=True)[..., layout.slot_minor_ids]
-    ones_j = ones[..., slots]
-    denominator = np.einsum("...ic,...ic->...c", ones_j, weights)
-    size = np.einsum("...ic,...ic->...c", ones_j, permanents)
+    permanents = np.take(_minors(magnitude, layout.subsets, permanent=True), layout.slot_minor_ids, axis=-1)
+    ones_j = np.take(ones, slots, axis=-1)
+    denominator = _slot_sum(ones_j * weights)
+    size = _slot_sum(ones_j * permanents)
     cancellation = np.abs(denominator) / np.where(size > 0, size, np.inf)
     invertible = cancellation > singular_tol
     x = weights
     x /= np.where(invertible, denominator, 1.0)[..., None, :]
     if not np.all(invertible):
         x = np.where(invertible[..., None, :], x, np.nan)
-    values = np.einsum("...ic,...ic->...c", objective[..., slots], x)
-    # componentwise relative residual scale: |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|), max over rows l
-    rows_j = np.concatenate([np.abs(scaled_costs), np.abs(ones)[..., None, :]], axis=-2)[..., slots]
-    rhs = np.concatenate([np.abs(scaled_bounds), np.ones(scaled_bounds.shape[:-1] + (1,))], axis=-1)
-    involved = rhs[..., :, None] + np.einsum("...ric,...ic->...rc", rows_j, np.abs(x))  # (..., L+1, C)
-    spent = rows_j * np.abs(x)[..., None, :, :]  # (..., L+1 rows, L+1 slots, C); <= involved
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(spent > 0, spent / involved[..., :, None, :], 0.0)
-    weighted_x = np.sign(x) * np.max(share, axis=-3)  # x_j u_j; NaN for singular bases
+    values = _slot_sum(np.take(objective, slots, axis=-1) * x)
+    # componentwise relative residual scale, row by row (L+1 small): |A_{l,j}| |x_j| / (|b_l| + sum_k |A_{l,k}| |x_k|)
+    magnitude_x = np.abs(x)
+    absolute_bounds = np.abs(scaled_bounds)
+    largest_share = None
+    for row in range(n_costs + 1):
+        entries = np.take(np.abs(scaled_costs[..., row, :]), slots, axis=-1) if row < n_costs else ones_j
+        spent = entries * magnitude_x
+        involved = _slot_sum(spent) + (absolute_bounds[..., row, None] if row < n_costs else 1.0)
+        share = spent / np.where(involved > 0, involved, 1.0)[..., None, :]  # spent = 0 where involved = 0
+        largest_share = share if largest_share is None else np.maximum(largest_share, share)
+    weighted_x = np.copysign(largest_share, x)  # x_j u_j; NaN for singular bases
     feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
     if pinned is not None:
         pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
@@ -548,7 +559,9 @@ def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: flo
     With ``extend`` (default), the slack columns missing from ``subset`` are appended as pinned columns, so that
     subsets without a basis of their own (fewer than ``L+1`` independent columns) are solved correctly.
     """
-    missing = np.setdiff1d(np.arange(problem.n_arms, problem.n_columns), subset) if extend else np.zeros(0, int)
+    present = set(subset.tolist())
+    missing = np.array([column for column in range(problem.n_arms, problem.n_columns) if column not in present]
+                       if extend else [], dtype=int)
     column_ids = np.concatenate([subset, missing]).astype(int)
     pinned = np.arange(column_ids.size) >= subset.size
     columns, rhs, objective = restricted_columns(problem, column_ids)
