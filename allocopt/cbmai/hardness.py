@@ -442,80 +442,86 @@ def _shared_single_arm_gap(problem: CBMAIProblem, support: np.ndarray, basis: np
 
     rewards, costs = problem.rewards, problem.costs
     cost_a = float(costs[0, arm])
+    matrix, rhs, objective_vector = problem.standard_form()
 
-    def solutions(t: float):
-        moved = costs.copy()
-        moved[0, arm] = t
-        return _basic_solution(problem, moved, basis), _basic_solution(problem, moved, support)
-
-    def affine_roots(basis_columns: np.ndarray) -> list[float]:
-        matrix, rhs, _ = problem.standard_form()
+    def affine(basis_columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(value at t = 0, slope)`` of ``det A_J(t)`` (first entry) and of Cramer's numerators (then)."""
         position = list(basis_columns).index(arm)
-        roots = []
         samples = []
         for t in (0.0, 1.0):
             sub = np.array(matrix[:, basis_columns], dtype=float)
             sub[0, position] = t
-            det = float(np.linalg.det(sub))
-            numerators = []
+            row = [np.linalg.det(sub)]
             for i in range(sub.shape[1]):
                 replaced = sub.copy()
                 replaced[:, i] = rhs
-                numerators.append(float(np.linalg.det(replaced)))
-            samples.append([det] + numerators)
-        for at_zero, at_one in zip(*samples):
-            slope = at_one - at_zero
-            if slope != 0:
-                roots.append(-at_zero / slope)
-        return roots
+                row.append(np.linalg.det(replaced))
+            samples.append(row)
+        at_zero, at_one = np.array(samples[0]), np.array(samples[1])
+        return at_zero, at_one - at_zero
 
-    def objective(t: float) -> tuple[float, float]:
-        x_basis, x_support = solutions(t)
-        if x_basis is None or x_support is None or min(x_basis.min(), x_support.min()) < 0:
-            return np.inf, 0.0
-        mu = np.concatenate([rewards, np.zeros(problem.n_costs)])
-        gap = float(mu[basis] @ x_basis - mu[support] @ x_support)
-        delta = float(x_basis[list(basis).index(arm)] - x_support[list(support).index(arm)])
-        if gap >= 0:
-            return sigma_c**-2 * (t - cost_a) ** 2, 0.0
-        if delta == 0:
-            return np.inf, 0.0
-        return sigma_c**-2 * (t - cost_a) ** 2 + sigma_r**-2 * (gap / delta) ** 2, -gap / delta
+    def solutions(t: np.ndarray, coefficients: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        at_zero, slope = coefficients
+        values = at_zero[:, None] + slope[:, None] * t[None, :]
+        determinant = values[0]
+        usable = np.abs(determinant) > 1e-13 * (np.abs(at_zero[0]) + np.abs(slope[0]) * np.abs(t) + 1e-300)
+        x = values[1:] / np.where(usable, determinant, 1.0)
+        return x, usable
+
+    basis_affine, support_affine = affine(basis), affine(support)
+    mu_basis, mu_support = objective_vector[basis], objective_vector[support]
+    slot_basis, slot_support = list(basis).index(arm), list(support).index(arm)
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``G(t)`` and the reward move, vectorised over ``t``."""
+        x_basis, ok_basis = solutions(t, basis_affine)
+        x_support, ok_support = solutions(t, support_affine)
+        feasible = ok_basis & ok_support & (x_basis.min(axis=0) >= 0) & (x_support.min(axis=0) >= 0)
+        gap = mu_basis @ x_basis - mu_support @ x_support
+        delta = x_basis[slot_basis] - x_support[slot_support]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            move = np.where(gap >= 0, 0.0, np.where(delta != 0, -gap / np.where(delta != 0, delta, 1.0), np.inf))
+        value = sigma_c**-2 * (t - cost_a) ** 2 + np.where(np.isfinite(move), sigma_r**-2 * move**2, np.inf)
+        return np.where(feasible, value, np.inf), move
+
+    def roots(coefficients: tuple[np.ndarray, np.ndarray]) -> list[float]:
+        at_zero, slope = coefficients
+        return [float(-a / b) for a, b in zip(at_zero, slope) if b != 0]
 
     scale = max(1.0, abs(cost_a), float(np.max(np.abs(problem.bounds))))
     radius = sigma_c * math.sqrt(upper) * 1.001 if np.isfinite(upper) else 1e3 * scale
     breaks = sorted({cost_a - radius, cost_a + radius}
-                    | {root for root in affine_roots(basis) + affine_roots(support) if abs(root - cost_a) < radius})
-    best, best_t, best_move = np.inf, None, 0.0
+                    | {root for root in roots(basis_affine) + roots(support_affine) if abs(root - cost_a) < radius})
+    candidates = []
     for low, high in zip(breaks[:-1], breaks[1:]):
         if high - low <= 1e-15 * scale:
             continue
-        grid = np.linspace(low, high, 401)[1:-1]
-        values = np.array([objective(float(t))[0] for t in grid])
-        if not np.any(np.isfinite(values)):
-            continue
+        grid = np.linspace(low, high, 2001)[1:-1]
+        values, _ = evaluate(grid)
         finite = np.flatnonzero(np.isfinite(values))
-        candidates = [float(grid[finite[0]]), float(grid[finite[-1]])]
-        # interval ends: approach the closure from inside
+        if finite.size == 0:
+            continue
+        # the interval ends, approached from inside (the infimum over the closure)
         for end, inside in ((low, grid[finite[0]]), (high, grid[finite[-1]])):
-            for fraction in (1e-6, 1e-9, 1e-12):
-                candidates.append(float(end + (inside - end) * fraction))
+            candidates += [end + (inside - end) * fraction for fraction in (1e-4, 1e-8, 1e-12)]
         local = int(np.argmin(values))
         left, right = grid[max(local - 1, 0)], grid[min(local + 1, grid.size - 1)]
-        refined = minimize_scalar(lambda t: objective(t)[0], bounds=(float(left), float(right)), method="bounded",
-                                  options={"xatol": 1e-14 * scale, "maxiter": 500})
+        refined = minimize_scalar(lambda t: float(evaluate(np.array([t]))[0][0]), bounds=(float(left), float(right)),
+                                  method="bounded", options={"xatol": 1e-14 * scale, "maxiter": 500})
         candidates += [float(grid[local]), float(refined.x)]
-        for t in candidates:
-            value, move = objective(t)
-            if value < best:
-                best, best_t, best_move = value, t, move
-    if best_t is None:
+    if not candidates:
         return np.inf, None
+    points = np.array(candidates)
+    values, moves = evaluate(points)
+    pick = int(np.argmin(values))
+    if not np.isfinite(values[pick]):
+        return np.inf, None
+    best, best_t, best_move = float(values[pick]), float(points[pick]), float(moves[pick])
     witness_costs = costs.copy()
     witness_costs[0, arm] = best_t
     witness_rewards = rewards.copy()
     witness_rewards[arm] += best_move * (1 + 1e-12)
-    return float(best), (witness_rewards, witness_costs)
+    return best, (witness_rewards, witness_costs)
 
 
 def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], bases: np.ndarray, gaps: np.ndarray,
