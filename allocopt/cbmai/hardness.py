@@ -64,6 +64,7 @@ __all__ = ["CBMAIHardness", "cbmai_hardness"]
 _FEASIBILITY_SLACK = 1e-12  # tolerance (relative to the cost scale) of the closed-form constraint checks
 _MIN_STEP = 1e-12
 _COARSE_STEP = 1e-4
+_FINITE_CAP = 1e100  # stands for an infeasible point inside scalar searches (keeps their arithmetic finite)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -506,8 +507,9 @@ def _shared_single_arm_gap(problem: CBMAIProblem, support: np.ndarray, basis: np
             candidates += [end + (inside - end) * fraction for fraction in (1e-4, 1e-8, 1e-12)]
         local = int(np.argmin(values))
         left, right = grid[max(local - 1, 0)], grid[min(local + 1, grid.size - 1)]
-        refined = minimize_scalar(lambda t: float(evaluate(np.array([t]))[0][0]), bounds=(float(left), float(right)),
-                                  method="bounded", options={"xatol": 1e-14 * scale, "maxiter": 500})
+        refined = minimize_scalar(lambda t: min(float(evaluate(np.array([t]))[0][0]), _FINITE_CAP),
+                                  bounds=(float(left), float(right)), method="bounded",
+                                  options={"xatol": 1e-14 * scale, "maxiter": 500})
         candidates += [float(grid[local]), float(refined.x)]
     if not candidates:
         return np.inf, None
