@@ -366,15 +366,8 @@ def _basis_duals(columns: np.ndarray, objective: np.ndarray, basis: np.ndarray) 
     return solution * rows
 
 
-def basis_solution(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """``A_B^{-1} b`` for a square basis matrix, solved on the equilibrated ``R A_B S`` (``x = S (R A_B S)^{-1} R b``)."""
-    rows, scales = _basis_scaling(matrix)
-    scaled = matrix * rows[:, None] * scales[None, :]
-    return np.linalg.solve(scaled, rhs * rows) * scales
-
-
 def basis_duals(matrix: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    """``A_B^{-T} mu_B`` for one basis (column positions ``basis``), equilibrated as :func:`basis_solution`."""
+    """``A_B^{-T} mu_B`` for one basis (column positions ``basis``), solved on the equilibrated matrix."""
     return _basis_duals(matrix, objective, np.asarray(basis))
 
 
