@@ -31,7 +31,7 @@ import numpy as np
 
 from .._rng import RandomLike, as_generator
 from .._validation import as_bool, as_choice, as_int
-from ..cbmai.bases import basis_layout, evaluate_bases, select_optimal_bases
+from ..cbmai.bases import BasisValues, basis_layout, evaluate_bases, select_optimal_bases
 from ..cbmai.problem import CBMAIProblem
 from ..cbmai.scores import iv_scores_from_bases
 from ._cbmai_common import (CBMAIRunResult, RunBatch, check_budget, check_noise, check_problem,
@@ -91,13 +91,35 @@ def sfsr_schedule(n_arms: int, n_unknown: int, n_costs: int, budget: int) -> Bud
 
 def _round_scores(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray, score: str, strict: bool
                   ) -> np.ndarray:
+    """Scores of every column of each run's remaining set (shape (R, n)).
+
+    A set whose every basis is singular (fewer than ``L+1`` independent columns: possible once its slacks are
+    gone, with identical known arms) still has the vertices of its LP; those runs are scored again with every
+    slack column appended as a pinned column (zero in a feasible BFS; see :mod:`allocopt.cbmai.bases`)."""
+    scores, evaluated = _scores_of(columns, objective, bounds, score, strict, None)
+    deficient = ~np.any(evaluated.invertible, axis=-1)
+    if np.any(deficient):
+        n_costs, n_columns = columns.shape[-2] - 1, columns.shape[-1]
+        slack_columns = np.zeros((int(deficient.sum()), n_costs + 1, n_costs))
+        slack_columns[:, np.arange(n_costs), np.arange(n_costs)] = 1.0
+        extended = np.concatenate([columns[deficient], slack_columns], axis=-1)
+        extended_objective = np.concatenate([objective[deficient], np.zeros((slack_columns.shape[0], n_costs))],
+                                            axis=-1)
+        pinned = np.arange(n_columns + n_costs) >= n_columns
+        again, _ = _scores_of(extended, extended_objective, bounds, score, strict, pinned)
+        scores[deficient] = again[:, :n_columns]
+    return scores
+
+
+def _scores_of(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray, score: str, strict: bool,
+               pinned: np.ndarray | None) -> tuple[np.ndarray, BasisValues]:
     layout = basis_layout(columns.shape[-1], columns.shape[-2])
-    evaluated = evaluate_bases(columns, objective, bounds, layout)
+    evaluated = evaluate_bases(columns, objective, bounds, layout, pinned=pinned)
     if score == "iv":
-        return iv_scores_from_bases(evaluated, layout, strict=strict)
-    optimum = select_optimal_bases(columns, objective, evaluated, layout)
+        return iv_scores_from_bases(evaluated, layout, strict=strict), evaluated
+    optimum = select_optimal_bases(columns, objective, evaluated, layout, pinned=pinned)
     scores = np.negative(optimum.reduced_costs)
-    return np.where(np.isfinite(optimum.value)[:, None], scores, -np.inf)
+    return np.where(np.isfinite(optimum.value)[:, None], scores, -np.inf), evaluated
 
 
 def _single_arm_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.random.Generator],
