@@ -9,8 +9,9 @@ geometric-mean magnitude 1), and the bound is part of its row's scale. The solut
 
 When the simplex method does not report an optimum (columns that still span many decades after
 equilibration can make it declare a feasible LP infeasible, or stop with ``model_status Unknown``), the
-interior-point method is asked, then both with HiGHS's default tolerances; the first optimum whose point is
-feasible relative to the magnitudes of its rows is kept (the caller
+interior-point method is asked, then both with HiGHS's default tolerances; the first optimum that polishes to a
+certified vertex (:func:`~allocopt.cbmai.bases.polish_vertex`), or whose point is feasible relative to the
+magnitudes of its rows, is kept (the caller
 polishes it to a vertex and certifies it), else an infeasibility verdict, else a :class:`SolverError`.
 
 linprog minimises, so the program solved is ``min {-mu'^T x' : A' x' = b', x' >= 0}``. Its equality marginals are
@@ -25,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import SolverError
-from .bases import weighted_values
+from .bases import polish_vertex, weighted_values
 from .certificate import orient_duals
 
 __all__ = ["Equilibration", "equilibrate", "solve_with_highs"]
@@ -91,18 +92,18 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     for method, options in _attempts(tight):  # a column spanning many decades can still defeat one method
         attempt = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
                           method=method, options=options)
-        if attempt.status == 0 and not _relatively_feasible(matrix, rhs, attempt.x * scaling.columns):
-            attempt.status, attempt.message = 4, f"{attempt.message} (point infeasible relative to its rows)"
-        if result is None or attempt.status == 0 or (attempt.status == 2 and result.status != 2):
-            result = attempt
         if attempt.status == 0:
-            break
+            x = np.asarray(attempt.x, dtype=float) * scaling.columns
+            duals = -np.asarray(attempt.eqlin.marginals, dtype=float) * scaling.rows
+            duals = orient_duals(duals, matrix, rhs, objective, float(objective @ x))
+            x, duals, polished = polish_vertex(matrix, rhs, objective, x, duals, 1e-9)
+            if polished:
+                return "optimal", x, duals, f"{attempt.message}; polished to the vertex of its L+1 largest coordinates"
+            if _relatively_feasible(matrix, rhs, x):
+                return "optimal", x, duals, str(attempt.message)
+            attempt.status, attempt.message = 4, f"{attempt.message} (point infeasible relative to its rows)"
+        if result is None or (attempt.status == 2 and result.status != 2):
+            result = attempt
     if result.status == 2:
         return "infeasible", None, None, str(result.message)
-    if result.status != 0:
-        raise SolverError(f"solve_cbmai(method='highs'): linprog did not solve the equilibrated LP: "
-                          f"{result.message}")
-    x = np.asarray(result.x, dtype=float) * scaling.columns
-    duals = -np.asarray(result.eqlin.marginals, dtype=float) * scaling.rows
-    duals = orient_duals(duals, matrix, rhs, objective, float(objective @ x))
-    return "optimal", x, duals, str(result.message)
+    raise SolverError(f"solve_cbmai(method='highs'): linprog did not solve the equilibrated LP: {result.message}")

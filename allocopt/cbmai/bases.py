@@ -516,6 +516,35 @@ def weighted_values(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.nd
     return np.sign(x) * np.max(share, axis=0, initial=0.0)
 
 
+def polish_vertex(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.ndarray, duals: np.ndarray,
+            feasibility_tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Crossover of a solver's point to the vertex it lies on: the ``L+1`` columns with the largest shares
+    ``x_j u_j`` are taken as a basis and re-solved. The vertex replaces the solver's point when it
+    is primal and dual feasible (both judged relatively), hence optimal; returns ``(x, duals, polished)``. The
+    vertex is computed from the minors of the basis, like the enumeration (an LU solve would spread a large slack's
+    rounding over the weights ``p``)."""
+    size = matrix.shape[0]
+    if matrix.shape[1] < size:
+        return x, duals, False
+    order = np.argsort(-weighted_values(matrix, rhs, x), kind="stable")[:size]
+    basis = np.sort(order)
+    single = basis_layout(size, size)  # the one basis, evaluated from its minors (accurate in each row's units)
+    x_basis = evaluate_bases(matrix[:, basis], objective[basis], rhs[:-1], single).x[0]
+    if not np.all(np.isfinite(x_basis)):
+        return x, duals, False
+    try:
+        lam = basis_duals(matrix, objective, basis)
+    except np.linalg.LinAlgError:
+        return x, duals, False
+    vertex = np.zeros_like(x)
+    vertex[basis] = x_basis
+    # a primal feasible basis whose dual is feasible is optimal (whatever the solver's own point was worth)
+    if (np.all(np.isfinite(vertex)) and np.all(weighted_values(matrix, rhs, vertex) >= -feasibility_tol)
+            and dual_violation(matrix, objective, lam) <= feasibility_tol):
+        return vertex, lam, True
+    return x, duals, False
+
+
 def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_X, b, mu_X)`` for the columns ``arms``."""
     matrix, rhs, objective = problem.standard_form()

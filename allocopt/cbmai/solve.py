@@ -11,9 +11,8 @@ import numpy as np
 from .._validation import as_choice, fail
 from ..exceptions import SolverError
 from ._pulp import PULP_SOLVERS
-from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, basis_duals, basis_layout, check_problem,
-                    check_tolerances, dual_violation, evaluate_bases, evaluate_subset, select_optimal_bases,
-                    weighted_values)
+from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_problem, check_tolerances, dual_violation,
+                    evaluate_subset, polish_vertex, select_optimal_bases, weighted_values)
 from .certificate import LPCertificate, certify, farkas_ray
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
@@ -161,35 +160,6 @@ def _complete_basis(matrix: np.ndarray, support: np.ndarray, reduced: np.ndarray
         if np.linalg.matrix_rank(matrix[:, trial]) == len(trial):
             chosen = trial
     return np.sort(np.array(chosen)) if len(chosen) == size else None
-
-
-def _polish(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.ndarray, duals: np.ndarray,
-            feasibility_tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Crossover of a solver's point to the vertex it lies on: the ``L+1`` columns with the largest shares
-    ``x_j u_j`` are taken as a basis and re-solved. The vertex replaces the solver's point when it
-    is primal and dual feasible (both judged relatively), hence optimal; returns ``(x, duals, polished)``. The
-    vertex is computed from the minors of the basis, like the enumeration (an LU solve would spread a large slack's
-    rounding over the weights ``p``)."""
-    size = matrix.shape[0]
-    if matrix.shape[1] < size:
-        return x, duals, False
-    order = np.argsort(-weighted_values(matrix, rhs, x), kind="stable")[:size]
-    basis = np.sort(order)
-    single = basis_layout(size, size)  # the one basis, evaluated from its minors (accurate in each row's units)
-    x_basis = evaluate_bases(matrix[:, basis], objective[basis], rhs[:-1], single).x[0]
-    if not np.all(np.isfinite(x_basis)):
-        return x, duals, False
-    try:
-        lam = basis_duals(matrix, objective, basis)
-    except np.linalg.LinAlgError:
-        return x, duals, False
-    vertex = np.zeros_like(x)
-    vertex[basis] = x_basis
-    # a primal feasible basis whose dual is feasible is optimal (whatever the solver's own point was worth)
-    if (np.all(np.isfinite(vertex)) and np.all(weighted_values(matrix, rhs, vertex) >= -feasibility_tol)
-            and dual_violation(matrix, objective, lam) <= feasibility_tol):
-        return vertex, lam, True
-    return x, duals, False
 
 
 def check_assumption_1(problem: CBMAIProblem, arms: Any = None, *, singular_tol: float = SINGULAR_TOL,
@@ -349,8 +319,8 @@ def solve_cbmai(
         from ._pulp import solve_with_pulp
 
         status, x_sub, duals, message = solve_with_pulp(columns, rhs, objective[subset], solver)
-    if method != "enumerate" and status == "optimal":
-        x_sub, duals, polished = _polish(columns, rhs, objective[subset], x_sub, duals, feasibility_tol)
+    if method == "pulp" and status == "optimal":
+        x_sub, duals, polished = polish_vertex(columns, rhs, objective[subset], x_sub, duals, feasibility_tol)
         if polished:
             message += "; polished to the vertex of its L+1 largest coordinates"
     elapsed = time.perf_counter() - start
