@@ -114,7 +114,8 @@ def _round_scores(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray
 def _scores_of(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray, score: str, strict: bool,
                pinned: np.ndarray | None) -> tuple[np.ndarray, BasisValues]:
     layout = basis_layout(columns.shape[-1], columns.shape[-2])
-    evaluated = evaluate_bases(columns, objective, bounds, layout, pinned=pinned)
+    evaluated = evaluate_bases(columns, objective, bounds, layout, pinned=pinned,
+                               diagnostics=score == "iv" and strict)
     if score == "iv":
         return iv_scores_from_bases(evaluated, layout, strict=strict), evaluated
     optimum = select_optimal_bases(columns, objective, evaluated, layout, pinned=pinned)

@@ -205,6 +205,51 @@ def _slot_sum(array: np.ndarray) -> np.ndarray:
     return total
 
 
+def _feasible_without_shares(x: np.ndarray, magnitude_x: np.ndarray, invertible: np.ndarray,
+                             absolute_costs: np.ndarray, ones: np.ndarray, absolute_bounds: np.ndarray,
+                             exact_scale: np.ndarray, slots: np.ndarray, tol: float) -> np.ndarray:
+    """The feasibility test of the module notes without computing every share (the hot loop of the algorithms).
+
+    A basis with no negative coordinate is feasible. A negative ``x_j`` is certainly too large when
+    ``|x_j| > tol (E / e) (1 + sum_k |x_k|)``: every scaled entry and bound is at most ``E = max(1, max_l 1 / g_l)``
+    (slack entries are ``1 / g_l``), so every row involves at most ``E (1 + sum_k |x_k|)``, while column ``j`` has
+    an entry of at least ``e = min(1, min_l 1 / g_l)`` in some row (1 in the row of ones for an arm), so the share
+    of ``x_j`` exceeds ``tol``. Only the remaining bases (almost always none) are judged in full."""
+    n_slots = slots.shape[0]
+    smallest = x[..., 0, :].copy()
+    total = magnitude_x[..., 0, :].copy()
+    for slot in range(1, n_slots):
+        np.minimum(smallest, x[..., slot, :], out=smallest)  # NaN (singular) propagates
+        total += magnitude_x[..., slot, :]
+    inverse_scale = 1.0 / exact_scale
+    ratio = (np.maximum(1.0, np.max(inverse_scale, axis=-1)) / np.minimum(1.0, np.min(inverse_scale, axis=-1)))
+    limit = total
+    limit += 1.0
+    limit *= -tol * ratio[..., None]
+    feasible = invertible & (smallest >= 0)
+    uncertain = invertible & (smallest < 0) & (smallest >= limit)
+    if not np.any(uncertain):
+        return feasible
+    where = np.nonzero(uncertain)
+    batch, basis = where[:-1], where[-1]
+    x_sub = np.moveaxis(x, -2, -1)[where]  # (m, L+1)
+    columns_sub = slots[:, basis].T  # (m, L+1)
+    passed = np.ones(basis.size, dtype=bool)
+    for row in range(absolute_costs.shape[-2] + 1):
+        if row < absolute_costs.shape[-2]:
+            magnitudes = absolute_costs[..., row, :][batch] if batch else absolute_costs[row][None, :]
+            bound = absolute_bounds[..., row][batch] if batch else np.full(basis.size, absolute_bounds[row])
+        else:
+            magnitudes = np.abs(ones)[batch] if batch else np.abs(ones)[None, :]
+            bound = np.ones(basis.size)
+        entries = np.take_along_axis(np.broadcast_to(magnitudes, (basis.size, magnitudes.shape[-1])), columns_sub,
+                                     axis=-1)
+        involved = bound + np.sum(entries * np.abs(x_sub), axis=-1)
+        passed &= np.all(entries * np.maximum(-x_sub, 0.0) <= tol * involved[:, None], axis=-1)
+    feasible[where] = passed
+    return feasible
+
+
 @dataclass(frozen=True)
 class BasisValues:
     """Every basis of a (batch of) column set(s), evaluated (arrays broadcast over leading batch axes).
@@ -216,12 +261,13 @@ class BasisValues:
     values : ndarray, shape (..., C)
         Objective ``mu_J^T x_J`` (NaN for singular bases; defined for infeasible ones).
     invertible, feasible : ndarray of bool, shape (..., C)
-    hadamard_ratio : ndarray, shape (..., C)
+    hadamard_ratio : ndarray, shape (..., C), or None
         ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]`` (informative).
-    determinant : ndarray, shape (..., C)
+    determinant : ndarray, shape (..., C), or None
         ``det A_J`` in the original units.
-    slot_weighted_x : ndarray, shape (..., L+1, C)
+    slot_weighted_x : ndarray, shape (..., L+1, C), or None
         ``x_j u_j``: the scale on which nonnegativity and nonzeros are judged (slot-major; see the module notes).
+        The three are None when evaluated with ``diagnostics=False``.
     cancellation_ratio : ndarray, shape (..., C)
         ``rho_J = |det A_J| / perm(M_J)`` in ``[0, 1]``: the singularity screen (module notes).
     """
@@ -230,9 +276,9 @@ class BasisValues:
     values: np.ndarray
     invertible: np.ndarray
     feasible: np.ndarray
-    hadamard_ratio: np.ndarray
-    determinant: np.ndarray
-    slot_weighted_x: np.ndarray
+    hadamard_ratio: np.ndarray | None
+    determinant: np.ndarray | None
+    slot_weighted_x: np.ndarray | None
     cancellation_ratio: np.ndarray
 
     @property
@@ -255,6 +301,7 @@ def evaluate_bases(
     singular_tol: float = SINGULAR_TOL,
     feasibility_tol: float = FEASIBILITY_TOL,
     pinned: np.ndarray | None = None,
+    diagnostics: bool = True,
 ) -> BasisValues:
     """Evaluate all bases of ``layout`` for one or many matrices (low-level, no input checks).
 
@@ -270,6 +317,10 @@ def evaluate_bases(
         From :func:`basis_layout` ``(n, L+1)``.
     pinned : ndarray of bool, shape (n,) or (..., n), optional
         Columns that must be zero in a feasible basic solution (slacks outside the arm set; module notes).
+    diagnostics : bool, default True
+        Also compute the weighted values, the Hadamard ratios and the determinants. Without them (the hot loop
+        of the algorithms, which only needs ``feasible`` and ``values``) those fields are None; the feasibility
+        test is the same.
     """
     n_costs = columns.shape[-2] - 1
     bounds = np.asarray(bounds, dtype=float)
@@ -297,22 +348,30 @@ def evaluate_bases(
     # componentwise relative residual scale, row by row (L+1 small): |A_{l,j}| |x_j| / (|b_l| + sum_k |A_{l,k}| |x_k|)
     magnitude_x = np.abs(x)
     absolute_bounds = np.abs(scaled_bounds)
-    largest_share = None
-    for row in range(n_costs + 1):
-        entries = np.take(np.abs(scaled_costs[..., row, :]), slots, axis=-1) if row < n_costs else ones_j
-        spent = entries * magnitude_x
-        involved = _slot_sum(spent) + (absolute_bounds[..., row, None] if row < n_costs else 1.0)
-        share = spent / np.where(involved > 0, involved, 1.0)[..., None, :]  # spent = 0 where involved = 0
-        largest_share = share if largest_share is None else np.maximum(largest_share, share)
-    weighted_x = np.copysign(largest_share, x)  # x_j u_j; NaN for singular bases
-    feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
-    if pinned is not None:
-        pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
-        feasible &= np.all(~pinned_j | (weighted_x <= feasibility_tol), axis=-2)
-    column_norm = np.sqrt(np.sum((columns[..., :n_costs, :] / scale[..., :, None]) ** 2, axis=-2) + ones**2)
-    shift_factor = np.prod(exact_scale / scale, axis=-1)[..., None]
-    ratio = np.abs(denominator) * shift_factor / np.prod(column_norm[..., slots], axis=-2)
-    determinant = (-1.0) ** n_costs * denominator * np.prod(exact_scale, axis=-1)[..., None]
+    if diagnostics or pinned is not None:
+        largest_share = None
+        for row in range(n_costs + 1):
+            entries = np.take(np.abs(scaled_costs[..., row, :]), slots, axis=-1) if row < n_costs else ones_j
+            spent = entries * magnitude_x
+            involved = _slot_sum(spent) + (absolute_bounds[..., row, None] if row < n_costs else 1.0)
+            share = spent / np.where(involved > 0, involved, 1.0)[..., None, :]  # spent = 0 where involved = 0
+            largest_share = share if largest_share is None else np.maximum(largest_share, share)
+        weighted_x = np.copysign(largest_share, x)  # x_j u_j; NaN for singular bases
+        feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
+        if pinned is not None:
+            pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
+            feasible &= np.all(~pinned_j | (weighted_x <= feasibility_tol), axis=-2)
+    else:  # the same test without the shares: |A_{l,j}| max(-x_j, 0) <= tol (|b_l| + sum_k |A_{l,k}| |x_k|)
+        weighted_x = None
+        feasible = _feasible_without_shares(x, magnitude_x, invertible, np.abs(scaled_costs), ones, absolute_bounds,
+                                            exact_scale, slots, feasibility_tol)
+    if diagnostics:
+        column_norm = np.sqrt(np.sum((columns[..., :n_costs, :] / scale[..., :, None]) ** 2, axis=-2) + ones**2)
+        shift_factor = np.prod(exact_scale / scale, axis=-1)[..., None]
+        ratio = np.abs(denominator) * shift_factor / np.prod(column_norm[..., slots], axis=-2)
+        determinant = (-1.0) ** n_costs * denominator * np.prod(exact_scale, axis=-1)[..., None]
+    else:
+        ratio = determinant = None
     return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x, cancellation)
 
 

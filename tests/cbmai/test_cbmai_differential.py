@@ -208,3 +208,31 @@ def test_differential_hardness_large():
     judged, failures = run_hardness_class(23, 60)
     assert judged >= 150
     assert failures == []
+
+
+def test_fast_feasibility_test_matches_the_shares():
+    # The algorithms' hot loop judges feasibility without the shares (evaluate_bases(diagnostics=False)); it must
+    # classify every basis as the full test does, including the bases it leaves to the full test (tiny negative
+    # coordinates, as p_0 = -1e-12 in the first instance) and batches of empirical matrices.
+    from allocopt.algorithms._cbmai_common import empirical_matrices
+    from allocopt.cbmai.bases import basis_layout, evaluate_bases
+
+    def both(columns, objective, bounds, layout):
+        full = evaluate_bases(columns, objective, bounds, layout)
+        fast = evaluate_bases(columns, objective, bounds, layout, diagnostics=False)
+        return full.feasible, fast.feasible
+
+    rng = np.random.default_rng(31)
+    problems = [allocopt.CBMAIProblem([0, 1], [[1e6, 2e-6]], [1e-6]), allocopt.CBMAIProblem([0, 1, 0], [[1e6, 2e-6, 0]], [1e-6])]
+    problems += [random_wide_problem(rng) if index % 2 else random_dyadic_problem(rng) for index in range(400)]
+    for problem in problems:
+        matrix, rhs, objective = problem.standard_form()
+        full, fast = both(matrix, objective, rhs[:-1], basis_layout(problem.n_columns, problem.n_costs + 1))
+        np.testing.assert_array_equal(full, fast)
+    problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
+    _, rhs, _ = problem.standard_form()
+    for spread in (0.0, 0.05, 0.5):
+        columns, objective = empirical_matrices(problem, problem.rewards + spread * rng.standard_normal((40, 24)),
+                                                problem.costs + spread * rng.standard_normal((40, 2, 24)))
+        full, fast = both(columns, objective, rhs[:-1], basis_layout(26, 3))
+        np.testing.assert_array_equal(full, fast)
