@@ -465,8 +465,9 @@ def select_optimal_bases(
 
     Among the feasible bases whose value is within ``value_tol * max(1, |v*|)`` of the best value ``v*``,
     the first one (in the lexicographic order of ``layout.combos``) whose ``lambda = A_B^{-T} mu_B`` satisfies
-    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` for every column that is not ``pinned`` is
-    chosen (the tolerance is relative to the magnitudes of each reduced cost, as for the primal). Such a basis
+    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` for every column that is not
+    ``pinned`` is chosen (the tolerance is relative to the magnitudes of each reduced cost, as for the primal).
+    Such a basis
     exists at every optimum of a feasible bounded LP (the simplex method terminates at one), so the rule is
     deterministic and returns an optimal dual solution, also at degenerate optima where the dual is not unique.
     If rounding leaves every candidate slightly dual-infeasible, the candidate with the smallest violation is

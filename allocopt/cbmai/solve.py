@@ -24,7 +24,7 @@ DIAGNOSTIC_BASIS_LIMIT = 2_000_000
 """Largest number of bases enumerated for the Assumption 1 diagnostics of the "highs"/"pulp" methods."""
 
 _CERTIFICATE_TOL = 1e-7
-"""Largest relative dual infeasibility an "optimal" answer may carry (see :func:`~allocopt.cbmai.bases.dual_violation`)."""
+"""Largest relative dual infeasibility an "optimal" answer may carry (:func:`~allocopt.cbmai.bases.dual_violation`)."""
 
 _DUAL_RULES = {
     "enumerate": "lambda = A_B^-T mu_B for the first optimal basis B (lexicographic order) that is dual feasible",

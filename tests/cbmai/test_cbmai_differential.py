@@ -223,7 +223,8 @@ def test_fast_feasibility_test_matches_the_shares():
         return full.feasible, fast.feasible
 
     rng = np.random.default_rng(31)
-    problems = [allocopt.CBMAIProblem([0, 1], [[1e6, 2e-6]], [1e-6]), allocopt.CBMAIProblem([0, 1, 0], [[1e6, 2e-6, 0]], [1e-6])]
+    problems = [allocopt.CBMAIProblem([0, 1], [[1e6, 2e-6]], [1e-6]),
+                allocopt.CBMAIProblem([0, 1, 0], [[1e6, 2e-6, 0]], [1e-6])]
     problems += [random_wide_problem(rng) if index % 2 else random_dyadic_problem(rng) for index in range(400)]
     for problem in problems:
         matrix, rhs, objective = problem.standard_form()

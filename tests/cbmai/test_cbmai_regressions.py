@@ -22,7 +22,7 @@ METHODS = ("enumerate", "highs", "pulp")
 
 
 def _relative_dual_violation(problem, result):
-    """``max_j -(A_j^T lambda - mu_j) / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` over the columns of the LP, by numpy."""
+    """``max_j -(A_j^T lambda - mu_j) / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` over the LP's columns, by numpy."""
     matrix, _, objective = problem.standard_form()
     columns = list(result.arms)
     reduced = matrix[:, columns].T @ result.duals - objective[columns]
