@@ -117,7 +117,9 @@ def as_float_matrix(
     if (rows is not None and array.shape[0] != rows) or (cols is not None and array.shape[1] != cols):
         fail(func, name, what, value)
     if finite and not np.all(np.isfinite(array)):
-        fail(func, name, what + " (some entries are not finite)", value)
+        bad = [(int(row), int(col)) for row, col in np.argwhere(~np.isfinite(array))[:10]]
+        where = ", ".join(f"[{row}, {col}]" for row, col in bad)
+        fail(func, name, f"{what} (entries (row, column) {where} are not finite)", value)
     return array
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_int, as_positive_float
+from ..cbmai.bases import check_problem as _check_problem
 from ..cbmai.problem import CBMAIProblem, arm_label
 
 __all__ = ["CBMAIRunResult", "RunBatch", "check_problem", "check_noise", "check_budget", "empirical_matrices",
@@ -96,9 +97,8 @@ def check_budget(problem: CBMAIProblem, budget: Any, func: str, *, minimum: int)
 
 
 def check_problem(problem: Any, func: str) -> CBMAIProblem:
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"{func} needs a CBMAIProblem, got {type(problem).__name__}")
-    return problem
+    """``problem`` when it is a :class:`CBMAIProblem`; an ``InvalidArgumentError`` otherwise."""
+    return _check_problem(problem, func)
 
 
 def check_noise(sigma_r: Any, sigma_c: Any, func: str) -> tuple[float, float]:

@@ -82,10 +82,16 @@ def _vectorised_supports(generators: Sequence[np.random.Generator], problem: CBM
 def _callable_support(generator: np.random.Generator, algorithm: Callable[..., Any], problem: CBMAIProblem,
                       budget: int, width: int, options: dict[str, Any]) -> np.ndarray:
     run = algorithm(problem, budget, rng=generator, **options)
-    support = tuple(sorted(int(column) for column in run.support))
+    requirement = (f"a callable returning an object whose 'support' is a collection of at most L+1 = {width} "
+                   f"distinct column indices in 0..{problem.n_columns - 1}; it returned")
+    try:
+        support = tuple(sorted(int(column) for column in run.support))
+    except (AttributeError, TypeError, ValueError):
+        fail("cbmai_error_rate", "algorithm", requirement, run)
+    if (len(support) > width or len(set(support)) != len(support)
+            or any(not 0 <= column < problem.n_columns for column in support)):
+        fail("cbmai_error_rate", "algorithm", requirement, run.support)
     row = np.full(width, -1, dtype=np.int64)
-    if len(support) > width:
-        raise ValueError(f"the algorithm returned {len(support)} columns; at most L+1 = {width} are expected")
     row[:len(support)] = support
     return row
 

@@ -11,6 +11,8 @@ Algorithm 1
     times, every column of ``X`` is scored from the empirical means (IV (6) for SFSR, Lagrangian (8) for
     SFSR-L), the run stops with "infeasible" when every score is ``-inf``, and otherwise the lowest score is
     eliminated, ties broken uniformly at random. After ``K - 1`` rounds ``X`` has ``L + 1`` columns.
+    With ``K = 1`` there is no round: the arm receives the whole budget and the run answers "infeasible" when
+    every score of ``X`` is ``-inf`` (else ``X``), so that SFSR agrees with USLP and the exact solver.
 
 Vectorisation
     Runs are simulated in batches: each run draws, from its own generator, one standard normal per unknown
@@ -29,7 +31,7 @@ import numpy as np
 
 from .._rng import RandomLike, as_generator
 from .._validation import as_bool, as_choice, as_int
-from ..cbmai.bases import basis_layout, evaluate_bases, select_optimal_bases
+from ..cbmai.bases import BasisValues, basis_layout, evaluate_bases, select_optimal_bases
 from ..cbmai.problem import CBMAIProblem
 from ..cbmai.scores import iv_scores_from_bases
 from ._cbmai_common import (CBMAIRunResult, RunBatch, check_budget, check_noise, check_problem,
@@ -89,13 +91,54 @@ def sfsr_schedule(n_arms: int, n_unknown: int, n_costs: int, budget: int) -> Bud
 
 def _round_scores(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray, score: str, strict: bool
                   ) -> np.ndarray:
+    """Scores of every column of each run's remaining set (shape (R, n)).
+
+    A set whose every basis is singular (fewer than ``L+1`` independent columns: possible once its slacks are
+    gone, with identical known arms) still has the vertices of its LP; those runs are scored again with every
+    slack column appended as a pinned column (zero in a feasible BFS; see :mod:`allocopt.cbmai.bases`)."""
+    scores, evaluated = _scores_of(columns, objective, bounds, score, strict, None)
+    deficient = ~np.any(evaluated.invertible, axis=-1)
+    if np.any(deficient):
+        n_costs, n_columns = columns.shape[-2] - 1, columns.shape[-1]
+        slack_columns = np.zeros((int(deficient.sum()), n_costs + 1, n_costs))
+        slack_columns[:, np.arange(n_costs), np.arange(n_costs)] = 1.0
+        extended = np.concatenate([columns[deficient], slack_columns], axis=-1)
+        extended_objective = np.concatenate([objective[deficient], np.zeros((slack_columns.shape[0], n_costs))],
+                                            axis=-1)
+        pinned = np.arange(n_columns + n_costs) >= n_columns
+        again, _ = _scores_of(extended, extended_objective, bounds, score, strict, pinned)
+        scores[deficient] = again[:, :n_columns]
+    return scores
+
+
+def _scores_of(columns: np.ndarray, objective: np.ndarray, bounds: np.ndarray, score: str, strict: bool,
+               pinned: np.ndarray | None) -> tuple[np.ndarray, BasisValues]:
     layout = basis_layout(columns.shape[-1], columns.shape[-2])
-    evaluated = evaluate_bases(columns, objective, bounds, layout)
+    evaluated = evaluate_bases(columns, objective, bounds, layout, pinned=pinned,
+                               diagnostics=score == "iv" and strict)
     if score == "iv":
-        return iv_scores_from_bases(evaluated, layout, strict=strict)
-    optimum = select_optimal_bases(columns, objective, evaluated, layout)
+        return iv_scores_from_bases(evaluated, layout, strict=strict), evaluated
+    optimum = select_optimal_bases(columns, objective, evaluated, layout, pinned=pinned)
     scores = np.negative(optimum.reduced_costs)
-    return np.where(np.isfinite(optimum.value)[:, None], scores, -np.inf)
+    return np.where(np.isfinite(optimum.value)[:, None], scores, -np.inf), evaluated
+
+
+def _single_arm_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.random.Generator],
+                      sigma_r: float, sigma_c: float, score: str, strict: bool) -> RunBatch:
+    """``K = 1``: Algorithm 1 has no elimination round and the only candidate answer is ``X`` itself, so the
+    whole budget goes to the arm and the run declares the instance infeasible when every score of ``X`` is
+    ``-inf`` (the empirical LP is infeasible), as USLP and the exact solver do."""
+    n_costs, n_columns, n_runs = problem.n_costs, problem.n_columns, len(generators)
+    normals = np.stack([generator.standard_normal((n_costs + 1, 1)) for generator in generators])
+    means = np.concatenate([problem.rewards[None, :], problem.costs])[None] + np.array(
+        [sigma_r] + [sigma_c] * n_costs)[None, :, None] * normals / np.sqrt(budget)
+    matrix, objective = empirical_matrices(problem, means[:, 0], means[:, 1:])
+    _, rhs, _ = problem.standard_form()
+    scores = _round_scores(matrix, objective, rhs[:-1], score, strict)
+    feasible = ~np.all(scores == -np.inf, axis=-1)
+    supports = np.where(feasible[:, None], np.arange(n_columns)[None, :], -1)
+    pulls = np.full((n_runs, 1), budget, dtype=np.int64)
+    return RunBatch(supports, pulls, np.zeros((n_runs, 0), dtype=np.int64), matrix, objective)
 
 
 def sfsr_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.random.Generator], *,
@@ -107,7 +150,9 @@ def sfsr_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.rando
     """
     n_arms, n_costs, n_unknown = problem.n_arms, problem.n_costs, problem.n_unknown
     n_columns, n_rounds, n_runs = problem.n_columns, problem.n_arms - 1, len(generators)
-    schedule = sfsr_schedule(n_arms, n_unknown, n_costs, budget) if n_rounds else None
+    if n_rounds == 0:
+        return _single_arm_batch(problem, budget, generators, sigma_r, sigma_c, score, strict)
+    schedule = sfsr_schedule(n_arms, n_unknown, n_costs, budget)
     normals = np.stack([generator.standard_normal((n_rounds, n_costs + 1, n_unknown)) for generator in generators])
     keys = np.stack([generator.random((n_rounds, n_columns)) for generator in generators])
     matrix, rhs, objective = problem.standard_form()

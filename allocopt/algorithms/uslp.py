@@ -35,7 +35,7 @@ def uslp_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.rando
     matrix, objective = empirical_matrices(problem, sample_means[:, 0], sample_means[:, 1:])
     _, rhs, _ = problem.standard_form()
     layout = basis_layout(problem.n_columns, n_costs + 1)
-    evaluated = evaluate_bases(matrix, objective, rhs[:-1], layout)
+    evaluated = evaluate_bases(matrix, objective, rhs[:-1], layout, diagnostics=False)
     values = np.where(evaluated.feasible, evaluated.values, -np.inf)
     best = np.max(values, axis=-1, initial=-np.inf)
     feasible = np.isfinite(best)

@@ -17,16 +17,34 @@ Subtracting ``cbar_l`` times the last row (the row of ones) from cost row ``l`` 
     \\qquad \\det A_J = (-1)^{L} \\sum_k o_{j_k} w_k ,
 
 so every basis only needs the ``L x L`` minors of ``D``, and there are ``C(n, L)`` of those for
-``C(n, L+1)`` bases; they are computed once per matrix and gathered. The cost rows are first equilibrated
-(divided by ``max(|cbar_l|, max_a |c_{l,a}|)``), which changes neither ``x`` nor the set of bases.
+``C(n, L+1)`` bases; they are computed once per matrix and gathered. The cost rows are first divided by a power
+of two close to ``max(|cbar_l|, max_a |c_{l,a}|)`` (an exact scaling, against overflow and underflow), which
+changes neither ``x`` nor the set of bases.
 
-Singular bases are screened scale-aware by the Hadamard ratio of the equilibrated matrix,
-``h_J = |det A~_J| / prod_j ||A~_{:, j}|| in [0, 1]``: ``A_J`` is treated as singular when
-``h_J <= singular_tol``. With the columns scaled to unit length, ``h`` is the product of the singular values,
-so ``h / n^{(n-1)/2} <= sigma_min <= h^{1/n}`` and ``cond_2 <= sqrt(n) n^{(n-1)/2} / h``: the default
-``1e-11`` keeps only bases whose column-scaled condition number is below about ``1e12`` (``n = L+1 <= 4``).
-A basic solution is feasible when ``x_j ||A~_{:, j}|| >= -feasibility_tol`` for every ``j`` in ``J`` (slack
-values are measured in units of their cost row).
+Every test below is judged on the magnitudes that actually enter the computation, so it is invariant under any
+scaling of the rows and of the columns, and a cost row whose entries span many decades is judged as precisely as
+a well-scaled one.
+
+* Singular bases. ``M = |c| + |cbar| o^T`` (entrywise) bounds the magnitudes of the entries of ``D`` and of the
+  data they come from. Each minor ``w_i`` is a sum of products of entries of ``D``; the same sum of products of
+  entries of ``M`` (a permanent, ``P_i >= |w_i|``) is the size of its terms. ``A_J`` is treated as singular when
+  the cancellation ratio ``rho_J = |det A_J| / perm(M_J) = |sum_k o_{j_k} w_k| / sum_k o_{j_k} P_k`` (in
+  ``[0, 1]``) is at most ``singular_tol``: the determinant is then lost in the rounding of its own terms. For
+  ``L = 1``, ``rho`` of two arms is ``|c_i - c_j| / (|c_i| + |c_j| + 2 |cbar|)``, and ``1 / rho`` is the
+  componentwise (Skeel) condition number of ``A_J``.
+* Nonnegativity. A basic solution is feasible when the point ``x^+ = max(x, 0)`` still satisfies ``A x = b``
+  up to a componentwise relative residual ``feasibility_tol``: for every coordinate ``x_j < 0`` and every row
+  ``l``, ``|A_{l,j}| |x_j| <= feasibility_tol (|b_l| + sum_{k in J} |A_{l,k}| |x_k|)``. The weighted value
+  ``x_j u_j`` with ``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` is the share of ``x_j`` in the
+  rows it enters; nonnegativity and nonzeros are judged on it. A slack is thereby compared with the bound and
+  the costs actually spent, not with the largest cost of its row, and a slightly negative weight on an arm
+  with a huge cost counts as the constraint violation it causes.
+* Excluded slacks. A column subset ``X`` may have no basis at all (fewer than ``L+1`` independent columns, for
+  example one arm, or identical cost columns) although its LP is feasible. Its vertices are still basic
+  solutions of bases of ``X`` plus the slack columns missing from ``X``, provided those slacks are zero
+  (within the same relative tolerance): every feasible point of the restricted LP with independent support
+  extends to such a basis with slack columns, because the support contains a true arm. Such "pinned" slack
+  columns are added by :func:`evaluate_subset` when ``X`` lacks a slack.
 """
 
 from __future__ import annotations
@@ -38,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float
+from .._validation import as_float, fail
 from .problem import CBMAIProblem, as_arm_subset
 
 __all__ = [
@@ -58,10 +76,10 @@ __all__ = [
 ]
 
 SINGULAR_TOL = 1e-11
-"""Default Hadamard-ratio threshold below which a basis matrix counts as singular."""
+"""Default cancellation-ratio threshold ``|det A_J| / perm(M_J)`` below which a basis matrix counts as singular."""
 
 FEASIBILITY_TOL = 1e-9
-"""Default tolerance on ``x_j ||A~_j||`` for a basic solution to count as nonnegative (and as nonzero)."""
+"""Default componentwise relative tolerance on the weighted values ``x_j u_j`` (nonnegative and nonzero)."""
 
 VALUE_TOL = 1e-10
 """Default relative tolerance under which two basis values count as equal (ties, several optima)."""
@@ -137,21 +155,32 @@ def basis_layout(n_columns: int, size: int) -> BasisLayout:
     return BasisLayout(n_columns, size, combos, subsets, minor_ids, membership, slots, slot_minor_ids)
 
 
-def _minors(rows: np.ndarray, subsets: np.ndarray) -> np.ndarray:
-    """Determinants of ``rows[..., :, subset]`` (square, ``L x L``) for every subset; closed forms for L <= 3."""
+def _minors(rows: np.ndarray, subsets: np.ndarray, permanent: bool = False) -> np.ndarray:
+    """Determinants (or, with ``permanent``, permanents) of ``rows[..., :, subset]`` (square, ``L x L``) for every
+    subset; closed forms for L <= 3, the Leibniz sum over permutations above."""
     n_rows = rows.shape[-2]
     if subsets.shape[0] == 0:
         return np.zeros(rows.shape[:-2] + (0,))
+    sign = 1.0 if permanent else -1.0
     cols = [rows[..., :, subsets[:, k]] for k in range(n_rows)]  # each (..., L, S): column k of each minor
     if n_rows == 1:
         return cols[0][..., 0, :]
     if n_rows == 2:
-        return cols[0][..., 0, :] * cols[1][..., 1, :] - cols[1][..., 0, :] * cols[0][..., 1, :]
+        return cols[0][..., 0, :] * cols[1][..., 1, :] + sign * cols[1][..., 0, :] * cols[0][..., 1, :]
     if n_rows == 3:
         (a, d, g), (b, e, h), (c, f, i) = ([col[..., r, :] for r in range(3)] for col in cols)
-        return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    stacked = np.stack(cols, axis=-1)  # (..., L, S, L): row, subset, column
-    return np.linalg.det(np.moveaxis(stacked, -3, -2))
+        return (a * (e * i + sign * f * h) + sign * b * (d * i + sign * f * g)
+                + c * (d * h + sign * e * g))
+    if not permanent:
+        stacked = np.stack(cols, axis=-1)  # (..., L, S, L): row, subset, column
+        return np.linalg.det(np.moveaxis(stacked, -3, -2))
+    total = np.zeros(cols[0].shape[:-2] + cols[0].shape[-1:])
+    for permutation in itertools.permutations(range(n_rows)):
+        term = np.ones_like(total)
+        for row, column in enumerate(permutation):
+            term = term * cols[column][..., row, :]
+        total += term
+    return total
 
 
 def _row_scale(columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -161,6 +190,64 @@ def _row_scale(columns: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     magnitude = np.max(np.abs(columns[..., :n_costs, :]) * arm_columns, axis=-1, initial=0.0)
     scale = np.maximum(magnitude, np.abs(bounds))
     return np.where(scale > 0, scale, 1.0)
+
+
+def _power_of_two(scale: np.ndarray) -> np.ndarray:
+    """The power of two nearest above ``scale`` (dividing by it is exact)."""
+    return np.ldexp(1.0, np.frexp(scale)[1])
+
+
+def _slot_sum(array: np.ndarray) -> np.ndarray:
+    """Sum over the (short) slot axis -2, as explicit additions (faster than a strided reduction)."""
+    total = array[..., 0, :].copy()
+    for slot in range(1, array.shape[-2]):
+        total += array[..., slot, :]
+    return total
+
+
+def _feasible_without_shares(x: np.ndarray, magnitude_x: np.ndarray, invertible: np.ndarray,
+                             absolute_costs: np.ndarray, ones: np.ndarray, absolute_bounds: np.ndarray,
+                             exact_scale: np.ndarray, slots: np.ndarray, tol: float) -> np.ndarray:
+    """The feasibility test of the module notes without computing every share (the hot loop of the algorithms).
+
+    A basis with no negative coordinate is feasible. A negative ``x_j`` is certainly too large when
+    ``|x_j| > tol (E / e) (1 + sum_k |x_k|)``: every scaled entry and bound is at most ``E = max(1, max_l 1 / g_l)``
+    (slack entries are ``1 / g_l``), so every row involves at most ``E (1 + sum_k |x_k|)``, while column ``j`` has
+    an entry of at least ``e = min(1, min_l 1 / g_l)`` in some row (1 in the row of ones for an arm), so the share
+    of ``x_j`` exceeds ``tol``. Only the remaining bases (almost always none) are judged in full."""
+    n_slots = slots.shape[0]
+    smallest = x[..., 0, :].copy()
+    total = magnitude_x[..., 0, :].copy()
+    for slot in range(1, n_slots):
+        np.minimum(smallest, x[..., slot, :], out=smallest)  # NaN (singular) propagates
+        total += magnitude_x[..., slot, :]
+    inverse_scale = 1.0 / exact_scale
+    ratio = (np.maximum(1.0, np.max(inverse_scale, axis=-1)) / np.minimum(1.0, np.min(inverse_scale, axis=-1)))
+    limit = total
+    limit += 1.0
+    limit *= -tol * ratio[..., None]
+    feasible = invertible & (smallest >= 0)
+    uncertain = invertible & (smallest < 0) & (smallest >= limit)
+    if not np.any(uncertain):
+        return feasible
+    where = np.nonzero(uncertain)
+    batch, basis = where[:-1], where[-1]
+    x_sub = np.moveaxis(x, -2, -1)[where]  # (m, L+1)
+    columns_sub = slots[:, basis].T  # (m, L+1)
+    passed = np.ones(basis.size, dtype=bool)
+    for row in range(absolute_costs.shape[-2] + 1):
+        if row < absolute_costs.shape[-2]:
+            magnitudes = absolute_costs[..., row, :][batch] if batch else absolute_costs[row][None, :]
+            bound = absolute_bounds[..., row][batch] if batch else np.full(basis.size, absolute_bounds[row])
+        else:
+            magnitudes = np.abs(ones)[batch] if batch else np.abs(ones)[None, :]
+            bound = np.ones(basis.size)
+        entries = np.take_along_axis(np.broadcast_to(magnitudes, (basis.size, magnitudes.shape[-1])), columns_sub,
+                                     axis=-1)
+        involved = bound + np.sum(entries * np.abs(x_sub), axis=-1)
+        passed &= np.all(entries * np.maximum(-x_sub, 0.0) <= tol * involved[:, None], axis=-1)
+    feasible[where] = passed
+    return feasible
 
 
 @dataclass(frozen=True)
@@ -174,21 +261,25 @@ class BasisValues:
     values : ndarray, shape (..., C)
         Objective ``mu_J^T x_J`` (NaN for singular bases; defined for infeasible ones).
     invertible, feasible : ndarray of bool, shape (..., C)
-    hadamard_ratio : ndarray, shape (..., C)
-        ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]``.
-    determinant : ndarray, shape (..., C)
+    hadamard_ratio : ndarray, shape (..., C), or None
+        ``|det A~_J| / prod ||A~_j||`` of the row-equilibrated matrix, in ``[0, 1]`` (informative).
+    determinant : ndarray, shape (..., C), or None
         ``det A_J`` in the original units.
-    slot_weighted_x : ndarray, shape (..., L+1, C)
-        ``x_j ||A~_{:, j}||``: the scale on which nonnegativity and nonzeros are judged (slot-major).
+    slot_weighted_x : ndarray, shape (..., L+1, C), or None
+        ``x_j u_j``: the scale on which nonnegativity and nonzeros are judged (slot-major; see the module notes).
+        The three are None when evaluated with ``diagnostics=False``.
+    cancellation_ratio : ndarray, shape (..., C)
+        ``rho_J = |det A_J| / perm(M_J)`` in ``[0, 1]``: the singularity screen (module notes).
     """
 
     slot_x: np.ndarray
     values: np.ndarray
     invertible: np.ndarray
     feasible: np.ndarray
-    hadamard_ratio: np.ndarray
-    determinant: np.ndarray
-    slot_weighted_x: np.ndarray
+    hadamard_ratio: np.ndarray | None
+    determinant: np.ndarray | None
+    slot_weighted_x: np.ndarray | None
+    cancellation_ratio: np.ndarray
 
     @property
     def x(self) -> np.ndarray:
@@ -197,7 +288,7 @@ class BasisValues:
 
     @property
     def weighted_x(self) -> np.ndarray:
-        """``x_j ||A~_{:, j}||``, shape (..., C, L+1)."""
+        """``x_j u_j``, shape (..., C, L+1)."""
         return np.swapaxes(self.slot_weighted_x, -1, -2)
 
 
@@ -209,6 +300,8 @@ def evaluate_bases(
     *,
     singular_tol: float = SINGULAR_TOL,
     feasibility_tol: float = FEASIBILITY_TOL,
+    pinned: np.ndarray | None = None,
+    diagnostics: bool = True,
 ) -> BasisValues:
     """Evaluate all bases of ``layout`` for one or many matrices (low-level, no input checks).
 
@@ -222,30 +315,64 @@ def evaluate_bases(
         ``cbar``.
     layout : BasisLayout
         From :func:`basis_layout` ``(n, L+1)``.
+    pinned : ndarray of bool, shape (n,) or (..., n), optional
+        Columns that must be zero in a feasible basic solution (slacks outside the arm set; module notes).
+    diagnostics : bool, default True
+        Also compute the weighted values, the Hadamard ratios and the determinants. Without them (the hot loop
+        of the algorithms, which only needs ``feasible`` and ``values``) those fields are None; the feasibility
+        test is the same.
     """
     n_costs = columns.shape[-2] - 1
     bounds = np.asarray(bounds, dtype=float)
     ones = columns[..., n_costs, :]
     scale = _row_scale(columns, bounds)
-    scaled_costs = columns[..., :n_costs, :] / scale[..., :, None]
-    shifted = scaled_costs - (bounds / scale)[..., :, None] * ones[..., None, :]
-    column_norm = np.sqrt(np.sum(scaled_costs**2, axis=-2) + ones**2)
+    exact_scale = _power_of_two(scale)
+    scaled_costs = columns[..., :n_costs, :] / exact_scale[..., :, None]
+    scaled_bounds = bounds / exact_scale
+    shifted = scaled_costs - scaled_bounds[..., :, None] * ones[..., None, :]
+    magnitude = np.abs(scaled_costs) + np.abs(scaled_bounds)[..., :, None] * ones[..., None, :]
     slots = layout.slots  # (L+1, C): slot-major, the inner loops run over bases
-    weights = _minors(shifted, layout.subsets)[..., layout.slot_minor_ids]
+    weights = np.take(_minors(shifted, layout.subsets), layout.slot_minor_ids, axis=-1)
     weights[..., 1::2, :] *= -1.0
-    denominator = np.einsum("...ic,...ic->...c", ones[..., slots], weights)
-    norms_j = column_norm[..., slots]
-    ratio = np.abs(denominator) / np.prod(norms_j, axis=-2)  # column norms are >= min(1, 1/scale) > 0
-    invertible = ratio > singular_tol
+    permanents = np.take(_minors(magnitude, layout.subsets, permanent=True), layout.slot_minor_ids, axis=-1)
+    ones_j = np.take(ones, slots, axis=-1)
+    denominator = _slot_sum(ones_j * weights)
+    size = _slot_sum(ones_j * permanents)
+    cancellation = np.abs(denominator) / np.where(size > 0, size, np.inf)
+    invertible = cancellation > singular_tol
     x = weights
     x /= np.where(invertible, denominator, 1.0)[..., None, :]
     if not np.all(invertible):
         x = np.where(invertible[..., None, :], x, np.nan)
-    values = np.einsum("...ic,...ic->...c", objective[..., slots], x)
-    weighted_x = x * norms_j
-    feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
-    determinant = (-1.0) ** n_costs * denominator * np.prod(scale, axis=-1)[..., None]
-    return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x)
+    values = _slot_sum(np.take(objective, slots, axis=-1) * x)
+    # componentwise relative residual scale, row by row (L+1 small): |A_{l,j}| |x_j| / (|b_l| + sum_k |A_{l,k}| |x_k|)
+    magnitude_x = np.abs(x)
+    absolute_bounds = np.abs(scaled_bounds)
+    if diagnostics or pinned is not None:
+        largest_share = None
+        for row in range(n_costs + 1):
+            entries = np.take(np.abs(scaled_costs[..., row, :]), slots, axis=-1) if row < n_costs else ones_j
+            spent = entries * magnitude_x
+            involved = _slot_sum(spent) + (absolute_bounds[..., row, None] if row < n_costs else 1.0)
+            share = spent / np.where(involved > 0, involved, 1.0)[..., None, :]  # spent = 0 where involved = 0
+            largest_share = share if largest_share is None else np.maximum(largest_share, share)
+        weighted_x = np.copysign(largest_share, x)  # x_j u_j; NaN for singular bases
+        feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
+        if pinned is not None:
+            pinned_j = np.asarray(pinned, dtype=bool)[..., slots]
+            feasible &= np.all(~pinned_j | (weighted_x <= feasibility_tol), axis=-2)
+    else:  # the same test without the shares: |A_{l,j}| max(-x_j, 0) <= tol (|b_l| + sum_k |A_{l,k}| |x_k|)
+        weighted_x = None
+        feasible = _feasible_without_shares(x, magnitude_x, invertible, np.abs(scaled_costs), ones, absolute_bounds,
+                                            exact_scale, slots, feasibility_tol)
+    if diagnostics:
+        column_norm = np.sqrt(np.sum((columns[..., :n_costs, :] / scale[..., :, None]) ** 2, axis=-2) + ones**2)
+        shift_factor = np.prod(exact_scale / scale, axis=-1)[..., None]
+        ratio = np.abs(denominator) * shift_factor / np.prod(column_norm[..., slots], axis=-2)
+        determinant = (-1.0) ** n_costs * denominator * np.prod(exact_scale, axis=-1)[..., None]
+    else:
+        ratio = determinant = None
+    return BasisValues(x, values, invertible, feasible, ratio, determinant, weighted_x, cancellation)
 
 
 @dataclass(frozen=True)
@@ -274,15 +401,54 @@ class OptimalBases:
     n_candidates: np.ndarray
 
 
+def _basis_scaling(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Power-of-two row and column scalings ``(r, s)`` of a batch of square matrices: ``r_i = 1 / max_j |A_ij|``,
+    then ``s_j = 1 / max_i |r_i A_ij|`` (exact; 1 for zero rows or columns)."""
+    def power(largest: np.ndarray) -> np.ndarray:
+        return np.ldexp(1.0, -np.frexp(np.where(largest > 0, largest, 1.0))[1])
+
+    magnitude = np.abs(matrix)
+    rows = power(np.max(magnitude, axis=-1))
+    columns = power(np.max(magnitude * rows[..., :, None], axis=-2))
+    return rows, columns
+
+
 def _basis_duals(columns: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    """``A_B^{-T} mu_B`` for a batch of bases (positions ``basis`` of shape (..., L+1))."""
+    """``A_B^{-T} mu_B`` for a batch of bases (positions ``basis`` of shape (..., L+1)), solved on the
+    equilibrated matrix ``R A_B S`` (``lambda = R (S A_B^T R)^{-1} S mu_B``) so that badly scaled rows keep their
+    precision."""
     matrix = np.take_along_axis(columns, basis[..., None, :], axis=-1)
     rhs = np.take_along_axis(objective, basis, axis=-1)
-    return np.linalg.solve(np.swapaxes(matrix, -1, -2), rhs[..., None])[..., 0]
+    rows, scales = _basis_scaling(matrix)
+    scaled = matrix * rows[..., :, None] * scales[..., None, :]
+    solution = np.linalg.solve(np.swapaxes(scaled, -1, -2), (rhs * scales)[..., None])[..., 0]
+    return solution * rows
 
 
-def _dual_tolerance(objective: np.ndarray, tol: float) -> np.ndarray:
-    return tol * np.maximum(1.0, np.max(np.abs(objective), axis=-1, initial=0.0))
+def basis_duals(matrix: np.ndarray, objective: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``A_B^{-T} mu_B`` for one basis (column positions ``basis``), solved on the equilibrated matrix."""
+    return _basis_duals(matrix, objective, np.asarray(basis))
+
+
+def dual_violation(matrix: np.ndarray, objective: np.ndarray, duals: np.ndarray) -> float:
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` (0 when dual
+    feasible)."""
+    return float(_dual_violation(matrix, objective, duals, None))
+
+
+def _dual_violation(columns: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None
+                    ) -> np.ndarray:
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` over the free
+    columns, ``d = A^T lambda - mu`` (0 when dual feasible; the last term is the objective's own scale, the floor
+    under which a reduced cost is rounding); batched."""
+    reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
+    involved = (np.einsum("...ij,...i->...j", np.abs(columns), np.abs(duals)) + np.abs(objective)
+                + np.max(np.abs(objective), axis=-1, keepdims=True))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(involved > 0, -reduced / np.where(involved > 0, involved, 1.0), 0.0)
+    if free is not None:
+        relative = np.where(free, relative, 0.0)
+    return np.maximum(np.max(relative, axis=-1, initial=0.0), 0.0)
 
 
 def select_optimal_bases(
@@ -293,18 +459,23 @@ def select_optimal_bases(
     *,
     value_tol: float = VALUE_TOL,
     dual_tol: float = FEASIBILITY_TOL,
+    pinned: np.ndarray | None = None,
 ) -> OptimalBases:
     """Pick, for each matrix of a batch, an optimal basis whose dual solution is feasible.
 
     Among the feasible bases whose value is within ``value_tol * max(1, |v*|)`` of the best value ``v*``,
     the first one (in the lexicographic order of ``layout.combos``) whose ``lambda = A_B^{-T} mu_B`` satisfies
-    ``A^T lambda >= mu - dual_tol * max(1, |mu|_inf)`` is chosen. Such a basis exists at every optimum of a
-    feasible bounded LP (the simplex method terminates at one), so the rule is deterministic and returns
-    an optimal dual solution, also at degenerate optima where the dual is not unique. If rounding leaves
-    every candidate slightly dual-infeasible, the candidate with the smallest violation is taken.
+    ``A_j^T lambda - mu_j >= -dual_tol (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` for every column that is not
+    ``pinned`` is chosen (the tolerance is relative to the magnitudes of each reduced cost, as for the primal).
+    Such a basis
+    exists at every optimum of a feasible bounded LP (the simplex method terminates at one), so the rule is
+    deterministic and returns an optimal dual solution, also at degenerate optima where the dual is not unique.
+    If rounding leaves every candidate slightly dual-infeasible, the candidate with the smallest violation is
+    taken. Pinned columns (fixed at zero) carry no dual constraint.
     """
     batch_shape = evaluated.values.shape[:-1]
     n_rows = columns.shape[-2]
+    free = None if pinned is None else ~np.asarray(pinned, dtype=bool)
     masked = np.where(evaluated.feasible, evaluated.values, -np.inf)
     best = np.max(masked, axis=-1, initial=-np.inf)
     finite = np.isfinite(best)
@@ -318,16 +489,17 @@ def select_optimal_bases(
         safe_columns = np.where(finite[..., None, None], columns, _identity_like(columns, n_rows))
         duals = _basis_duals(safe_columns, objective, layout.combos[np.maximum(index, 0)])
     reduced = np.einsum("...ij,...i->...j", columns, duals) - objective
-    tolerance = _dual_tolerance(objective, dual_tol)
-    retry = finite & (n_candidates > 1) & (np.min(reduced, axis=-1, initial=0.0) < -tolerance)
+    violation = _dual_violation(columns, objective, duals, free)
+    retry = finite & (n_candidates > 1) & (violation > dual_tol)
     for position in map(tuple, np.argwhere(retry)):
         chosen, chosen_duals, chosen_violation = None, None, np.inf
         for candidate in np.flatnonzero(candidates[position]):
             lam = _basis_duals(columns[position], objective[position], layout.combos[candidate])
-            violation = -np.min(columns[position].T @ lam - objective[position])
-            if violation < chosen_violation:
-                chosen, chosen_duals, chosen_violation = candidate, lam, violation
-            if violation <= tolerance[position]:
+            row_free = free if free is None or free.ndim == 1 else free[position]
+            candidate_violation = float(_dual_violation(columns[position], objective[position], lam, row_free))
+            if candidate_violation < chosen_violation:
+                chosen, chosen_duals, chosen_violation = candidate, lam, candidate_violation
+            if candidate_violation <= dual_tol:
                 break
         index[position] = chosen
         duals[position] = chosen_duals
@@ -394,6 +566,45 @@ class BasisEnumeration:
         return float(np.max(self.values[self.feasible], initial=-np.inf))
 
 
+def weighted_values(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``x_j u_j`` with ``u_j = max_l |A_{l,j}| / (|b_l| + sum_k |A_{l,k}| |x_k|)`` for a point ``x`` of
+    ``A x = b``: the signed share of ``x_j`` in the rows it enters, on which zero is judged (module notes)."""
+    involved = np.abs(rhs) + np.abs(matrix) @ np.abs(x)
+    spent = np.abs(matrix) * np.abs(x)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(spent > 0, spent / involved[:, None], 0.0)
+    return np.sign(x) * np.max(share, axis=0, initial=0.0)
+
+
+def polish_vertex(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.ndarray, duals: np.ndarray,
+            feasibility_tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Crossover of a solver's point to the vertex it lies on: the ``L+1`` columns with the largest shares
+    ``x_j u_j`` are taken as a basis and re-solved. The vertex replaces the solver's point when it
+    is primal and dual feasible (both judged relatively), hence optimal; returns ``(x, duals, polished)``. The
+    vertex is computed from the minors of the basis, like the enumeration (an LU solve would spread a large slack's
+    rounding over the weights ``p``)."""
+    size = matrix.shape[0]
+    if matrix.shape[1] < size:
+        return x, duals, False
+    order = np.argsort(-weighted_values(matrix, rhs, x), kind="stable")[:size]
+    basis = np.sort(order)
+    single = basis_layout(size, size)  # the one basis, evaluated from its minors (accurate in each row's units)
+    x_basis = evaluate_bases(matrix[:, basis], objective[basis], rhs[:-1], single).x[0]
+    if not np.all(np.isfinite(x_basis)):
+        return x, duals, False
+    try:
+        lam = basis_duals(matrix, objective, basis)
+    except np.linalg.LinAlgError:
+        return x, duals, False
+    vertex = np.zeros_like(x)
+    vertex[basis] = x_basis
+    # a primal feasible basis whose dual is feasible is optimal (whatever the solver's own point was worth)
+    if (np.all(np.isfinite(vertex)) and np.all(weighted_values(matrix, rhs, vertex) >= -feasibility_tol)
+            and dual_violation(matrix, objective, lam) <= feasibility_tol):
+        return vertex, lam, True
+    return x, duals, False
+
+
 def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_X, b, mu_X)`` for the columns ``arms``."""
     matrix, rhs, objective = problem.standard_form()
@@ -402,7 +613,11 @@ def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndar
 
 @dataclass(frozen=True)
 class SubsetEvaluation:
-    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal)."""
+    """Every basis of ``(A_X, b)`` for one instance, with what produced it (internal).
+
+    ``columns`` are those of ``subset`` followed, when ``extend`` was asked and ``subset`` lacks slacks, by the
+    missing slack columns (``pinned``: they must be zero; module notes); ``positions`` index ``columns``.
+    """
 
     subset: np.ndarray
     columns: np.ndarray
@@ -410,25 +625,48 @@ class SubsetEvaluation:
     objective: np.ndarray
     layout: BasisLayout
     evaluated: BasisValues
+    column_ids: np.ndarray
+    pinned: np.ndarray
+
+    @property
+    def n_free(self) -> int:
+        """Number of columns of ``subset`` (the first ones of ``columns``)."""
+        return int(self.subset.size)
 
 
 def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float = SINGULAR_TOL,
-                    feasibility_tol: float = FEASIBILITY_TOL) -> SubsetEvaluation:
-    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``."""
-    columns, rhs, objective = restricted_columns(problem, subset)
-    layout = basis_layout(subset.size, problem.n_costs + 1)
+                    feasibility_tol: float = FEASIBILITY_TOL, *, extend: bool = True) -> SubsetEvaluation:
+    """Evaluate all bases of the (validated, sorted) column subset ``subset`` of ``problem``.
+
+    With ``extend`` (default), the slack columns missing from ``subset`` are appended as pinned columns, so that
+    subsets without a basis of their own (fewer than ``L+1`` independent columns) are solved correctly.
+    """
+    present = set(subset.tolist())
+    missing = np.array([column for column in range(problem.n_arms, problem.n_columns) if column not in present]
+                       if extend else [], dtype=int)
+    column_ids = np.concatenate([subset, missing]).astype(int)
+    pinned = np.arange(column_ids.size) >= subset.size
+    columns, rhs, objective = restricted_columns(problem, column_ids)
+    layout = basis_layout(column_ids.size, problem.n_costs + 1)
     evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol)
-    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated)
+                               feasibility_tol=feasibility_tol, pinned=pinned if missing.size else None)
+    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated, column_ids, pinned)
 
 
-def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any
-                       ) -> SubsetEvaluation:
+def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any, *,
+                       extend: bool = True) -> SubsetEvaluation:
     """Validate the arguments shared by the public enumeration functions, then :func:`evaluate_subset`."""
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"{func} needs a CBMAIProblem, got {type(problem).__name__}")
+    check_problem(problem, func)
     singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
-    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol)
+    return evaluate_subset(problem, as_arm_subset(arms, problem, func), singular_tol, feasibility_tol,
+                           extend=extend)
+
+
+def check_problem(problem: Any, func: str) -> CBMAIProblem:
+    """``problem`` itself when it is a :class:`CBMAIProblem`; an ``InvalidArgumentError`` otherwise."""
+    if not isinstance(problem, CBMAIProblem):
+        fail(func, "problem", "a CBMAIProblem", problem)
+    return problem
 
 
 def check_tolerances(func: str, singular_tol: Any, feasibility_tol: Any) -> tuple[float, float]:
@@ -479,7 +717,7 @@ def enumerate_bases(
     >>> table.feasible.tolist(), table.values.round(3).tolist()
     ([True, False, True], [0.6, 1.0, 0.2])
     """
-    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol)
+    table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol, extend=False)
     evaluated = table.evaluated
     arrays = (table.subset, table.subset[table.layout.combos], evaluated.invertible, evaluated.feasible,
               np.ascontiguousarray(evaluated.x), evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)

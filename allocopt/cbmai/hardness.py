@@ -47,15 +47,15 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._validation import as_int, as_positive_float
+from .._validation import as_int, as_positive_float, fail
 from ..exceptions import InvalidInstanceError
-from .bases import basis_layout
+from .bases import basis_layout, check_problem
 from .problem import CBMAIProblem
 from .solve import solve_cbmai
 
@@ -64,6 +64,7 @@ __all__ = ["CBMAIHardness", "cbmai_hardness"]
 _FEASIBILITY_SLACK = 1e-12  # tolerance (relative to the cost scale) of the closed-form constraint checks
 _MIN_STEP = 1e-12
 _COARSE_STEP = 1e-4
+_FINITE_CAP = 1e100  # stands for an infeasible point inside scalar searches (keeps their arithmetic finite)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -283,15 +284,19 @@ def _anchored_starts(data: _GapData, anchor_y: np.ndarray, max_points: int) -> t
 
 
 def _pattern_search(data: _GapData, point_x: np.ndarray, point_y: np.ndarray, steps: np.ndarray,
-                    min_step: float = _MIN_STEP, max_iterations: int = 400
+                    min_step: float = _MIN_STEP, max_iterations: int = 400, fixed: str | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised pattern search from one start per row of ``data`` until every step is below ``min_step``.
 
-    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step, moves to the best
-    improvement or halves the step. Returns (values, p^x, p^y, steps); the arrays passed in are updated."""
+    Each iteration tries all ``3^d - 1`` moves of :func:`_stencil` at the row's step (only those of ``p^y`` when
+    ``fixed="x"``, of ``p^x`` when ``fixed="y"``), moves to the best improvement or halves the step. Returns
+    (values, p^x, p^y, steps); the arrays passed in are updated."""
     size_x, size_y = point_x.shape[1], point_y.shape[1]
     value = _gap_objective(data, point_x[:, None, :], point_y[:, None, :])[:, 0]
     move_x, move_y = _stencil(size_x, size_y)
+    if fixed is not None:  # only the other simplex moves
+        still = ~np.any(move_x != 0, axis=1) if fixed == "x" else ~np.any(move_y != 0, axis=1)
+        move_x, move_y = move_x[still], move_y[still]
     active = np.isfinite(value) & (move_x.shape[0] > 0) & (steps >= min_step)
     for _ in range(max_iterations):
         rows = np.flatnonzero(active)
@@ -382,6 +387,197 @@ def _min_rayleigh(numerator: np.ndarray, denominator: np.ndarray, subspace: np.n
 
 
 # ---------------------------------------------------------------------------------------------------------
+# low-dimensional cases the lattice cannot reach, treated exactly
+# ---------------------------------------------------------------------------------------------------------
+def _basic_solution(problem: CBMAIProblem, costs: np.ndarray, basis: np.ndarray) -> np.ndarray | None:
+    """``A_J^{-1} b`` for the costs ``costs`` (None when ``A_J`` is singular)."""
+    matrix, rhs, _ = problem.with_means(costs=costs).standard_form()
+    sub = matrix[:, basis]
+    if abs(np.linalg.det(sub)) <= 1e-13 * max(1.0, float(np.prod(np.linalg.norm(sub, axis=0)))):
+        return None
+    return np.linalg.solve(sub, rhs)
+
+
+def _one_side_fixed(data: _GapData, fixed: str, point: np.ndarray, n_starts: int, max_points: int
+                    ) -> tuple[float, np.ndarray, np.ndarray]:
+    """``min F`` over one simplex with the other weights fixed at ``point`` (a basis whose true arms are all
+    known has the fixed BFS ``A_J^{-1} b``: its weights cannot move, and no lattice point need reach them).
+    Fine lattice of the free simplex, then pattern search on it alone."""
+    size_free = data.rewards_y.shape[1] if fixed == "x" else data.rewards_x.shape[1]
+    resolution = _lattice_resolution(size_free, 1, max_points, cap=4096)
+    lattice = _simplex_lattice(size_free, resolution)
+    fixed_points = np.broadcast_to(point, (1, lattice.shape[0], point.size))
+    if fixed == "x":
+        values = _gap_objective(data, fixed_points, lattice[None])[0]
+    else:
+        values = _gap_objective(data, lattice[None], fixed_points)[0]
+    order = np.argsort(values, kind="stable")[:n_starts]
+    order = order[np.isfinite(values[order])]
+    if order.size == 0:
+        return np.inf, np.full(data.rewards_x.shape[1], np.nan), np.full(data.rewards_y.shape[1], np.nan)
+    owner = np.zeros(order.size, dtype=np.intp)
+    free = lattice[order].copy()
+    held = np.repeat(point[None, :], order.size, axis=0)
+    point_x, point_y = (held, free) if fixed == "x" else (free, held)
+    value, point_x, point_y, _ = _pattern_search(data.take(owner), point_x.copy(), point_y.copy(),
+                                                 np.full(order.size, 1.0 / resolution), fixed=fixed)
+    best = int(np.argmin(value))
+    return float(value[best]), point_x[best], point_y[best]
+
+
+def _shared_single_arm_gap(problem: CBMAIProblem, support: np.ndarray, basis: np.ndarray, arm: int,
+                           sigma_r: float, sigma_c: float, upper: float
+                           ) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """Exact ``Delta_J^2`` when ``L = 1`` and the only unknown arm of ``J u I*`` is ``arm``, in both bases.
+
+    The perturbation is ``(r~_a, t)`` with ``t = c~_{0,a}``. For fixed ``t`` both BFSs are fixed; each
+    coordinate is a ratio of affine functions of ``t`` (Cramer's rule with one column affine in ``t``), so the
+    set where both are feasible is a union of intervals whose ends are the roots of those affine functions.
+    Given ``t``, the cheapest reward move is in closed form: with ``g(t)`` the value of ``J`` minus that of
+    ``I*`` at the true rewards and ``delta(t) = x^J_a - x^{I*}_a``, it is ``max(0, -g)^2 / delta^2``. Hence
+    ``Delta_J^2 = min_t sigma_c^-2 (t - c_a)^2 + sigma_r^-2 max(0, -g(t))^2 / delta(t)^2`` over the feasible
+    intervals, a one-dimensional problem: the minimum of each interval is bracketed on a fine grid and refined
+    by bounded Brent iterations, and the interval ends are evaluated too (the infimum over the closure).
+    Returns the value and the witness ``(r~, c~)``."""
+    from scipy.optimize import minimize_scalar
+
+    rewards, costs = problem.rewards, problem.costs
+    cost_a = float(costs[0, arm])
+    matrix, rhs, objective_vector = problem.standard_form()
+
+    def affine(basis_columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(value at t = 0, slope)`` of ``det A_J(t)`` (first entry) and of Cramer's numerators (then)."""
+        position = list(basis_columns).index(arm)
+        samples = []
+        for t in (0.0, 1.0):
+            sub = np.array(matrix[:, basis_columns], dtype=float)
+            sub[0, position] = t
+            row = [np.linalg.det(sub)]
+            for i in range(sub.shape[1]):
+                replaced = sub.copy()
+                replaced[:, i] = rhs
+                row.append(np.linalg.det(replaced))
+            samples.append(row)
+        at_zero, at_one = np.array(samples[0]), np.array(samples[1])
+        return at_zero, at_one - at_zero
+
+    def solutions(t: np.ndarray, coefficients: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        at_zero, slope = coefficients
+        values = at_zero[:, None] + slope[:, None] * t[None, :]
+        determinant = values[0]
+        usable = np.abs(determinant) > 1e-13 * (np.abs(at_zero[0]) + np.abs(slope[0]) * np.abs(t) + 1e-300)
+        x = values[1:] / np.where(usable, determinant, 1.0)
+        return x, usable
+
+    basis_affine, support_affine = affine(basis), affine(support)
+    mu_basis, mu_support = objective_vector[basis], objective_vector[support]
+    slot_basis, slot_support = list(basis).index(arm), list(support).index(arm)
+
+    def evaluate(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``G(t)`` and the reward move, vectorised over ``t``."""
+        x_basis, ok_basis = solutions(t, basis_affine)
+        x_support, ok_support = solutions(t, support_affine)
+        feasible = ok_basis & ok_support & (x_basis.min(axis=0) >= 0) & (x_support.min(axis=0) >= 0)
+        gap = mu_basis @ x_basis - mu_support @ x_support
+        delta = x_basis[slot_basis] - x_support[slot_support]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            move = np.where(gap >= 0, 0.0, np.where(delta != 0, -gap / np.where(delta != 0, delta, 1.0), np.inf))
+        value = sigma_c**-2 * (t - cost_a) ** 2 + np.where(np.isfinite(move), sigma_r**-2 * move**2, np.inf)
+        return np.where(feasible, value, np.inf), move
+
+    def roots(coefficients: tuple[np.ndarray, np.ndarray]) -> list[float]:
+        at_zero, slope = coefficients
+        return [float(-a / b) for a, b in zip(at_zero, slope) if b != 0]
+
+    scale = max(1.0, abs(cost_a), float(np.max(np.abs(problem.bounds))))
+    radius = sigma_c * math.sqrt(upper) * 1.001 if np.isfinite(upper) else 1e3 * scale
+    breaks = sorted({cost_a - radius, cost_a + radius}
+                    | {root for root in roots(basis_affine) + roots(support_affine) if abs(root - cost_a) < radius})
+    candidates = []
+    for low, high in zip(breaks[:-1], breaks[1:]):
+        if high - low <= 1e-15 * scale:
+            continue
+        grid = np.linspace(low, high, 2001)[1:-1]
+        values, _ = evaluate(grid)
+        finite = np.flatnonzero(np.isfinite(values))
+        if finite.size == 0:
+            continue
+        # the interval ends, approached from inside (the infimum over the closure)
+        for end, inside in ((low, grid[finite[0]]), (high, grid[finite[-1]])):
+            candidates += [end + (inside - end) * fraction for fraction in (1e-4, 1e-8, 1e-12)]
+        local = int(np.argmin(values))
+        left, right = grid[max(local - 1, 0)], grid[min(local + 1, grid.size - 1)]
+        refined = minimize_scalar(lambda t: min(float(evaluate(np.array([t]))[0][0]), _FINITE_CAP),
+                                  bounds=(float(left), float(right)), method="bounded",
+                                  options={"xatol": 1e-14 * scale, "maxiter": 500})
+        candidates += [float(grid[local]), float(refined.x)]
+    if not candidates:
+        return np.inf, None
+    points = np.array(candidates)
+    values, moves = evaluate(points)
+    pick = int(np.argmin(values))
+    if not np.isfinite(values[pick]):
+        return np.inf, None
+    best, best_t, best_move = float(values[pick]), float(points[pick]), float(moves[pick])
+    witness_costs = costs.copy()
+    witness_costs[0, arm] = best_t
+    witness_rewards = rewards.copy()
+    witness_rewards[arm] += best_move * (1 + 1e-12)
+    return best, (witness_rewards, witness_costs)
+
+
+def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], bases: np.ndarray, gaps: np.ndarray,
+                           weights_x: np.ndarray, weights_y: np.ndarray, sigma_r: float, sigma_c: float,
+                           n_starts: int, max_points: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Replace the lattice values of the bases the lattice cannot reach by exact ones (in place); returns the
+    explicit witnesses of the one-dimensional cases, by basis row.
+
+    * A basis whose true arms are all known has a fixed BFS: its weights are fixed at it (``inf`` when that BFS
+      is infeasible), and ``F`` is minimised over the other simplex only. Likewise when every arm of ``I*`` is
+      known.
+    * ``L = 1`` and the only unknown arm of ``J u I*`` belongs to both: :func:`_shared_single_arm_gap`.
+    """
+    n_arms, unknown = problem.n_arms, problem.n_unknown
+    support_array = np.array(support)
+    support_arms = support_array[support_array < n_arms]
+    support_known = bool(np.all(support_arms >= unknown))
+    support_point = _basic_solution(problem, problem.costs, support_array)
+    witnesses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for row, basis in enumerate(bases):
+        if np.array_equal(basis, support_array):
+            continue
+        arms = basis[basis < n_arms]
+        basis_known = bool(np.all(arms >= unknown))
+        moving = sorted(set(arms[arms < unknown].tolist()) | set(support_arms[support_arms < unknown].tolist()))
+        if not moving:
+            continue  # nothing can move: the lattice value (inf unless J already overtakes I*) stands
+        if (problem.n_costs == 1 and len(moving) == 1 and moving[0] in arms and moving[0] in support_arms):
+            value, witness = _shared_single_arm_gap(problem, support_array, basis, moving[0], sigma_r, sigma_c,
+                                                    float(gaps[row]))
+            if value <= gaps[row] or not np.isfinite(gaps[row]):
+                gaps[row] = value
+                if witness is not None:
+                    witnesses[row] = witness
+            continue
+        if not (basis_known or support_known):
+            continue
+        data, _, _ = _gap_batch(problem, support, bases[row:row + 1], sigma_r, sigma_c)
+        if basis_known:
+            point = _basic_solution(problem, problem.costs, basis)
+            if point is None or point.min() < 0:
+                gaps[row] = np.inf
+                continue
+            fixed, held = "x", point[basis < n_arms]
+        else:
+            fixed, held = "y", support_point[support_array < n_arms]
+        value, point_x, point_y = _one_side_fixed(data, fixed, held, n_starts, max_points)
+        gaps[row] = value
+        weights_x[row, :point_x.size] = point_x
+        weights_y[row] = point_y
+    return witnesses
+
+
+# ---------------------------------------------------------------------------------------------------------
 # the result
 # ---------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -437,10 +633,20 @@ class CBMAIHardness:
     _weights_x: np.ndarray
     _weights_y: np.ndarray
     _infeasibility_witness: np.ndarray | None
+    _exact_witnesses: dict = field(default_factory=dict)
 
     def _scaled_budget(self, budget: Any) -> np.ndarray:
         problem = self.problem
-        budget = np.asarray(budget, dtype=float)
+        requirement = f"a number or array of numbers >= n_unknown = {problem.n_unknown} (a budget N)"
+        if isinstance(budget, (str, bytes, bool, np.bool_)):
+            fail("CBMAIHardness.bound", "budget", requirement, budget)
+        given = budget
+        try:
+            budget = np.asarray(budget, dtype=float)
+        except (TypeError, ValueError):
+            fail("CBMAIHardness.bound", "budget", requirement, given)
+        if not np.all(np.isfinite(budget)) or np.any(budget < problem.n_unknown):
+            fail("CBMAIHardness.bound", "budget", requirement, given)
         return (budget - problem.n_unknown) / (3 * ((problem.n_costs + 1) / 2 + math.log(problem.n_unknown)))
 
     def bound(self, budget: Any) -> np.ndarray:
@@ -463,20 +669,36 @@ class CBMAIHardness:
         """``Delta_J^2`` of the basis ``J`` (any order of its columns)."""
         return float(self.basis_gaps[self._basis_row(basis)])
 
-    def _basis_row(self, basis: Any) -> int:
-        wanted = np.sort(np.asarray(basis, dtype=int))
+    def _basis_row(self, basis: Any, func: str = "CBMAIHardness.basis_gap") -> int:
+        size, n_columns = self.bases.shape[1], self.problem.n_columns
+        requirement = (f"a basis of this instance, L+1 = {size} distinct column indices in 0..{n_columns - 1} "
+                       f"(what was given is not a basis)")
+        if isinstance(basis, (str, bytes)):
+            fail(func, "basis", requirement, basis)
+        try:
+            array = np.asarray(basis)
+        except (TypeError, ValueError):
+            fail(func, "basis", requirement, basis)
+        if (array.ndim != 1 or array.size != size or array.dtype == bool
+                or not np.issubdtype(array.dtype, np.integer)):
+            fail(func, "basis", requirement, basis)
+        wanted = np.sort(array.astype(int))
         matches = np.flatnonzero(np.all(self.bases == wanted, axis=1))
         if matches.size != 1:
-            raise ValueError(f"{list(wanted)} is not a basis of this instance (L+1 = {self.bases.shape[1]} "
-                             f"distinct columns in 0..{self.problem.n_columns - 1})")
+            fail(func, "basis", requirement, [int(column) for column in array])
         return int(matches[0])
 
     def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
         """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
         feasible). Known arms are unchanged. Raises ``ValueError`` when the gap is infinite."""
-        row = self._basis_row(basis)
+        func = "CBMAIHardness.witness"
+        row = self._basis_row(basis, func)
         if not np.isfinite(self.basis_gaps[row]):
-            raise ValueError(f"the gap of basis {list(self.bases[row])} is infinite: no perturbation exists")
+            fail(func, "basis", "a basis with a finite gap (this gap is infinite: no perturbation of the unknown arms "
+                 "makes this basis overtake I*)", [int(column) for column in self.bases[row]])
+        if row in self._exact_witnesses:
+            rewards, costs = self._exact_witnesses[row]
+            return rewards.copy(), costs.copy()
         data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
                                           self.sigma_r, self.sigma_c)
         wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
@@ -634,8 +856,7 @@ def cbmai_hardness(
     ((0, 2), 0.08, 1.0)
     """
     func = "cbmai_hardness"
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"cbmai_hardness needs a CBMAIProblem, got {type(problem).__name__}")
+    check_problem(problem, func)
     sigma_r = as_positive_float(sigma_r, func, "sigma_r")
     sigma_c = as_positive_float(sigma_c, func, "sigma_c")
     n_starts = as_int(n_starts, func, "n_starts", low=1)
@@ -673,6 +894,8 @@ def cbmai_hardness(
         gaps[rows] = values
         weights_x[rows, :count] = point_x
         weights_y[rows] = point_y
+    exact_witnesses = _exact_low_dimensional(problem, support, bases, gaps, weights_x, weights_y, sigma_r,
+                                             sigma_c, n_starts, max_lattice_points)
     support_row = np.flatnonzero(is_support)
     gaps[support_row] = 0.0
     arm_gaps = np.full(n_columns, np.inf)
@@ -691,4 +914,4 @@ def cbmai_hardness(
     return CBMAIHardness(problem, support, sigma_r, sigma_c, bases, gaps, arm_gaps, order, sorted_gaps,
                          float(infeasibility), float(consistent), float(consistent / n_arms), float(sfsr_exponent),
                          int(resolution), int(n_starts), time.perf_counter() - start, weights_x, weights_y,
-                         witness)
+                         witness, exact_witnesses)

@@ -135,7 +135,12 @@ class CBMAIProblem:
         return self._standard_form
 
     def with_means(self, rewards: Any = None, costs: Any = None) -> "CBMAIProblem":
-        """A copy with other mean rewards and/or costs (same bounds and ``n_unknown``)."""
+        """A copy with other mean rewards and/or costs (same shapes, bounds and ``n_unknown``)."""
+        func = "CBMAIProblem.with_means"
+        if rewards is not None:
+            rewards = as_float_vector(rewards, func, "rewards", length=self.n_arms)
+        if costs is not None:
+            costs = as_float_matrix(costs, func, "costs", shape=(self.n_costs, self.n_arms))
         return CBMAIProblem(self.rewards if rewards is None else rewards, self.costs if costs is None else costs,
                             self.bounds, self.n_unknown)
 
@@ -148,9 +153,13 @@ class CBMAIProblem:
         >>> CBMAIProblem.from_reference("cbmai-d2p")
         CBMAIProblem(K=24, L=2, n_unknown=24, rewards=[ 0.08  0.28 -0.02 ...  1.16  1.04  1.24], bounds=[1. 1.])
         """
-        from ..testing.instances import get_instance
+        from ..testing.instances import REFERENCE_INSTANCES
 
-        parameters = get_instance(name).parameters
+        names = [key for key, instance in REFERENCE_INSTANCES.items() if "costs" in instance.parameters]
+        if not isinstance(name, str) or name not in names:
+            fail("CBMAIProblem.from_reference", "name", "the name of a CBMAI reference instance, one of "
+                 + ", ".join(repr(key) for key in names), name)
+        parameters = REFERENCE_INSTANCES[name].parameters
         return cls(parameters["rewards"], parameters["costs"], parameters["bounds"], parameters.get("n_unknown"))
 
     def arm_label(self, column: int) -> str:

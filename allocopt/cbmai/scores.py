@@ -95,7 +95,8 @@ def iv_scores(
     """
     strict = as_bool(strict, "iv_scores", "strict")
     table = checked_evaluation(problem, arms, "iv_scores", singular_tol, feasibility_tol)
-    return iv_scores_from_bases(table.evaluated, table.layout, strict=strict, feasibility_tol=feasibility_tol)
+    scores = iv_scores_from_bases(table.evaluated, table.layout, strict=strict, feasibility_tol=feasibility_tol)
+    return scores[:table.n_free]
 
 
 def lagrangian_scores(

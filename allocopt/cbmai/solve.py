@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_choice, fail
+from ..exceptions import SolverError
 from ._pulp import PULP_SOLVERS
-from .bases import FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_tolerances, evaluate_subset, select_optimal_bases
+from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_problem, check_tolerances, dual_violation,
+                    evaluate_subset, polish_vertex, select_optimal_bases, weighted_values)
 from .certificate import LPCertificate, certify, farkas_ray
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
@@ -20,6 +22,9 @@ CBMAI_METHODS = ("enumerate", "highs", "pulp")
 
 DIAGNOSTIC_BASIS_LIMIT = 2_000_000
 """Largest number of bases enumerated for the Assumption 1 diagnostics of the "highs"/"pulp" methods."""
+
+_CERTIFICATE_TOL = 1e-7
+"""Largest relative dual infeasibility an "optimal" answer may carry (:func:`~allocopt.cbmai.bases.dual_violation`)."""
 
 _DUAL_RULES = {
     "enumerate": "lambda = A_B^-T mu_B for the first optimal basis B (lexicographic order) that is dual feasible",
@@ -133,17 +138,10 @@ class CBMAIResult:
         return [arm_label(column, n_arms) for column in self.support]
 
 
-def _weights(matrix: np.ndarray) -> np.ndarray:
-    """``||A~_{:, j}||`` of the row-equilibrated matrix (the scale on which zero is judged), per column."""
-    n_costs = matrix.shape[0] - 1
-    is_arm = matrix[n_costs] != 0
-    scale = np.max(np.abs(matrix[:n_costs]) * is_arm, axis=1, initial=0.0)
-    scale = np.where(scale > 0, scale, 1.0)
-    return np.sqrt(np.sum((matrix[:n_costs] / scale[:, None]) ** 2, axis=0) + matrix[n_costs] ** 2)
-
-
-def _support(x: np.ndarray, matrix: np.ndarray, feasibility_tol: float) -> np.ndarray:
-    return np.flatnonzero(x * _weights(matrix) > feasibility_tol)
+def _support(x: np.ndarray, matrix: np.ndarray, rhs: np.ndarray, feasibility_tol: float) -> np.ndarray:
+    """Columns whose share ``x_j u_j`` in the rows they enter exceeds ``feasibility_tol`` (see
+    :func:`~allocopt.cbmai.bases.weighted_values`)."""
+    return np.flatnonzero(weighted_values(matrix, rhs, x) > feasibility_tol)
 
 
 def _complete_basis(matrix: np.ndarray, support: np.ndarray, reduced: np.ndarray) -> np.ndarray | None:
@@ -197,7 +195,7 @@ def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float
         return Assumption1Report(False, False, False, 0, False, False, 0, 0, (),
                                  ("the LP is infeasible: no basis is feasible",))
     optimal = np.flatnonzero(masked >= best - value_tol * max(1.0, abs(best)))
-    points = np.zeros((optimal.size, subset.size))
+    points = np.zeros((optimal.size, table.column_ids.size))
     weighted = np.zeros_like(points)
     rows = np.arange(optimal.size)[:, None]
     points[rows, layout.combos[optimal]] = evaluated.x[optimal]
@@ -209,7 +207,8 @@ def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float
     n_nonzeros = int(np.sum(weighted[0] > feasibility_tol))
     unique = len(distinct) == 1
     full_support = n_nonzeros == size
-    bases = tuple(tuple(int(column) for column in subset[layout.combos[index]]) for index in optimal)
+    bases = tuple(tuple(sorted(int(column) for column in table.column_ids[layout.combos[index]]))
+                  for index in optimal)
     failures = []
     if not unique:
         failures.append(f"several optimal solutions: {len(distinct)} optimal vertices with value {best:.12g} "
@@ -223,17 +222,25 @@ def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float
 
 def _solve_by_enumeration(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float, feasibility_tol: float
                           ) -> tuple[str, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
+    """Best feasible basis of ``subset`` (plus pinned slacks); ``positions`` index ``subset`` (or are None when
+    the optimal basis uses a pinned slack column, which is not a column of the restricted LP)."""
     table = evaluate_subset(problem, subset, singular_tol, feasibility_tol)
     columns, rhs, layout, evaluated = table.columns, table.rhs, table.layout, table.evaluated
-    chosen = select_optimal_bases(columns, table.objective, evaluated, layout, dual_tol=feasibility_tol)
+    pinned = table.pinned if table.pinned.any() else None
+    chosen = select_optimal_bases(columns, table.objective, evaluated, layout, dual_tol=feasibility_tol,
+                                  pinned=pinned)
     if chosen.index < 0:
         return "infeasible", None, None, f"none of the {layout.n_bases} bases is feasible", None
     positions = layout.combos[int(chosen.index)]
-    x = np.zeros(subset.size)
-    x[positions] = np.linalg.solve(columns[:, positions], rhs)  # LU re-solve of the chosen basis
+    x = np.zeros(table.column_ids.size)
+    x[positions] = evaluated.x[int(chosen.index)]  # from the minors: accurate in every row's own units
     message = (f"{layout.n_bases} bases enumerated, {int(evaluated.feasible.sum())} feasible, "
                f"{int(chosen.n_candidates)} optimal")
-    return "optimal", x, np.asarray(chosen.duals), message, positions
+    if pinned is not None:
+        message += f" (slacks {table.column_ids[table.pinned].tolist()} outside 'arms' enter bases at zero)"
+    if np.any(positions >= table.n_free):
+        positions = None
+    return "optimal", x[:table.n_free], np.asarray(chosen.duals), message, positions
 
 
 def solve_cbmai(
@@ -289,8 +296,7 @@ def solve_cbmai(
     True
     """
     func = "solve_cbmai"
-    if not isinstance(problem, CBMAIProblem):
-        raise TypeError(f"solve_cbmai needs a CBMAIProblem, got {type(problem).__name__}")
+    check_problem(problem, func)
     method = as_choice(method, func, "method", CBMAI_METHODS)
     singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
     if solver is not None:
@@ -313,6 +319,10 @@ def solve_cbmai(
         from ._pulp import solve_with_pulp
 
         status, x_sub, duals, message = solve_with_pulp(columns, rhs, objective[subset], solver)
+    if method == "pulp" and status == "optimal":
+        x_sub, duals, polished = polish_vertex(columns, rhs, objective[subset], x_sub, duals, feasibility_tol)
+        if polished:
+            message += "; polished to the vertex of its L+1 largest coordinates"
     elapsed = time.perf_counter() - start
     report = None
     if diagnose and basis_layout_size(subset.size, problem.n_costs + 1) <= DIAGNOSTIC_BASIS_LIMIT:
@@ -327,13 +337,18 @@ def solve_cbmai(
     x = np.zeros(n_columns)
     x[subset] = x_sub
     reduced = matrix.T @ duals - objective
-    support_positions = _support(x_sub, columns, feasibility_tol)
+    support_positions = _support(x_sub, columns, rhs, feasibility_tol)
     if positions is None:
         positions = _complete_basis(columns, support_positions, reduced[subset])
     else:  # enumeration: lambda = A_B^-T mu_B, so the basis's reduced costs are zero by construction
         reduced[subset[positions]] = 0.0
     basis = () if positions is None else tuple(int(subset[j]) for j in positions)
     certificate = certify(columns, rhs, objective[subset], x_sub, duals)
+    violation = dual_violation(columns, objective[subset], duals)
+    if violation > _CERTIFICATE_TOL:  # never call "optimal" what the dual certificate refutes
+        raise SolverError(f"solve_cbmai(method={method!r}) could not certify its answer: the dual solution violates "
+                          f"dual feasibility by {violation:.3g} relative to the magnitudes involved "
+                          f"(tolerance {_CERTIFICATE_TOL:g}); {message}")
     for array in (x, duals, reduced):
         array.setflags(write=False)
     return CBMAIResult("optimal", method, tuple(int(subset[j]) for j in support_positions), basis, x[:n_arms],
