@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from .._threads import single_blas_thread
 from ._groups import Reduced
 
 __all__ = ["BarrierPoint", "barrier_path"]
@@ -79,7 +80,13 @@ def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start
                  target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.05,
                  centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
     """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
-    continues from an earlier point of the same path (same pairs) instead of starting over."""
+    continues from an earlier point of the same path (same pairs) instead of starting over. The dense Schur
+    complements are factorised with one BLAS thread (:func:`allocopt._threads.single_blas_thread`)."""
+    with single_blas_thread():
+        return _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume)
+
+
+def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume):
     multiplicity = reduced.multiplicity
     n_pairs = rows.shape[0]
     if resume is not None and resume.psi.shape == psi_start.shape and resume.nu.shape[0] == n_pairs:
