@@ -24,17 +24,20 @@ only when the certified relative gap is at most ``tol`` (default :math:`10^{-9}`
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 
 from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
+from ..families import Gaussian
 from ._barrier import barrier_path
+from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._forest import layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
-from .certificate import certify
+from .certificate import certified_gap, certify
 from .multipliers import PairMultipliers
 from .result import TopKResult, build_result
 
@@ -204,17 +207,72 @@ def _forest_signature(rows, cols):
     return (rows[order].tobytes(), cols[order].tobytes())
 
 
+@functools.lru_cache(maxsize=64)
+def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = double_star_edges(k, n_arms)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
+
+
+def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
+                           warm_start: TopKResult | None) -> TopKResult | None:
+    """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
+    exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
+    Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
+    top, bottom = problem.top, problem.bottom
+    order = np.concatenate([top, bottom])
+    dispersion = problem.dispersion
+    variance = dispersion[order][None, :] if problem.family.is_heteroscedastic else dispersion[:1]
+    k, n_arms = problem.k, problem.n_arms
+    start = None
+    if warm_start is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
+        previous = warm_start.psi
+        i_k, j_1 = top[-1], bottom[0]
+        if previous[i_k] > 0 and previous[j_1] > 0:
+            start = np.array([np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1])])
+    star = gaussian_double_star(problem.theta[order][None, :], variance, k, start)
+    if not star.accepted[0]:
+        return None
+    psi = np.empty(n_arms)
+    psi[order] = star.psi[0]
+    value, bound = float(star.value[0]), float(star.bound[0])
+    gap = certified_gap(bound, value)
+    rows, cols = _star_edges(k, n_arms)
+    mu = star.multipliers[0]
+    if not mu.min() > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+        positive = mu > 0
+        rows, cols, mu = rows[positive], cols[positive], mu[positive]
+    mu.setflags(write=False)
+    multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
+    status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
+    return TopKResult(psi=psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
+                      stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]),
+                      status=status, method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
+                      problem=problem, message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
+                      extras={"pivots": 0, "forest": {"kind": kind, "double_star": True}, "components": 1})
+
+
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
           max_pivots: int | None = None, barrier_pairs: int = 1_000_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
     func = "solve_topk(method='exact')"
-    tol = as_float(tol, func, "tol", low=0.0)
-    barrier_pairs = as_int(barrier_pairs, func, "barrier_pairs", low=1)
+    if not (type(tol) is float and 0.0 <= tol < np.inf):  # the common case checked without the general helper
+        tol = as_float(tol, func, "tol", low=0.0)
+    if not (type(barrier_pairs) is int and barrier_pairs >= 1):
+        barrier_pairs = as_int(barrier_pairs, func, "barrier_pairs", low=1)
     started = time.perf_counter()
+    if max_pivots is not None:
+        max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
+    if isinstance(problem.family, Gaussian) and (
+            warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.extras.get("forest", {}).get(
+                "double_star") and warm_start.problem.n_arms == problem.n_arms and warm_start.problem.k == problem.k)):
+        fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
+        if fast is not None:
+            return fast
     reduced = reduce_problem(problem, kind)
     if max_pivots is None:
         max_pivots = 2 * reduced.n_groups + 20
-    max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
     search = _Search(reduced)
 
     starts = []

@@ -219,17 +219,27 @@ def solve_topk_batch(theta: Any, k: int, family: str | ExponentialFamily = "gaus
 
     remaining = np.flatnonzero(valid)
     if isinstance(resolved, Gaussian) and remaining.size:
-        warm_rows = None
-        if warm is not None:
-            warm_rows = warm[remaining]
-        star = gaussian_double_star(theta[remaining], k, dispersion, warm_rows)
-        rows = remaining[star.accepted]
-        psi[rows] = star.psi[star.accepted]
-        value[rows] = star.value[star.accepted]
-        bound[rows] = star.bound[star.accepted]
-        gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
+        order = np.argsort(-theta[remaining], axis=1, kind="stable")  # top then bottom, as TopKProblem orders
+        index = np.arange(remaining.size)[:, None]
+        sorted_theta = theta[remaining][index, order]
+        sorted_variance = dispersion[order] if resolved.is_heteroscedastic else dispersion[:1]
+        start = None
+        if warm is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
+            previous = warm[remaining][index, order]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                start = np.log(previous[:, k] / previous[:, k - 1] * (sorted_variance[..., k - 1] if
+                               sorted_variance.ndim == 2 else 1.0) / (sorted_variance[..., k] if
+                               sorted_variance.ndim == 2 else 1.0))
+            start = np.where(np.isfinite(start), start, 0.0)
+        star = gaussian_double_star(sorted_theta, sorted_variance, k, start)
+        accepted = star.accepted
+        rows = remaining[accepted]
+        psi[rows[:, None], order[accepted]] = star.psi[accepted]
+        value[rows] = star.value[accepted]
+        bound[rows] = star.bound[accepted]
+        gap[rows] = certified_gap(star.bound[accepted], star.value[accepted])
         status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
-        remaining = remaining[~star.accepted]
+        remaining = remaining[~accepted]
     if remaining.size:
         from .solve import solve_topk
 
