@@ -77,7 +77,7 @@ def _barrier_value(reduced, psi, rows, cols, tau):
 
 
 def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start: np.ndarray,
-                 target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.05,
+                 target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.2,
                  centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
     """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
     continues from an earlier point of the same path (same pairs) instead of starting over. The dense Schur

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
         # the previous answer was a double star: the new instance's double star, from the previous allocation
         rows, cols = _double_star(reduced)
         return rows, cols, psi, layout_double_star(reduced)
-    if (forest is not None and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
+    if (forest is not None and "layout" in forest and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
             and np.array_equal(forest["top_groups"], reduced.top_groups)):
         # same tie groups in the same order: the previous forest and its layout carry over as they are
         return forest["layout"].rows, forest["layout"].cols, forest["psi"], forest["layout"]
@@ -126,7 +127,9 @@ def _spanning_forest(reduced: Reduced, rows, cols, weights):
     missing_bottom = np.flatnonzero(~covered[reduced.bottom_groups])
     rows = np.concatenate([rows, missing_top, np.full(missing_bottom.size, reduced.n_top - 1)])
     cols = np.concatenate([cols, np.zeros(missing_top.size, dtype=int), missing_bottom])
-    return rows, cols
+    # when i_k and j_1 are both uncovered, each is joined to the other: keep that edge once
+    pairs = np.unique(np.stack([rows, cols], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 class _Checker:
@@ -265,7 +268,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
     if isinstance(problem.family, Gaussian) and (
-            warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.extras.get("forest", {}).get(
+            warm_start is None or (isinstance(warm_start, TopKResult) and (warm_start.extras.get("forest") or {}).get(
                 "double_star") and warm_start.problem.n_arms == problem.n_arms and warm_start.problem.k == problem.k)):
         fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
         if fast is not None:
@@ -292,11 +295,13 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if found is not None:
             break
     point = None
+    barrier_points = []
     for round_index in range(3):
         if found is not None:
             break
-        rows, cols, psi, point = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs,
+        rows, cols, psi, point = _barrier_forest(reduced, search.checker, np.ones(reduced.n_groups), barrier_pairs,
                                                  round_index, point)
+        barrier_points.append(point)
         # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
         budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
         found = search.run("barrier", rows, cols, psi, budget)
@@ -308,6 +313,16 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         found = search.best
         message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
                    f"({found[0]})")
+        origin, layout, solution, scan = found
+        forest_result = _result(problem, reduced, kind, layout, solution, tol, started, search.pivots, message, scan)
+        # no fallback may be worse than an allocation already seen: the barrier's own points compete
+        best = forest_result
+        for barrier_rows, barrier_cols, barrier_point in barrier_points:
+            candidate = _barrier_result(problem, reduced, kind, barrier_rows, barrier_cols, barrier_point, tol,
+                                        started, search.pivots)
+            if candidate.value > best.value:
+                best = candidate
+        return best
     else:
         message = (f"exact: {found[0]}, {search.pivots} pivot(s); forest of {found[1].n_components} tree(s)")
     origin, layout, solution, scan = found
@@ -412,7 +427,11 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
     # binding, hence a duality gap of 1e-8 first and tighter rounds if needed
     resume = previous[2] if previous is not None and n_pairs <= barrier_pairs else None
     point = barrier_path(reduced, rows, cols, psi, target_gap=10.0 ** (-8 - 2 * round_index), resume=resume)
-    weights = point.nu / point.nu.max()
+    # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
+    # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
+    edges = min(reduced.n_groups - 1, point.nu.size)
+    reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
+    weights = point.nu / reference
     active = weights >= 1e-5
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
     return forest_rows, forest_cols, point.psi, (rows, cols, point)
@@ -439,6 +458,28 @@ def _expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.n
     bottom_index = bottom_order[bottom_starts[edge_of] + offset % bottom_counts[edge_of]]
     return PairMultipliers.from_triplets(top_index, bottom_index, nu[edge_of] / sizes[edge_of],
                                          (problem.k, problem.n_arms - problem.k))
+
+
+def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, cols, point, tol: float,
+                    started: float, pivots: int) -> TopKResult:
+    """The barrier point itself as the answer, certified with its dual estimates tau / slack."""
+    psi = reduced.expand_allocation(point.psi)
+    edges = _EdgeGroups(edge_top=reduced.top_groups[rows], edge_bottom=reduced.bottom_groups[cols])
+    mu = _expand_multipliers(problem, reduced, edges, point.nu)
+    return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
+                        status="not_certified",
+                        message=(f"exact: not certified after {pivots} pivot(s); returning the interior-point "
+                                 f"allocation (duality gap {point.relative_gap:.1e}), better than every forest "
+                                 "found"),
+                        extras={"pivots": pivots, "forest": None, "groups": reduced.n_groups})
+
+
+@dataclass(frozen=True)
+class _EdgeGroups:
+    """Group indices of the ends of a list of pairs (the part of a forest layout the expansion needs)."""
+
+    edge_top: np.ndarray
+    edge_bottom: np.ndarray
 
 
 def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution, tol: float, started: float,

@@ -154,3 +154,21 @@ def test_near_ties_at_the_boundary_are_certified(family, gap):
         result = solve_topk(problem, kind=kind)
         assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
         assert result.value > 0
+
+
+def test_spanning_forest_from_one_dominant_pair_is_a_valid_forest():
+    # one pair (neither end i_k nor j_1) carrying all the weight, as when a barrier pair sits at rounding-level
+    # slack: completing it joins i_k and j_1 to each other once, never twice, and the layout accepts it
+    from allocopt.topk._exact import _spanning_forest
+    from allocopt.topk._forest import layout_forest
+    from allocopt.topk._groups import reduce_problem
+
+    problem = TopKProblem([0.9, 0.8, 0.7, 0.3, 0.2, 0.1], 3)
+    reduced = reduce_problem(problem, "confidence")
+    rows, cols = _spanning_forest(reduced, np.array([0]), np.array([2]), np.array([1e9]))
+    pairs = set(zip(rows.tolist(), cols.tolist()))
+    assert len(pairs) == rows.size  # no edge twice
+    # the dominant pair's tree, and the star of i_k and j_1 holding every other group
+    assert pairs == {(0, 2), (1, 0), (2, 0), (2, 1)}
+    layout = layout_forest(reduced, rows, cols)
+    assert layout is not None and layout.n_components == 2
