@@ -172,3 +172,43 @@ def test_spanning_forest_from_one_dominant_pair_is_a_valid_forest():
     assert pairs == {(0, 2), (1, 0), (2, 0), (2, 1)}
     layout = layout_forest(reduced, rows, cols)
     assert layout is not None and layout.n_components == 2
+
+
+def _group_value(reduced, psi_groups):
+    """Gamma of a group allocation expanded to the arms: the smallest cost over every group pair (tied arms
+    have their group's costs), on the simplex scale - evaluated densely here, independently of the scan."""
+    top, bottom = reduced.top_groups, reduced.bottom_groups
+    rows, cols = np.meshgrid(np.arange(top.size), np.arange(bottom.size), indexing="ij")
+    costs = reduced.terms(psi_groups, rows.ravel(), cols.ravel()).cost
+    return float(costs.min()) / float(reduced.multiplicity @ psi_groups)
+
+
+def test_uncertified_fallback_is_never_worse_than_an_allocation_seen(monkeypatch):
+    # force every search to fail (as if no forest could be certified): the answer must be at least as good as
+    # every barrier point and every forest solution the solver computed, with an honest certificate
+    from allocopt.testing.topk_classes import topk_instance_class
+    from allocopt.topk import _exact
+
+    problem = topk_instance_class("staircase", 40, seed=2)
+    assert "closed form" not in solve_topk(problem).message  # the double star is not optimal here
+    seen = []
+    original_run, original_barrier = _exact._Search.run, _exact._barrier_forest
+
+    def failing_run(self, *args, **kwargs):
+        original_run(self, *args, **kwargs)
+        if self.best is not None:
+            seen.append(_group_value(self.reduced, self.best[2].psi))
+        return None
+
+    def recording_barrier(*args, **kwargs):
+        answer = original_barrier(*args, **kwargs)
+        seen.append(_group_value(args[0], answer[3][2].psi))
+        return answer
+
+    monkeypatch.setattr(_exact._Search, "run", failing_run)
+    monkeypatch.setattr(_exact, "_barrier_forest", recording_barrier)
+    result = solve_topk(problem)
+    assert "not certified" in result.message and len(seen) >= 4
+    assert result.value >= max(seen) * (1 - 1e-12)
+    oracle = solve_topk(problem, method="cvxpy", tol=1e-6, max_rescalings=0)
+    assert result.value <= oracle.upper_bound * (1 + 1e-12) and oracle.value <= result.upper_bound * (1 + 1e-12)
