@@ -44,13 +44,16 @@ from .result import TopKResult, build_result
 
 __all__ = ["solve", "OPTIONS"]
 
-OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 1_000_000}
+OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 50_000}
 
 # relative tolerances of the internal checks (costs are 1 on the forest): rounding-level violations of
 # degenerate binding pairs are not pivoted on; the final certificate accounts for them exactly
 _FEASIBILITY = 1e-10
 _NEGATIVE_MULTIPLIER = 1e-12
-# pivots tried from the double star before the barrier (noisy means are often 3-6 pivots away from it)
+# duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
+_GENERATION_GAP = 1e-4
+# pivots tried from the double star before the barrier (noisy means are often 3-6 pivots away from it); two
+# above 10^6 pairs, where each pivot's all-pairs scan costs about as much as a barrier round
 _DOUBLE_STAR_PIVOTS = 8
 
 
@@ -154,6 +157,16 @@ class _Checker:
         return scan_pairs(evaluate, reduced.family, self.theta_top, self.theta_bottom,
                           weights[reduced.top_groups], weights[reduced.bottom_groups], 1.0 - _FEASIBILITY,
                           limit=4096)
+
+    def scan_below(self, psi: np.ndarray, threshold, limit: int = 1_000_000):
+        """All-pairs scan at ``psi`` listing the pairs of cost below ``threshold`` (None: the exact minimum only)."""
+        from ._allpairs import scan_pairs
+
+        reduced = self.reduced
+        weights = psi / reduced.dispersion
+        return scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family, self.theta_top,
+                          self.theta_bottom, weights[reduced.top_groups], weights[reduced.bottom_groups], threshold,
+                          limit=limit)
 
 
 def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col) -> int:
@@ -259,7 +272,7 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
-          max_pivots: int | None = None, barrier_pairs: int = 1_000_000) -> TopKResult:
+          max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
     func = "solve_topk(method='exact')"
     if not (type(tol) is float and 0.0 <= tol < np.inf):  # the common case checked without the general helper
@@ -291,7 +304,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
-    starts.append(("double star", rows, cols, psi, min(max_pivots, _DOUBLE_STAR_PIVOTS), layout_double_star(reduced)))
+    starts.append(("double star", rows, cols, psi, min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2), layout_double_star(reduced)))
     found = None
     for origin, rows, cols, psi, budget, layout in starts:
         found = search.run(origin, rows, cols, psi, budget, layout=layout)
@@ -302,7 +315,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     for round_index in range(3):
         if found is not None:
             break
-        rows, cols, psi, point = _barrier_forest(reduced, search.checker, np.ones(reduced.n_groups), barrier_pairs,
+        rows, cols, psi, point = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs,
                                                  round_index, point)
         barrier_points.append(point)
         # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
@@ -402,34 +415,35 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
 
 def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
                     previous=None):
-    """Binding forest located by the barrier method over all pairs or over candidate pairs; ``previous`` is the
-    previous round's (rows, cols, point), whose path is continued when the pairs are the same."""
+    """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over
+    candidate pairs grown by column generation; ``psi`` selects the first candidates (pairs of small cost at a
+    good allocation), the path starts from the uniform allocation; ``previous`` is the previous round's
+    (rows, cols, point), whose path is continued."""
     n_pairs = reduced.n_top * reduced.n_bottom
-    if previous is not None and n_pairs <= barrier_pairs:
-        rows, cols, resume = previous
+    target_gap = 10.0 ** (-8 - 2 * round_index)
+    start = np.ones(reduced.n_groups)
+    resume = previous[2] if previous is not None else None
+    if previous is not None:
+        rows, cols = previous[0], previous[1]
     elif n_pairs <= barrier_pairs:
         rows, cols = np.divmod(np.arange(n_pairs), reduced.n_bottom)
     else:
-        # candidates: every pair within a factor of the smallest cost at the current allocation, limited
-        scan_limit = barrier_pairs
-        from ._allpairs import scan_pairs
-
-        weights = psi / reduced.dispersion
-        costs_at = lambda r, c: reduced.terms(psi, r, c).cost  # noqa: E731
-        minimum = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
-                             weights[reduced.top_groups], weights[reduced.bottom_groups], None).minimum
-        scan = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
-                          weights[reduced.top_groups], weights[reduced.bottom_groups], 4.0 * minimum,
-                          limit=scan_limit)
-        double_rows, double_cols = _double_star(reduced)
-        pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
-                                    np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
-        rows, cols = pairs[:, 0], pairs[:, 1]
-    # identification needs the multipliers of non-binding pairs (tau / slack) below those of binding ones;
-    # binding multipliers can spread over three orders of magnitude and some pairs can be within 1e-4 of
-    # binding, hence a duality gap of 1e-8 first and tighter rounds if needed
-    resume = previous[2] if previous is not None and n_pairs <= barrier_pairs else None
-    point = barrier_path(reduced, rows, cols, psi, target_gap=10.0 ** (-8 - 2 * round_index), resume=resume)
+        rows, cols = _candidate_pairs(reduced, checker, psi, barrier_pairs)
+    if previous is None and rows.shape[0] < n_pairs:
+        # column generation at a loose duality gap: the barrier point is feasible for the candidates (costs
+        # >= 1 on the homogeneous scale); the pairs outside them with cost below one are added and the path
+        # is solved again from that point, until no pair is violated; then the path is followed to the target
+        point = barrier_path(reduced, rows, cols, start, target_gap=_GENERATION_GAP)
+        for _ in range(50):
+            violated = checker.scan_below(point.psi, 1.0, limit=max(16 * reduced.n_groups, 4096))
+            if violated.costs.size == 0:
+                break
+            pairs = np.unique(np.stack([np.concatenate([rows, violated.rows]),
+                                        np.concatenate([cols, violated.cols])], axis=1), axis=0)
+            rows, cols = pairs[:, 0], pairs[:, 1]
+            point = barrier_path(reduced, rows, cols, point.psi, target_gap=_GENERATION_GAP)
+        resume = point
+    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume)
     # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
     # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
     edges = min(reduced.n_groups - 1, point.nu.size)
@@ -438,6 +452,16 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
     active = weights >= 1e-5
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
     return forest_rows, forest_cols, point.psi, (rows, cols, point)
+
+
+def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
+    """The double star and every pair within a factor 4 of the smallest cost at ``psi`` (at most ``limit``)."""
+    minimum = checker.scan_below(psi, None).minimum
+    scan = checker.scan_below(psi, 4.0 * minimum, limit=limit)
+    double_rows, double_cols = _double_star(reduced)
+    pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
+                                np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):
