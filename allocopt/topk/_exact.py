@@ -50,6 +50,9 @@ OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs":
 # degenerate binding pairs are not pivoted on; the final certificate accounts for them exactly
 _FEASIBILITY = 1e-10
 _NEGATIVE_MULTIPLIER = 1e-12
+# the closed-form double star evaluates the full cost matrix at once: above this many pairs the chunked scans
+# of the active set are cheaper
+FAST_PATH_PAIRS = 1 << 18
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
 # pivots tried from the double star before the barrier (noisy means are often 3-6 pivots away from it); two
@@ -282,7 +285,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     started = time.perf_counter()
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
-    if isinstance(problem.family, Gaussian) and (
+    if isinstance(problem.family, Gaussian) and problem.n_pairs <= FAST_PATH_PAIRS and (
             warm_start is None or (isinstance(warm_start, TopKResult) and (warm_start.extras.get("forest") or {}).get(
                 "double_star") and warm_start.problem.n_arms == problem.n_arms and warm_start.problem.k == problem.k)):
         fast = _double_star_fast_path(problem, kind, tol, started, warm_start)

@@ -29,6 +29,7 @@ from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, Gaussian, get_family
 from ._batch_gaussian import gaussian_double_star
+from ._exact import FAST_PATH_PAIRS
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem
 
@@ -218,7 +219,7 @@ def solve_topk_batch(theta: Any, k: int, family: str | ExponentialFamily = "gaus
     messages = [str(reason) for reason in reasons]
 
     remaining = np.flatnonzero(valid)
-    if isinstance(resolved, Gaussian) and remaining.size:
+    if isinstance(resolved, Gaussian) and remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
         order = np.argsort(-theta[remaining], axis=1, kind="stable")  # top then bottom, as TopKProblem orders
         index = np.arange(remaining.size)[:, None]
         sorted_theta = theta[remaining][index, order]
@@ -231,14 +232,20 @@ def solve_topk_batch(theta: Any, k: int, family: str | ExponentialFamily = "gaus
                                sorted_variance.ndim == 2 else 1.0) / (sorted_variance[..., k] if
                                sorted_variance.ndim == 2 else 1.0))
             start = np.where(np.isfinite(start), start, 0.0)
-        star = gaussian_double_star(sorted_theta, sorted_variance, k, start)
-        accepted = star.accepted
-        rows = remaining[accepted]
-        psi[rows[:, None], order[accepted]] = star.psi[accepted]
-        value[rows] = star.value[accepted]
-        bound[rows] = star.bound[accepted]
-        gap[rows] = certified_gap(star.bound[accepted], star.value[accepted])
-        status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
+        # rows in chunks, so that the cost matrices of a chunk hold about 2^21 pairs
+        chunk = max(1, (1 << 21) // (k * (n_arms - k)))
+        accepted = np.zeros(remaining.size, dtype=bool)
+        for begin in range(0, remaining.size, chunk):
+            part = slice(begin, begin + chunk)
+            star = gaussian_double_star(sorted_theta[part], sorted_variance[part] if sorted_variance.ndim == 2
+                                        else sorted_variance, k, None if start is None else start[part])
+            accepted[part] = star.accepted
+            rows = remaining[part][star.accepted]
+            psi[rows[:, None], order[part][star.accepted]] = star.psi[star.accepted]
+            value[rows] = star.value[star.accepted]
+            bound[rows] = star.bound[star.accepted]
+            gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
+            status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
         remaining = remaining[~accepted]
     if remaining.size:
         from .solve import solve_topk
