@@ -478,16 +478,27 @@ def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):
 
 
 def _expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.ndarray) -> PairMultipliers:
-    """Arm-level multipliers: a group pair's multiplier split evenly over its member pairs."""
+    """Arm-level multipliers: a group pair's multiplier spread over its member pairs so that every member of
+    the top group carries 1/n_g of it and every member of the bottom group 1/n_h (the arm sums of the
+    certificate are then the group's, by symmetry). The north-west corner rule of this transport problem
+    uses at most n_g + n_h - 1 member pairs, not n_g n_h (massive ties would otherwise expand a forest into
+    tens of millions of pairs)."""
     top_order, top_starts, top_counts = _members(problem.top, reduced.arm_group, layout.edge_top)
     bottom_order, bottom_starts, bottom_counts = _members(problem.bottom, reduced.arm_group, layout.edge_bottom)
-    sizes = top_counts * bottom_counts
-    edge_of = np.repeat(np.arange(sizes.size), sizes)
-    offset = np.arange(edge_of.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    top_index = top_order[top_starts[edge_of] + offset // bottom_counts[edge_of]]
-    bottom_index = bottom_order[bottom_starts[edge_of] + offset % bottom_counts[edge_of]]
-    return PairMultipliers.from_triplets(top_index, bottom_index, nu[edge_of] / sizes[edge_of],
-                                         (problem.k, problem.n_arms - problem.k))
+    single = (top_counts == 1) & (bottom_counts == 1)
+    top_index = [top_order[top_starts[single]]]
+    bottom_index = [bottom_order[bottom_starts[single]]]
+    values = [nu[single]]
+    for edge in np.flatnonzero(~single).tolist():
+        n_top, n_bottom = int(top_counts[edge]), int(bottom_counts[edge])
+        # breakpoints of the supplies (i n_h) and demands (j n_g) on [0, n_g n_h]; each segment is one pair
+        breaks = np.union1d(np.arange(n_top + 1) * n_bottom, np.arange(n_bottom + 1) * n_top)
+        lower, length = breaks[:-1], np.diff(breaks)
+        top_index.append(top_order[top_starts[edge] + lower // n_bottom])
+        bottom_index.append(bottom_order[bottom_starts[edge] + lower // n_top])
+        values.append(nu[edge] * length / (n_top * n_bottom))
+    return PairMultipliers.from_triplets(np.concatenate(top_index), np.concatenate(bottom_index),
+                                         np.concatenate(values), (problem.k, problem.n_arms - problem.k))
 
 
 def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, cols, point, tol: float,
