@@ -212,3 +212,17 @@ def test_uncertified_fallback_is_never_worse_than_an_allocation_seen(monkeypatch
     assert result.value >= max(seen) * (1 - 1e-12)
     oracle = solve_topk(problem, method="cvxpy", tol=1e-6, max_rescalings=0)
     assert result.value <= oracle.upper_bound * (1 + 1e-12) and oracle.value <= result.upper_bound * (1 + 1e-12)
+
+
+def test_massive_ties_keep_few_multiplier_pairs_and_certify():
+    # two levels of 20 tied arms on each side: 4 groups, so at most 3 group pairs, each spread over at most
+    # n_g + n_h - 1 = 19 member pairs (not 100); the certificate recomputes every arm's sum from them
+    from allocopt.testing.topk_classes import topk_instance_class
+
+    for family in ("gaussian", "bernoulli"):
+        problem = topk_instance_class("massive ties", 40, family)
+        result = solve_topk(problem)
+        assert result.status == "optimal" and result.gap <= 1e-9 * result.value
+        assert result.multipliers.size <= 3 * 19
+        oracle = solve_topk(problem, method="cvxpy", tol=1e-6, max_rescalings=0)
+        assert result.value >= oracle.value * (1 - 1e-12) and result.value <= oracle.upper_bound * (1 + 1e-12)
