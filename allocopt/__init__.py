@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "TopKResult": "allocopt.topk",
     "TopKCertificate": "allocopt.topk",
     "solve_topk": "allocopt.topk",
+    "solve_topk_batch": "allocopt.topk",
+    "TopKBatchResult": "allocopt.topk",
     "check_topk": "allocopt.topk",
     "characteristic_time": "allocopt.topk",
     "TOPK_METHODS": "allocopt.topk",
@@ -80,7 +82,7 @@ if TYPE_CHECKING:  # pragma: no cover - static type checkers see the eager impor
     from .exceptions import (AllocoptError, InvalidArgumentError, InvalidInstanceError, MissingDependencyError,
                              SolverError)
     from .families import FAMILIES, Bernoulli, Exponential, ExponentialFamily, Gaussian, Poisson, get_family
-    from .topk import (TOPK_METHODS, TopKCertificate, TopKProblem, TopKResult, characteristic_time, check_topk,
-                       solve_topk)
+    from .topk import (TOPK_METHODS, TopKBatchResult, TopKCertificate, TopKProblem, TopKResult, characteristic_time,
+                       check_topk, solve_topk, solve_topk_batch)
     from .cbmai import (CBMAI_METHODS, BasisEnumeration, CBMAIHardness, CBMAIProblem, CBMAIResult, cbmai_hardness,
                         enumerate_bases, iv_scores, lagrangian_scores, solve_cbmai)

@@ -1,29 +1,182 @@
-"""Top-k solvers measured side by side in one run (issue 3).
+"""Top-k solvers measured in one run: per-call latency, batches, and the exact solver at scale.
 
-1. Time ratio cvxpy / exact for K in {20, 50, 100, 200}, k = K/2, on gaussian theta = linspace(1, 0, K) with
-   variance 1/4 and bernoulli theta = linspace(0.9, 0.1, K) (goal: >= 100x at K = 20, >= 1000x at K = 200).
-2. Time and certified gap of the exact solver at K = 10^4, k = 5000 and K = 10^5, k = 10, both families
-   (goal: <= 10 s each on a 2-core machine).
-3. Cold / warm time ratio over 1000 perturbed instances solved in sequence (goal: >= 3x).
-4. Relative gap of fwga and kkt-tracking after the same wall time as the exact solver.
+1. Latency at K = 20, k = 10: median (and 90th percentile) wall time per ``solve_topk(method="exact")`` call
+   for each family on a linspace instance, and on noisy empirical Gaussian means (a Track-and-Stop-like
+   stream); CVXPY's time on the same instance after its first call, and the ratio.
+2. Per-iteration cost of ``fwga`` and ``kkt-tracking`` against a plain numpy loop of KKT-Tracking's update.
+3. Batch: ``solve_topk_batch`` on R = 10^4 Gaussian instances at K = 20.
+4. Scale: every instance class, both families, k = K/2, K = 10^3 by default (``--scale 1000 10000 100000``
+   for more): time, certified relative gap, pivots and status. Each row runs in its own process with a time
+   limit (``--limit`` seconds), so a slow class is reported as such instead of stopping the run.
 
-Times are the minimum over repetitions (the exact solver) or over `--cvxpy-repeats` runs (cvxpy), measured in
-this process one after the other. Run: python benchmarks/topk_solvers.py [--quick]
+The machine is shared and loaded: the figures are wall-clock times under that load. BLAS thread variables
+are reported and should be unset (a user's default environment). ``--write-docs`` writes the tables, with the
+date and the machine, to ``docs/topk_benchmark.md`` (included from ``docs/topk.md``).
+
+``--all`` adds the earlier comparisons (CVXPY ratios up to K = 200, large linspace instances, warm-start
+sequences, the iterative methods given the exact solver's wall time); they print only.
+
+Run: python benchmarks/topk_solvers.py [--quick] [--scale 1000 10000] [--write-docs] [--all]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-from allocopt import TopKProblem, solve_topk
+from allocopt import TopKProblem, solve_topk, solve_topk_batch
+from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
 
 warnings.simplefilter("ignore")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def latency_instance(family: str, n_arms: int = 20) -> TopKProblem:
+    if family == "gaussian":
+        return TopKProblem(np.linspace(1.0, 0.0, n_arms), n_arms // 2, variance=0.25)
+    if family == "bernoulli":
+        return TopKProblem(np.linspace(0.9, 0.1, n_arms), n_arms // 2, family="bernoulli")
+    return TopKProblem(np.linspace(3.0, 0.5, n_arms), n_arms // 2, family=family)
+
+
+def quantiles(function, repeats: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return float(np.median(times)), float(np.quantile(times, 0.9))
+
+
+def latency(lines: list[str], repeats: int) -> None:
+    lines.append("### Latency at K = 20, k = 10 (exact solver, same certificate as always)\n")
+    lines.append("| instance | exact median [µs] | exact p90 [µs] | cvxpy [ms] | cvxpy / exact | rel. gap | path |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for family in ("gaussian", "bernoulli", "poisson", "exponential"):
+        problem = latency_instance(family)
+        for _ in range(20):
+            result = solve_topk(problem)
+        median, p90 = quantiles(lambda: solve_topk(problem), repeats)
+        solve_topk(problem, method="cvxpy")  # CVXPY's first call (compilation) is not timed
+        cvxpy_time, _ = quantiles(lambda: solve_topk(problem, method="cvxpy"), 5)
+        lines.append(f"| {family} linspace | {median * 1e6:.0f} | {p90 * 1e6:.0f} | {cvxpy_time * 1e3:.1f} | "
+                     f"{cvxpy_time / median:.0f} | {result.relative_gap:.1e} | {result.message} |")
+        print(lines[-1], flush=True)
+    # noisy empirical means: a stream of instances as along a Track-and-Stop run
+    rng = np.random.default_rng(5)
+    base = np.linspace(1.0, 0.0, 20)
+    problems = [TopKProblem(base + rng.normal(0.0, 0.1, 20), 10, variance=0.25) for _ in range(repeats)]
+    times, gaps = [], []
+    for problem in problems:
+        started = time.perf_counter()
+        result = solve_topk(problem)
+        times.append(time.perf_counter() - started)
+        gaps.append(result.relative_gap)
+    lines.append(f"| gaussian noisy means ({repeats} instances) | {np.median(times) * 1e6:.0f} | "
+                 f"{np.quantile(times, 0.9) * 1e6:.0f} | | | max {max(gaps):.1e} | |")
+    print(lines[-1], flush=True)
+
+
+def plain_tracking(problem: TopKProblem, iterations: int) -> np.ndarray:
+    """KKT-Tracking's update for Gaussian arms as a bare numpy loop (no certificate, no history)."""
+    theta, k = problem.theta, problem.k
+    top, bottom = problem.top, problem.bottom
+    difference2 = (theta[top][:, None] - theta[bottom][None, :]) ** 2 / (2.0 * 0.25)
+    psi = np.full(problem.n_arms, 1.0 / problem.n_arms)
+    for t in range(1, iterations + 1):
+        w_top, w_bottom = psi[top][:, None], psi[bottom][None, :]
+        costs = difference2 * w_top * w_bottom / (w_top + w_bottom)
+        row, column = divmod(int(np.argmin(costs)), problem.n_arms - k)
+        i, j = top[row], bottom[column]
+        h = psi[j] / (psi[i] + psi[j])
+        psi *= (t - 1) / t
+        psi[i] += h / t
+        psi[j] += (1.0 - h) / t
+    return psi
+
+
+def iterations(lines: list[str]) -> None:
+    lines.append("\n### Per-iteration cost at K = 20 (gaussian linspace)\n")
+    lines.append("| method | µs / iteration | plain numpy loop [µs / iteration] | ratio |")
+    lines.append("|---|---|---|---|")
+    problem = latency_instance("gaussian")
+    started = time.perf_counter()
+    plain_tracking(problem, 2000)
+    plain = (time.perf_counter() - started) / 2000
+    for method in ("kkt-tracking", "fwga"):
+        short = solve_topk(problem, method=method, iterations=200, tol=0.0)
+        long = solve_topk(problem, method=method, iterations=2200, tol=0.0)
+        per_iteration = (long.time - short.time) / 2000
+        lines.append(f"| {method} | {per_iteration * 1e6:.0f} | {plain * 1e6:.0f} | {per_iteration / plain:.1f} |")
+        print(lines[-1], flush=True)
+
+
+def batch(lines: list[str], n_rows: int) -> None:
+    lines.append(f"\n### Batch: solve_topk_batch, R = {n_rows} gaussian instances, K = 20, k = 10\n")
+    lines.append("| instances | time [s] | solved together | solved one by one | all optimal | max rel. gap |")
+    lines.append("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(11)
+    theta = np.linspace(1.0, 0.0, 20) + rng.normal(0.0, 0.1, (n_rows, 20))
+    solve_topk_batch(theta[:10], 10, variance=0.25)
+    result = solve_topk_batch(theta, 10, variance=0.25)
+    lines.append(f"| noisy linspace means | {result.time:.3f} | {int((~result.solved_individually).sum())} | "
+                 f"{int(result.solved_individually.sum())} | {bool(result.success.all())} | "
+                 f"{np.nanmax(result.relative_gap):.1e} |")
+    print(lines[-1], flush=True)
+
+
+def scale_row(name: str, family: str, n_arms: int) -> dict:
+    problem = topk_instance_class(name, n_arms, family)
+    started = time.perf_counter()
+    result = solve_topk(problem)
+    elapsed = time.perf_counter() - started
+    return {"time": elapsed, "relative_gap": float(result.relative_gap), "pivots": int(result.iterations),
+            "status": result.status}
+
+
+def scale(lines: list[str], sizes, limit: float) -> None:
+    lines.append(f"\n### Scale: exact solver, k = K/2 (time limit {limit:.0f} s per row)\n")
+    lines.append("| class | family | K | time [s] | certified rel. gap | pivots | status |")
+    lines.append("|---|---|---|---|---|---|---|")
+    environment = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
+    for name in TOPK_INSTANCE_CLASSES:
+        for family in ("gaussian",) if name == "heteroscedastic" else ("gaussian", "bernoulli"):
+            for n_arms in sizes:
+                command = [sys.executable, __file__, "--scale-row", name, family, str(n_arms)]
+                try:
+                    output = subprocess.run(command, capture_output=True, text=True, timeout=limit,
+                                            env=environment, check=True).stdout
+                    row = json.loads(output.strip().splitlines()[-1])
+                    cells = (f"{row['time']:.2f} | {row['relative_gap']:.1e} | {row['pivots']} | "
+                             f"{row['status']}")
+                except subprocess.TimeoutExpired:
+                    cells = f"> {limit:.0f} | | | time limit"
+                except subprocess.CalledProcessError as error:
+                    cells = f"| | | error: {error.stderr.strip().splitlines()[-1][:60]}"
+                lines.append(f"| {name} | {family} | {n_arms} | {cells} |")
+                print(lines[-1], flush=True)
+
+
+def machine() -> str:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
+    threads = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
+    return (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
+            f"{platform.processor() or ''}, {os.cpu_count()} cores, load average {load[0]:.1f} at the start, "
+            f"Python {platform.python_version()}, numpy {np.__version__}, BLAS thread variables "
+            f"{threads if threads else 'unset'}")
+
+
+# ------------------------------------------------------------------ the earlier comparisons (--all)
 def instance(family: str, n_arms: int, k: int) -> TopKProblem:
     if family == "gaussian":
         return TopKProblem(np.linspace(1.0, 0.0, n_arms), k, family="gaussian", variance=0.25)
@@ -47,7 +200,7 @@ def _timed_cvxpy(problem, repeats, **options):
 
 
 def ratios(sizes, cvxpy_repeats: int) -> None:
-    print("1. cvxpy / exact, k = K/2. 'plain (17)': problem (17) in CVXPY + Clarabel at its defaults (the generic "
+    print("\ncvxpy / exact for growing K, k = K/2. 'plain (17)': problem (17) in CVXPY + Clarabel at its defaults (the generic "
           "conic solve of the issue); 'oracle': allocopt's scaled CVXPY model (method='cvxpy' defaults)")
     print(f"{'family':10s} {'K':>5s} {'exact [s]':>10s} {'plain(17) [s]':>13s} {'ratio':>7s} {'oracle [s]':>10s} "
           f"{'ratio':>7s} {'exact gap':>10s} {'plain gap':>10s} {'oracle gap':>10s}")
@@ -68,7 +221,7 @@ def ratios(sizes, cvxpy_repeats: int) -> None:
 
 
 def large() -> None:
-    print("\n2. exact solver on large instances")
+    print("\nexact solver on large linspace instances")
     print(f"{'family':10s} {'K':>7s} {'k':>6s} {'time [s]':>9s} {'rel. gap':>9s} {'status':>8s}  message")
     for family in ("gaussian", "bernoulli"):
         for n_arms, k in ((10_000, 5_000), (100_000, 10)):
@@ -81,7 +234,7 @@ def large() -> None:
 
 
 def warm_sequence(n_instances: int) -> None:
-    print(f"\n3. cold / warm over {n_instances} perturbed instances solved in sequence (a random walk of the means, "
+    print(f"\ncold / warm over {n_instances} perturbed instances solved in sequence (a random walk of the means, "
           "as along a Track-and-Stop run; warm = warm_start=<previous result>)")
     print(f"{'instance family':34s} {'K':>4s} {'k':>3s} {'cold [s]':>9s} {'warm [s]':>9s} {'ratio':>6s} "
           f"{'max rel. gap':>13s} {'max |psi diff|':>15s}")
@@ -117,7 +270,7 @@ def warm_sequence(n_instances: int) -> None:
 
 
 def same_time(sizes) -> None:
-    print("\n4. fwga and kkt-tracking given the exact solver's wall time: iterations that fit in it (per-iteration "
+    print("\nfwga and kkt-tracking given the exact solver's wall time: iterations that fit in it (per-iteration "
           "cost measured between 200 and 2000 iterations, without the one-off final certification), and the "
           "relative gap of the iterate reached (true: against the exact Gamma*; certified: the method's own bound)")
     print(f"{'family':10s} {'K':>5s} {'exact [s]':>10s} {'method':>13s} {'s/iteration':>12s} {'iterations':>10s} "
@@ -139,15 +292,39 @@ def same_time(sizes) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer instances")
-    parser.add_argument("--cvxpy-repeats", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, smaller batch")
+    parser.add_argument("--scale", type=int, nargs="*", default=[1000], help="K values of the scale table")
+    parser.add_argument("--limit", type=float, default=120.0, help="time limit per scale row [s]")
+    parser.add_argument("--write-docs", action="store_true", help="write docs/topk_benchmark.md")
+    parser.add_argument("--all", action="store_true",
+                        help="also the earlier comparisons: cvxpy ratios up to K = 200, large linspace instances, "
+                             "warm-start sequences, iterative methods given the exact solver's time")
+    parser.add_argument("--scale-row", nargs=3, metavar=("CLASS", "FAMILY", "K"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sizes = (20, 50) if args.quick else (20, 50, 100, 200)
-    ratios(sizes, args.cvxpy_repeats)
-    if not args.quick:
+    if args.scale_row:
+        name, family, n_arms = args.scale_row
+        print(json.dumps(scale_row(name, family, int(n_arms))))
+        return
+    header = machine()
+    print(header, flush=True)
+    lines: list[str] = []
+    latency(lines, 100 if args.quick else 500)
+    iterations(lines)
+    batch(lines, 2000 if args.quick else 10_000)
+    if args.scale:
+        scale(lines, args.scale, args.limit)
+    if args.all:
+        ratios((20, 50, 100, 200), 2)
         large()
-    warm_sequence(100 if args.quick else 1000)
-    same_time((20, 200) if not args.quick else (20,))
+        warm_sequence(1000)
+        same_time((20, 200))
+    if args.write_docs:
+        path = Path(__file__).resolve().parent.parent / "docs" / "topk_benchmark.md"
+        command = "python benchmarks/topk_solvers.py " + " ".join(sys.argv[1:])
+        path.write_text(f"<!-- written by benchmarks/topk_solvers.py; do not edit by hand -->\n"
+                        f"Measured by `{command}` on {header}. The machine was shared with other jobs: "
+                        "wall-clock times are under that load.\n\n" + "\n".join(lines) + "\n")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The top-k optimal allocation layer: problem, solvers, certificate and structure checks."""
 
+from .batch import TopKBatchResult, solve_topk_batch
 from .certificate import Certificate, certify, upper_bound
 from .kkt import TopKCertificate, check_topk
 from .problem import KINDS, TopKProblem
@@ -17,6 +18,8 @@ __all__ = [
     "TopKCertificate",
     "check_topk",
     "solve_topk",
+    "solve_topk_batch",
+    "TopKBatchResult",
     "characteristic_time",
     "method_options",
     "TOPK_METHODS",

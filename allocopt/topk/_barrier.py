@@ -19,9 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from .._threads import single_blas_thread
 from ._groups import Reduced
 
 __all__ = ["BarrierPoint", "barrier_path"]
+
+# below this fraction of all pairs (and above 256 groups on the smaller side) the Newton systems are sparse
+_SPARSE_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
 
     Every pair couples one top and one bottom group, so the top-top and bottom-bottom blocks of H are
     diagonal; the bottom (or top, whichever side is larger) block is eliminated and the Schur complement, a
-    dense symmetric positive definite matrix of the smaller side's size, is factorised by Cholesky.
+    symmetric positive definite matrix of the smaller side's size, is factorised: densely by Cholesky, or,
+    for a sparse set of candidate pairs on a large instance, by a sparse LU factorisation.
     """
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     inverse = 1.0 / slack
@@ -52,19 +57,37 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
         small_groups, large_groups, small_index, large_index = reduced.top_groups, reduced.bottom_groups, rows, cols
     else:
         small_groups, large_groups, small_index, large_index = reduced.bottom_groups, reduced.top_groups, cols, rows
-    coupling = np.zeros((small_groups.size, large_groups.size))
-    np.add.at(coupling, (small_index, large_index), cross)
     large_diagonal = diagonal[large_groups]
-    scaled = coupling / large_diagonal
-    schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
-    rhs = -gradient[small_groups] + scaled @ gradient[large_groups]
-    try:
-        small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        small_step = np.linalg.lstsq(schur, rhs, rcond=None)[0]
+    rhs_large = gradient[large_groups]
+    if rows.shape[0] > _SPARSE_FRACTION * small_groups.size * large_groups.size or small_groups.size <= 256:
+        # every pair appears once: the coupling matrix is a scatter (bincount is much faster than np.add.at)
+        coupling = np.bincount(small_index * large_groups.size + large_index, weights=cross,
+                               minlength=small_groups.size * large_groups.size).reshape(small_groups.size,
+                                                                                       large_groups.size)
+        scaled = coupling / large_diagonal
+        schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
+        rhs = -gradient[small_groups] + scaled @ rhs_large
+        try:
+            small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            small_step = np.linalg.lstsq(schur, rhs, rcond=None)[0]
+        back = coupling.T @ small_step
+    else:
+        # candidate pairs (column generation) on a large instance: the coupling is sparse, and so is the Schur
+        # complement when each large-side group has few partners; a sparse LU factorisation replaces the dense
+        # Cholesky, whose cubic cost would dominate
+        from scipy.sparse import csr_matrix, diags
+        from scipy.sparse.linalg import splu
+
+        coupling = csr_matrix((cross, (small_index, large_index)), shape=(small_groups.size, large_groups.size))
+        scaled = coupling @ diags(1.0 / large_diagonal)
+        schur = (diags(diagonal[small_groups]) - scaled @ coupling.T).tocsc()
+        rhs = -gradient[small_groups] + scaled @ rhs_large
+        small_step = splu(schur).solve(rhs)
+        back = coupling.T @ small_step
     step = np.empty(reduced.n_groups)
     step[small_groups] = small_step
-    step[large_groups] = (-gradient[large_groups] - coupling.T @ small_step) / large_diagonal
+    step[large_groups] = (-rhs_large - back) / large_diagonal
     return step
 
 
@@ -76,10 +99,16 @@ def _barrier_value(reduced, psi, rows, cols, tau):
 
 
 def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start: np.ndarray,
-                 target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.05,
+                 target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.2,
                  centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
     """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
-    continues from an earlier point of the same path (same pairs) instead of starting over."""
+    continues from an earlier point of the same path (same pairs) instead of starting over. The dense Schur
+    complements are factorised with one BLAS thread (:func:`allocopt._threads.single_blas_thread`)."""
+    with single_blas_thread():
+        return _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume)
+
+
+def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume):
     multiplicity = reduced.multiplicity
     n_pairs = rows.shape[0]
     if resume is not None and resume.psi.shape == psi_start.shape and resume.nu.shape[0] == n_pairs:

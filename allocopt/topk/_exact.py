@@ -24,28 +24,40 @@ only when the certified relative gap is at most ``tol`` (default :math:`10^{-9}`
 
 from __future__ import annotations
 
+import functools
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
+from ..families import Gaussian
 from ._barrier import barrier_path
+from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._forest import layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
-from .certificate import certify
+from .certificate import certified_gap, certify
 from .multipliers import PairMultipliers
 from .result import TopKResult, build_result
 
 __all__ = ["solve", "OPTIONS"]
 
-OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 1_000_000}
+OPTIONS = {"tol": 1e-9, "warm_start": None, "max_pivots": None, "barrier_pairs": 50_000}
 
 # relative tolerances of the internal checks (costs are 1 on the forest): rounding-level violations of
 # degenerate binding pairs are not pivoted on; the final certificate accounts for them exactly
 _FEASIBILITY = 1e-10
 _NEGATIVE_MULTIPLIER = 1e-12
+# the closed-form double star evaluates the full cost matrix at once: above this many pairs the chunked scans
+# of the active set are cheaper
+FAST_PATH_PAIRS = 1 << 18
+# duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
+_GENERATION_GAP = 1e-4
+# pivots tried from the double star before the barrier (noisy means are often 3-6 pivots away from it); two
+# above 10^6 pairs, where each pivot's all-pairs scan costs about as much as a barrier round
+_DOUBLE_STAR_PIVOTS = 8
 
 
 def _double_star(reduced: Reduced) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +93,7 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
         # the previous answer was a double star: the new instance's double star, from the previous allocation
         rows, cols = _double_star(reduced)
         return rows, cols, psi, layout_double_star(reduced)
-    if (forest is not None and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
+    if (forest is not None and "layout" in forest and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
             and np.array_equal(forest["top_groups"], reduced.top_groups)):
         # same tie groups in the same order: the previous forest and its layout carry over as they are
         return forest["layout"].rows, forest["layout"].cols, forest["psi"], forest["layout"]
@@ -123,7 +135,9 @@ def _spanning_forest(reduced: Reduced, rows, cols, weights):
     missing_bottom = np.flatnonzero(~covered[reduced.bottom_groups])
     rows = np.concatenate([rows, missing_top, np.full(missing_bottom.size, reduced.n_top - 1)])
     cols = np.concatenate([cols, np.zeros(missing_top.size, dtype=int), missing_bottom])
-    return rows, cols
+    # when i_k and j_1 are both uncovered, each is joined to the other: keep that edge once
+    pairs = np.unique(np.stack([rows, cols], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 class _Checker:
@@ -146,6 +160,16 @@ class _Checker:
         return scan_pairs(evaluate, reduced.family, self.theta_top, self.theta_bottom,
                           weights[reduced.top_groups], weights[reduced.bottom_groups], 1.0 - _FEASIBILITY,
                           limit=4096)
+
+    def scan_below(self, psi: np.ndarray, threshold, limit: int = 1_000_000):
+        """All-pairs scan at ``psi`` listing the pairs of cost below ``threshold`` (None: the exact minimum only)."""
+        from ._allpairs import scan_pairs
+
+        reduced = self.reduced
+        weights = psi / reduced.dispersion
+        return scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family, self.theta_top,
+                          self.theta_bottom, weights[reduced.top_groups], weights[reduced.bottom_groups], threshold,
+                          limit=limit)
 
 
 def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col) -> int:
@@ -204,17 +228,72 @@ def _forest_signature(rows, cols):
     return (rows[order].tobytes(), cols[order].tobytes())
 
 
+@functools.lru_cache(maxsize=64)
+def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = double_star_edges(k, n_arms)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
+
+
+def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
+                           warm_start: TopKResult | None) -> TopKResult | None:
+    """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
+    exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
+    Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
+    top, bottom = problem.top, problem.bottom
+    order = np.concatenate([top, bottom])
+    dispersion = problem.dispersion
+    variance = dispersion[order][None, :] if problem.family.is_heteroscedastic else dispersion[:1]
+    k, n_arms = problem.k, problem.n_arms
+    start = None
+    if warm_start is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
+        previous = warm_start.psi
+        i_k, j_1 = top[-1], bottom[0]
+        if previous[i_k] > 0 and previous[j_1] > 0:
+            start = np.array([np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1])])
+    star = gaussian_double_star(problem.theta[order][None, :], variance, k, start)
+    if not star.accepted[0]:
+        return None
+    psi = np.empty(n_arms)
+    psi[order] = star.psi[0]
+    value, bound = float(star.value[0]), float(star.bound[0])
+    gap = certified_gap(bound, value)
+    rows, cols = _star_edges(k, n_arms)
+    mu = star.multipliers[0]
+    if not mu.min() > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+        positive = mu > 0
+        rows, cols, mu = rows[positive], cols[positive], mu[positive]
+    mu.setflags(write=False)
+    multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
+    status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
+    return TopKResult(psi=psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
+                      stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]),
+                      status=status, method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
+                      problem=problem, message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
+                      extras={"pivots": 0, "forest": {"kind": kind, "double_star": True}, "components": 1})
+
+
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
-          max_pivots: int | None = None, barrier_pairs: int = 1_000_000) -> TopKResult:
+          max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
     func = "solve_topk(method='exact')"
-    tol = as_float(tol, func, "tol", low=0.0)
-    barrier_pairs = as_int(barrier_pairs, func, "barrier_pairs", low=1)
+    if not (type(tol) is float and 0.0 <= tol < np.inf):  # the common case checked without the general helper
+        tol = as_float(tol, func, "tol", low=0.0)
+    if not (type(barrier_pairs) is int and barrier_pairs >= 1):
+        barrier_pairs = as_int(barrier_pairs, func, "barrier_pairs", low=1)
     started = time.perf_counter()
+    if max_pivots is not None:
+        max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
+    if isinstance(problem.family, Gaussian) and problem.n_pairs <= FAST_PATH_PAIRS and (
+            warm_start is None or (isinstance(warm_start, TopKResult) and (warm_start.extras.get("forest") or {}).get(
+                "double_star") and warm_start.problem.n_arms == problem.n_arms and warm_start.problem.k == problem.k)):
+        fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
+        if fast is not None:
+            return fast
     reduced = reduce_problem(problem, kind)
     if max_pivots is None:
         max_pivots = 2 * reduced.n_groups + 20
-    max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
     search = _Search(reduced)
 
     starts = []
@@ -227,18 +306,21 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     rows, cols = _double_star(reduced)
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
-    starts.append(("double star", rows, cols, psi, 2, layout_double_star(reduced)))
+    # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
+    starts.append(("double star", rows, cols, psi, min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2), layout_double_star(reduced)))
     found = None
     for origin, rows, cols, psi, budget, layout in starts:
         found = search.run(origin, rows, cols, psi, budget, layout=layout)
         if found is not None:
             break
     point = None
+    barrier_points = []
     for round_index in range(3):
         if found is not None:
             break
         rows, cols, psi, point = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs,
                                                  round_index, point)
+        barrier_points.append(point)
         # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
         budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
         found = search.run("barrier", rows, cols, psi, budget)
@@ -250,6 +332,16 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         found = search.best
         message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
                    f"({found[0]})")
+        origin, layout, solution, scan = found
+        forest_result = _result(problem, reduced, kind, layout, solution, tol, started, search.pivots, message, scan)
+        # no fallback may be worse than an allocation already seen: the barrier's own points compete
+        best = forest_result
+        for barrier_rows, barrier_cols, barrier_point in barrier_points:
+            candidate = _barrier_result(problem, reduced, kind, barrier_rows, barrier_cols, barrier_point, tol,
+                                        started, search.pivots)
+            if candidate.value > best.value:
+                best = candidate
+        return best
     else:
         message = (f"exact: {found[0]}, {search.pivots} pivot(s); forest of {found[1].n_components} tree(s)")
     origin, layout, solution, scan = found
@@ -326,38 +418,53 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
 
 def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
                     previous=None):
-    """Binding forest located by the barrier method over all pairs or over candidate pairs; ``previous`` is the
-    previous round's (rows, cols, point), whose path is continued when the pairs are the same."""
+    """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over
+    candidate pairs grown by column generation; ``psi`` selects the first candidates (pairs of small cost at a
+    good allocation), the path starts from the uniform allocation; ``previous`` is the previous round's
+    (rows, cols, point), whose path is continued."""
     n_pairs = reduced.n_top * reduced.n_bottom
-    if previous is not None and n_pairs <= barrier_pairs:
-        rows, cols, resume = previous
+    target_gap = 10.0 ** (-8 - 2 * round_index)
+    start = np.ones(reduced.n_groups)
+    resume = previous[2] if previous is not None else None
+    if previous is not None:
+        rows, cols = previous[0], previous[1]
     elif n_pairs <= barrier_pairs:
         rows, cols = np.divmod(np.arange(n_pairs), reduced.n_bottom)
     else:
-        # candidates: every pair within a factor of the smallest cost at the current allocation, limited
-        scan_limit = barrier_pairs
-        from ._allpairs import scan_pairs
-
-        weights = psi / reduced.dispersion
-        costs_at = lambda r, c: reduced.terms(psi, r, c).cost  # noqa: E731
-        minimum = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
-                             weights[reduced.top_groups], weights[reduced.bottom_groups], None).minimum
-        scan = scan_pairs(costs_at, reduced.family, checker.theta_top, checker.theta_bottom,
-                          weights[reduced.top_groups], weights[reduced.bottom_groups], 4.0 * minimum,
-                          limit=scan_limit)
-        double_rows, double_cols = _double_star(reduced)
-        pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
-                                    np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
-        rows, cols = pairs[:, 0], pairs[:, 1]
-    # identification needs the multipliers of non-binding pairs (tau / slack) below those of binding ones;
-    # binding multipliers can spread over three orders of magnitude and some pairs can be within 1e-4 of
-    # binding, hence a duality gap of 1e-8 first and tighter rounds if needed
-    resume = previous[2] if previous is not None and n_pairs <= barrier_pairs else None
-    point = barrier_path(reduced, rows, cols, psi, target_gap=10.0 ** (-8 - 2 * round_index), resume=resume)
-    weights = point.nu / point.nu.max()
+        rows, cols = _candidate_pairs(reduced, checker, psi, barrier_pairs)
+    if previous is None and rows.shape[0] < n_pairs:
+        # column generation at a loose duality gap: the barrier point is feasible for the candidates (costs
+        # >= 1 on the homogeneous scale); the pairs outside them with cost below one are added and the path
+        # is solved again from that point, until no pair is violated; then the path is followed to the target
+        point = barrier_path(reduced, rows, cols, start, target_gap=_GENERATION_GAP)
+        for _ in range(50):
+            violated = checker.scan_below(point.psi, 1.0, limit=max(16 * reduced.n_groups, 4096))
+            if violated.costs.size == 0:
+                break
+            pairs = np.unique(np.stack([np.concatenate([rows, violated.rows]),
+                                        np.concatenate([cols, violated.cols])], axis=1), axis=0)
+            rows, cols = pairs[:, 0], pairs[:, 1]
+            point = barrier_path(reduced, rows, cols, point.psi, target_gap=_GENERATION_GAP)
+        resume = point
+    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume)
+    # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
+    # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
+    edges = min(reduced.n_groups - 1, point.nu.size)
+    reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
+    weights = point.nu / reference
     active = weights >= 1e-5
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
     return forest_rows, forest_cols, point.psi, (rows, cols, point)
+
+
+def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
+    """The double star and every pair within a factor 4 of the smallest cost at ``psi`` (at most ``limit``)."""
+    minimum = checker.scan_below(psi, None).minimum
+    scan = checker.scan_below(psi, 4.0 * minimum, limit=limit)
+    double_rows, double_cols = _double_star(reduced)
+    pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
+                                np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):
@@ -371,16 +478,49 @@ def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):
 
 
 def _expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.ndarray) -> PairMultipliers:
-    """Arm-level multipliers: a group pair's multiplier split evenly over its member pairs."""
+    """Arm-level multipliers: a group pair's multiplier spread over its member pairs so that every member of
+    the top group carries 1/n_g of it and every member of the bottom group 1/n_h (the arm sums of the
+    certificate are then the group's, by symmetry). The north-west corner rule of this transport problem
+    uses at most n_g + n_h - 1 member pairs, not n_g n_h (massive ties would otherwise expand a forest into
+    tens of millions of pairs)."""
     top_order, top_starts, top_counts = _members(problem.top, reduced.arm_group, layout.edge_top)
     bottom_order, bottom_starts, bottom_counts = _members(problem.bottom, reduced.arm_group, layout.edge_bottom)
-    sizes = top_counts * bottom_counts
-    edge_of = np.repeat(np.arange(sizes.size), sizes)
-    offset = np.arange(edge_of.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    top_index = top_order[top_starts[edge_of] + offset // bottom_counts[edge_of]]
-    bottom_index = bottom_order[bottom_starts[edge_of] + offset % bottom_counts[edge_of]]
-    return PairMultipliers.from_triplets(top_index, bottom_index, nu[edge_of] / sizes[edge_of],
-                                         (problem.k, problem.n_arms - problem.k))
+    single = (top_counts == 1) & (bottom_counts == 1)
+    top_index = [top_order[top_starts[single]]]
+    bottom_index = [bottom_order[bottom_starts[single]]]
+    values = [nu[single]]
+    for edge in np.flatnonzero(~single).tolist():
+        n_top, n_bottom = int(top_counts[edge]), int(bottom_counts[edge])
+        # breakpoints of the supplies (i n_h) and demands (j n_g) on [0, n_g n_h]; each segment is one pair
+        breaks = np.union1d(np.arange(n_top + 1) * n_bottom, np.arange(n_bottom + 1) * n_top)
+        lower, length = breaks[:-1], np.diff(breaks)
+        top_index.append(top_order[top_starts[edge] + lower // n_bottom])
+        bottom_index.append(bottom_order[bottom_starts[edge] + lower // n_top])
+        values.append(nu[edge] * length / (n_top * n_bottom))
+    return PairMultipliers.from_triplets(np.concatenate(top_index), np.concatenate(bottom_index),
+                                         np.concatenate(values), (problem.k, problem.n_arms - problem.k))
+
+
+def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, cols, point, tol: float,
+                    started: float, pivots: int) -> TopKResult:
+    """The barrier point itself as the answer, certified with its dual estimates tau / slack."""
+    psi = reduced.expand_allocation(point.psi)
+    edges = _EdgeGroups(edge_top=reduced.top_groups[rows], edge_bottom=reduced.bottom_groups[cols])
+    mu = _expand_multipliers(problem, reduced, edges, point.nu)
+    return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
+                        status="not_certified",
+                        message=(f"exact: not certified after {pivots} pivot(s); returning the interior-point "
+                                 f"allocation (duality gap {point.relative_gap:.1e}), better than every forest "
+                                 "found"),
+                        extras={"pivots": pivots, "forest": None, "groups": reduced.n_groups})
+
+
+@dataclass(frozen=True)
+class _EdgeGroups:
+    """Group indices of the ends of a list of pairs (the part of a forest layout the expansion needs)."""
+
+    edge_top: np.ndarray
+    edge_bottom: np.ndarray
 
 
 def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution, tol: float, started: float,

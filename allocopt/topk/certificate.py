@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._threads import single_blas_thread
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
@@ -243,7 +244,8 @@ def refined_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confid
         if kept.size in seen:
             continue
         seen.add(kept.size)
-        best = min(best, dual_refinement(problem, psi, kept, kind)[0])
+        with single_blas_thread():  # sparse factorisations: BLAS threads only cost here
+            best = min(best, dual_refinement(problem, psi, kept, kind)[0])
     return best
 
 

@@ -154,3 +154,75 @@ def test_near_ties_at_the_boundary_are_certified(family, gap):
         result = solve_topk(problem, kind=kind)
         assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
         assert result.value > 0
+
+
+def test_spanning_forest_from_one_dominant_pair_is_a_valid_forest():
+    # one pair (neither end i_k nor j_1) carrying all the weight, as when a barrier pair sits at rounding-level
+    # slack: completing it joins i_k and j_1 to each other once, never twice, and the layout accepts it
+    from allocopt.topk._exact import _spanning_forest
+    from allocopt.topk._forest import layout_forest
+    from allocopt.topk._groups import reduce_problem
+
+    problem = TopKProblem([0.9, 0.8, 0.7, 0.3, 0.2, 0.1], 3)
+    reduced = reduce_problem(problem, "confidence")
+    rows, cols = _spanning_forest(reduced, np.array([0]), np.array([2]), np.array([1e9]))
+    pairs = set(zip(rows.tolist(), cols.tolist()))
+    assert len(pairs) == rows.size  # no edge twice
+    # the dominant pair's tree, and the star of i_k and j_1 holding every other group
+    assert pairs == {(0, 2), (1, 0), (2, 0), (2, 1)}
+    layout = layout_forest(reduced, rows, cols)
+    assert layout is not None and layout.n_components == 2
+
+
+def _group_value(reduced, psi_groups):
+    """Gamma of a group allocation expanded to the arms: the smallest cost over every group pair (tied arms
+    have their group's costs), on the simplex scale - evaluated densely here, independently of the scan."""
+    top, bottom = reduced.top_groups, reduced.bottom_groups
+    rows, cols = np.meshgrid(np.arange(top.size), np.arange(bottom.size), indexing="ij")
+    costs = reduced.terms(psi_groups, rows.ravel(), cols.ravel()).cost
+    return float(costs.min()) / float(reduced.multiplicity @ psi_groups)
+
+
+def test_uncertified_fallback_is_never_worse_than_an_allocation_seen(monkeypatch):
+    # force every search to fail (as if no forest could be certified): the answer must be at least as good as
+    # every barrier point and every forest solution the solver computed, with an honest certificate
+    from allocopt.testing.topk_classes import topk_instance_class
+    from allocopt.topk import _exact
+
+    problem = topk_instance_class("staircase", 40, seed=2)
+    assert "closed form" not in solve_topk(problem).message  # the double star is not optimal here
+    seen = []
+    original_run, original_barrier = _exact._Search.run, _exact._barrier_forest
+
+    def failing_run(self, *args, **kwargs):
+        original_run(self, *args, **kwargs)
+        if self.best is not None:
+            seen.append(_group_value(self.reduced, self.best[2].psi))
+        return None
+
+    def recording_barrier(*args, **kwargs):
+        answer = original_barrier(*args, **kwargs)
+        seen.append(_group_value(args[0], answer[3][2].psi))
+        return answer
+
+    monkeypatch.setattr(_exact._Search, "run", failing_run)
+    monkeypatch.setattr(_exact, "_barrier_forest", recording_barrier)
+    result = solve_topk(problem)
+    assert "not certified" in result.message and len(seen) >= 4
+    assert result.value >= max(seen) * (1 - 1e-12)
+    oracle = solve_topk(problem, method="cvxpy", tol=1e-6, max_rescalings=0)
+    assert result.value <= oracle.upper_bound * (1 + 1e-12) and oracle.value <= result.upper_bound * (1 + 1e-12)
+
+
+def test_massive_ties_keep_few_multiplier_pairs_and_certify():
+    # two levels of 20 tied arms on each side: 4 groups, so at most 3 group pairs, each spread over at most
+    # n_g + n_h - 1 = 19 member pairs (not 100); the certificate recomputes every arm's sum from them
+    from allocopt.testing.topk_classes import topk_instance_class
+
+    for family in ("gaussian", "bernoulli"):
+        problem = topk_instance_class("massive ties", 40, family)
+        result = solve_topk(problem)
+        assert result.status == "optimal" and result.gap <= 1e-9 * result.value
+        assert result.multipliers.size <= 3 * 19
+        oracle = solve_topk(problem, method="cvxpy", tol=1e-6, max_rescalings=0)
+        assert result.value >= oracle.value * (1 - 1e-12) and result.value <= oracle.upper_bound * (1 + 1e-12)

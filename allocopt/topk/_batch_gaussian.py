@@ -1,0 +1,270 @@
+r"""Theorem 3.4's double star for many Gaussian instances at once (the vectorised path of
+:func:`~allocopt.topk.batch.solve_topk_batch`).
+
+For Gaussian arms :math:`C_{ij}(\psi) = \Delta_{ij}^2 / (2(x_i + x_j))` with :math:`x_a = \sigma_a^2/\psi_a` and
+:math:`\Delta_{ij} = \theta_i - \theta_j`. On the double star (:math:`i_k` joined to every bottom arm,
+:math:`j_1` to every top arm) the homogeneous edge equations :math:`C_e = 1` make every :math:`x_a` affine in
+the split :math:`x_{i_k} = s`, :math:`x_{j_1} = t`, :math:`s + t = a := \Delta_{i_k j_1}^2/2`:
+
+.. math::
+    x_j = t + (a_j - a) \ (j \in J), \qquad x_i = s + (b_i - a) \ (i \in I), \qquad
+    a_j = \Delta_{i_k j}^2/2, \quad b_i = \Delta_{i j_1}^2/2,
+
+where the offsets :math:`a_j - a = (\theta_{j_1} - \theta_j)(2\theta_{i_k} - \theta_j - \theta_{j_1})/2` and
+:math:`b_i - a = (\theta_i - \theta_{i_k})(\theta_i + \theta_{i_k} - 2\theta_{j_1})/2` are formed without
+cancellation. Writing :math:`s = a/(1 + e^{-y})`, :math:`t = a/(1 + e^{y})` keeps both ends accurate; the
+component balance of Proposition 3.3,
+
+.. math::
+    h(y) = \log \sum_{i \in I} \sigma_i^2 / x_i^2 - \log \sum_{j \in J} \sigma_j^2 / x_j^2 = 0,
+
+is strictly decreasing in :math:`y` and asymptotically linear at both ends, so a safeguarded Newton
+iteration on all instances at once converges to machine precision in a few steps. The same code serves one
+instance (the exact solver's fast path, R = 1) and many (:func:`~allocopt.topk.batch.solve_topk_batch`):
+it works on means sorted within each row, top then bottom, so that every step is one numpy operation on
+an (R, K) array. Peeling the leaves gives
+the multipliers (:math:`\nu_e = 1/\partial_{\text{leaf}} C_e`, then the hub :math:`j_1`'s equation; their
+nonnegativity is Theorem 3.4's condition (14)); a vectorised all-pairs check gives
+:math:`\Gamma(\psi)`, and the per-arm sums of the multiplier-weighted cost derivatives the certified upper
+bound of :mod:`allocopt.topk.certificate`. Instances whose double star is not optimal are reported so that
+the caller solves them one by one.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DoubleStarBatch", "gaussian_double_star", "double_star_edges"]
+
+_EPS = np.finfo(float).eps
+# a row is handed back to the general solver when a pair outside the double star costs less than the star's
+# smallest edge by more than this (relatively) or a multiplier is negative beyond rounding
+_FEASIBILITY = 1e-10
+_NEGATIVE_MULTIPLIER = 1e-12
+
+
+@dataclass(frozen=True)
+class DoubleStarBatch:
+    r"""Double-star solutions, in each row's sorted order (top arms by decreasing mean, then bottom arms).
+
+    Attributes
+    ----------
+    psi : ndarray, shape (R, K)
+        Allocations, normalised to the simplex.
+    value, bound : ndarray, shape (R,)
+        :math:`\Gamma(\psi)` over all pairs and the certified upper bound :math:`U(\mu, \psi)`.
+    stationarity, complementarity : ndarray, shape (R,)
+        The relative KKT residuals of :class:`~allocopt.topk.certificate.Certificate`.
+    multipliers : ndarray, shape (R, K - 1)
+        Normalised multipliers of the star's edges: column ``c < K-k`` is the edge (i_k, c-th bottom arm),
+        column ``K-k+r`` the edge (r-th top arm, j_1), ``r < k-1``.
+    accepted : ndarray of bool, shape (R,)
+        Rows whose double star passed the exact checks (multipliers nonnegative, every pair feasible); the
+        others must be solved otherwise.
+    """
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    stationarity: np.ndarray
+    complementarity: np.ndarray
+    multipliers: np.ndarray
+    accepted: np.ndarray
+
+
+def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (in the top / bottom orders) of the star's edges, in the column order of ``multipliers``."""
+    n_bottom = n_arms - k
+    rows = np.concatenate([np.full(n_bottom, k - 1), np.arange(k - 1)])
+    cols = np.concatenate([np.arange(n_bottom), np.zeros(k - 1, dtype=int)])
+    return rows, cols
+
+
+def _split(y: float, a: float) -> tuple[float, float]:
+    """s = a / (1 + e^-y) and t = a / (1 + e^y), without overflow."""
+    y = min(max(y, -700.0), 700.0)
+    return a / (1.0 + math.exp(-y)), a / (1.0 + math.exp(y))
+
+
+def _balance_one(offset: np.ndarray, variance: np.ndarray, k: int, a: float, y: float, max_newton: int) -> float:
+    """The balance root y of one instance: safeguarded Newton with the scalar logic in Python floats (the
+    per-arm sums are two dot products per side)."""
+    offset_top, offset_bottom = offset[:k], offset[k:]
+    common = variance.size == 1  # a common variance cancels from the balance
+    if not common:
+        variance_top, variance_bottom = variance[:k], variance[k:]
+    lower, upper = -math.inf, math.inf
+    for _ in range(max_newton):
+        s, t = _split(y, a)
+        inverse_top, inverse_bottom = 1.0 / (offset_top + s), 1.0 / (offset_bottom + t)
+        if common:
+            top_sum, bottom_sum = float(inverse_top @ inverse_top), float(inverse_bottom @ inverse_bottom)
+            top_slope = float((inverse_top * inverse_top) @ inverse_top)
+            bottom_slope = float((inverse_bottom * inverse_bottom) @ inverse_bottom)
+        else:
+            terms_top, terms_bottom = variance_top * inverse_top * inverse_top, variance_bottom * inverse_bottom**2
+            top_sum, bottom_sum = float(terms_top.sum()), float(terms_bottom.sum())
+            top_slope, bottom_slope = float(terms_top @ inverse_top), float(terms_bottom @ inverse_bottom)
+        residual = math.log(top_sum / bottom_sum)
+        derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
+        if residual > 0:
+            lower = y
+        elif residual < 0:
+            upper = y
+        else:
+            return y
+        candidate = y - residual / derivative
+        if not (lower < candidate < upper):
+            if math.isfinite(lower) and math.isfinite(upper):
+                candidate = 0.5 * (lower + upper)
+            else:
+                candidate = lower + 4.0 if math.isfinite(lower) else upper - 4.0
+        if abs(candidate - y) <= 4 * _EPS * max(1.0, abs(y)):
+            return candidate
+        y = candidate
+    return y
+
+
+def _balance_many(offset, variance, is_top, a, start, max_newton):
+    """The balance roots y of all rows: the same safeguarded Newton iteration, vectorised over rows."""
+    n_rows = offset.shape[0]
+    top_weights, bottom_weights = is_top.astype(float), (~is_top).astype(float)
+    y = np.zeros((n_rows, 1)) if start is None else np.asarray(start, dtype=float).reshape(n_rows, 1)
+    lower = np.full((n_rows, 1), -np.inf)
+    upper = np.full((n_rows, 1), np.inf)
+    for _ in range(max_newton):
+        with np.errstate(over="ignore"):
+            s = a / (1.0 + np.exp(-y))
+            t = a / (1.0 + np.exp(y))
+        x = offset + np.where(is_top, s, t)
+        terms = variance / (x * x)
+        slopes = terms / x
+        top_sum, bottom_sum = terms @ top_weights, terms @ bottom_weights
+        residual = np.log(top_sum / bottom_sum)[:, None]
+        # dh/dy = -2 (s t / a) (sum_I terms/x / P + sum_J terms/x / Q)
+        derivative = (-2.0 * (s * t / a)).ravel() * (slopes @ top_weights / top_sum + slopes @ bottom_weights
+                                                     / bottom_sum)
+        step = residual / derivative[:, None]
+        lower = np.where(residual > 0, y, lower)
+        upper = np.where(residual < 0, y, upper)
+        candidate = y - step
+        if not np.all((candidate > lower) & (candidate < upper)):  # safeguard: bisection (or a unit move)
+            with np.errstate(invalid="ignore"):
+                fallback = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper),
+                                    np.where(np.isfinite(lower), lower + 4.0, upper - 4.0))
+            candidate = np.where((candidate > lower) & (candidate < upper), candidate, fallback)
+        converged = np.abs(candidate - y) <= 4 * _EPS * np.maximum(1.0, np.abs(y))
+        y = np.where(residual == 0, y, candidate)
+        if converged.all():
+            break
+    return y
+
+
+def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start: np.ndarray | None = None,
+                         max_newton: int = 60) -> DoubleStarBatch:
+    """Solve and check the double star of every row.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (R, K)
+        Means sorted within each row: the k top arms by decreasing mean, then the bottom arms by decreasing
+        mean (so ``theta[:, k-1] > theta[:, k]``).
+    variance : ndarray, shape (R, K) or (K,)
+        Variances in the same order.
+    k : int
+    start : ndarray, shape (R,), optional
+        Starting split ``y = log(x_{i_k} / x_{j_1})`` (for example from a previous allocation); 0 otherwise.
+    """
+    n_rows, n_arms = theta.shape
+    layout = _star_layout(k, n_arms)
+    is_top = layout.is_top
+    worst_top, best_bottom = theta[:, k - 1:k], theta[:, k:k + 1]
+    boundary = worst_top - best_bottom  # (R, 1), positive
+    a = 0.5 * boundary * boundary
+    # x_a = (s or t) + offset_a, offsets formed from differences of means (no cancellation)
+    distance = (theta - np.where(is_top, worst_top, best_bottom)) * layout.sign
+    offset = 0.5 * distance * (distance + 2.0 * boundary)
+    if n_rows == 1:
+        y = np.array([[_balance_one(offset[0], variance.reshape(-1), k, float(a[0, 0]),
+                                    0.0 if start is None else float(np.ravel(start)[0]), max_newton)]])
+    else:
+        y = _balance_many(offset, variance, is_top, a, start, max_newton)
+
+    if n_rows == 1:
+        s, t = _split(float(y[0, 0]), float(a[0, 0]))
+    else:
+        with np.errstate(over="ignore"):
+            s = a / (1.0 + np.exp(-y))
+            t = a / (1.0 + np.exp(y))
+    psi = variance / (offset + np.where(is_top, s, t))
+    psi = psi / psi.sum(axis=1, keepdims=True)
+    weight = psi / variance  # effective weights w = psi / sigma^2
+    # every pair: C_ij = Delta^2 w_i w_j / (2 (w_i + w_j)), rows top arms, columns bottom arms
+    w_top, w_bottom = weight[:, :k, None], weight[:, None, k:]
+    difference = (theta[:, :k, None] - theta[:, None, k:]).reshape(n_rows, -1)
+    total = (w_top + w_bottom).reshape(n_rows, -1)
+    costs = 0.5 * difference * difference * (w_top * w_bottom).reshape(n_rows, -1) / total
+    value = costs.min(axis=1)
+    # the star's edges (column order of `multipliers`): costs and derivatives
+    # dC_ij/dpsi_i = (Delta w_j / (w_i + w_j))^2 / (2 sigma_i^2), and symmetrically for j
+    edge_costs = costs[:, layout.flat]
+    ratio = difference[:, layout.flat] / total[:, layout.flat]
+    half_inverse = 0.5 / variance
+    if variance.ndim == 1:  # one common variance
+        grad_top = (ratio * weight[:, layout.edge_bottom]) ** 2 * half_inverse
+        grad_bottom = (ratio * weight[:, layout.edge_top]) ** 2 * half_inverse
+    else:
+        grad_top = (ratio * weight[:, layout.edge_bottom]) ** 2 * half_inverse[:, layout.edge_top]
+        grad_bottom = (ratio * weight[:, layout.edge_top]) ** 2 * half_inverse[:, layout.edge_bottom]
+    # peeling: every edge but (i_k, j_1) ends at a leaf (nu = 1 / derivative there); then j_1's equation
+    nu = 1.0 / np.where(layout.leaf_is_top, grad_top, grad_bottom)
+    nu[:, 0] = (1.0 - (nu[:, n_arms - k:] * grad_bottom[:, n_arms - k:]).sum(axis=1)) / grad_bottom[:, 0]
+    nonnegative = nu[:, 0] >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1)
+    nu[:, 0] = np.maximum(nu[:, 0], 0.0)
+    mu = nu / nu.sum(axis=1, keepdims=True)
+    # per-arm sums of mu_p dC_p/dpsi_a (the certificate's upper bound), in sorted order
+    sums = (mu * grad_top) @ layout.top_incidence + (mu * grad_bottom) @ layout.bottom_incidence
+    bound = sums.max(axis=1)
+    feasible = value >= (1.0 - _FEASIBILITY) * edge_costs.min(axis=1)
+    accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound)
+    scale = np.where(value > 0, value, np.inf)
+    stationarity = np.abs(sums - value[:, None]).max(axis=1) / scale
+    complementarity = ((mu * edge_costs).sum(axis=1) - value) / scale
+    return DoubleStarBatch(psi=psi, value=value, bound=bound, stationarity=stationarity,
+                           complementarity=complementarity, multipliers=mu, accepted=accepted)
+
+
+@dataclass(frozen=True)
+class _StarLayout:
+    """Index data of the double star for given (k, K), in sorted order (shared by every call)."""
+
+    is_top: np.ndarray
+    sign: np.ndarray
+    flat: np.ndarray  # positions of the edges in the flattened k x (K-k) cost matrix
+    edge_top: np.ndarray  # arm (sorted position) at the top end of each edge
+    edge_bottom: np.ndarray
+    leaf_is_top: np.ndarray  # whether the edge's leaf is its top end (the spokes (i, j_1))
+    top_incidence: np.ndarray  # (K-1, K): edge -> its top arm
+    bottom_incidence: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def _star_layout(k: int, n_arms: int) -> _StarLayout:
+    rows, cols = double_star_edges(k, n_arms)
+    n_edges = n_arms - 1
+    top_incidence = np.zeros((n_edges, n_arms))
+    bottom_incidence = np.zeros((n_edges, n_arms))
+    top_incidence[np.arange(n_edges), rows] = 1.0
+    bottom_incidence[np.arange(n_edges), k + cols] = 1.0
+    is_top = np.arange(n_arms) < k
+    layout = _StarLayout(is_top=is_top, sign=np.where(is_top, 1.0, -1.0), flat=rows * (n_arms - k) + cols,
+                         edge_top=rows, edge_bottom=k + cols, leaf_is_top=np.arange(n_edges) >= n_arms - k,
+                         top_incidence=top_incidence, bottom_incidence=bottom_incidence)
+    for array in (layout.is_top, layout.sign, layout.flat, layout.edge_top, layout.edge_bottom, layout.leaf_is_top,
+                  top_incidence, bottom_incidence):
+        array.setflags(write=False)
+    return layout

@@ -1,0 +1,105 @@
+"""solve_topk_batch: every row equals the single exact solve, invalid rows are marked, not raised."""
+
+import json
+
+import numpy as np
+import pytest
+
+from allocopt import InvalidArgumentError, TopKProblem, solve_topk, solve_topk_batch
+
+# random means per family (inside each family's domain); the reference for every row is solve_topk on that row
+FAMILY_MEANS = {
+    "gaussian": lambda rng, shape: rng.normal(0.0, 1.0, shape),
+    "bernoulli": lambda rng, shape: rng.uniform(0.05, 0.95, shape),
+    "poisson": lambda rng, shape: rng.uniform(0.2, 5.0, shape),
+    "exponential": lambda rng, shape: rng.uniform(0.2, 5.0, shape),
+}
+
+
+def _rows(rng, family, n_rows, n_arms, k):
+    theta = FAMILY_MEANS[family](rng, (n_rows, n_arms))
+    order = np.argsort(-theta, axis=1)
+    if k >= 2:  # two tied top arms (the best two)
+        theta[1, order[1, 1]] = theta[1, order[1, 0]]
+    if n_arms - k >= 2:  # two tied bottom arms (the worst two)
+        theta[2, order[2, -1]] = theta[2, order[2, -2]]
+    # a near-tie at the boundary: the (k+1)-th mean just below the k-th
+    theta[3, order[3, k]] = theta[3, order[3, k - 1]] * (1.0 - 1e-6)
+    return theta
+
+
+def _assert_rows_match(batch, theta, k, family, kind, variance=1.0):
+    for row in range(theta.shape[0]):
+        problem = TopKProblem(theta[row], k, family=family, **({"variance": variance} if family == "gaussian" else {}))
+        single = solve_topk(problem, kind=kind)
+        assert batch.status[row] == single.status
+        np.testing.assert_allclose(batch.psi[row], single.psi, rtol=0, atol=1e-12)
+        assert abs(batch.value[row] - single.value) <= 1e-12
+        assert abs(batch.upper_bound[row] - single.upper_bound) <= 1e-12
+        assert abs(batch.gap[row] - single.gap) <= 1e-12
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_MEANS))
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("n_arms, k", [(6, 1), (6, 3), (7, 6)])
+def test_batch_equals_single_solves(family, kind, n_arms, k):
+    rng = np.random.default_rng(hash((family, kind, n_arms, k)) % 2**32)
+    theta = _rows(rng, family, 8, n_arms, k)
+    batch = solve_topk_batch(theta, k, family=family, kind=kind)
+    assert batch.psi.shape == (8, n_arms) and batch.value.shape == (8,)
+    _assert_rows_match(batch, theta, k, family, kind)
+    assert np.all(batch.success)
+    np.testing.assert_allclose(batch.psi.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_gaussian_batch_many_rows_and_heteroscedastic():
+    rng = np.random.default_rng(7)
+    variance = rng.uniform(0.1, 2.0, 12)
+    theta = rng.normal(0.0, 1.0, (300, 12))
+    theta[:100] = 0.5 + 0.01 * theta[:100]  # tight clusters: many rows whose optimum is not a double star
+    theta[:100, :6] += 0.05
+    batch = solve_topk_batch(theta, 6, variance=variance)
+    assert batch.solved_individually.any() and not batch.solved_individually.all()
+    for row in range(0, 300, 7):
+        single = solve_topk(TopKProblem(theta[row], 6, variance=variance))
+        np.testing.assert_allclose(batch.psi[row], single.psi, rtol=0, atol=1e-12)
+        assert abs(batch.value[row] - single.value) <= 1e-12
+        assert batch.status[row] == single.status == "optimal"
+
+
+def test_example_one_row():
+    # Wang, Yang, You (2022), Example 1: psi* ~ (0.2185, 0.2371, 0.2185, 0.2026, 0.1232), Gamma* ~ 0.0568
+    batch = solve_topk_batch([[0.51, 0.5, 0.0, -0.01, -0.092]], 2, variance=0.25)
+    np.testing.assert_allclose(batch.psi[0], [0.2185, 0.2371, 0.2185, 0.2026, 0.1232], atol=5e-5)
+    assert abs(batch.value[0] - 0.0568) < 5e-5
+
+
+def test_invalid_rows_are_marked_not_raised():
+    theta = np.array([[0.9, 0.5, 0.5, 0.1], [0.9, 0.6, 0.4, 0.1], [1.0, 0.6, 0.4, 0.1]])
+    batch = solve_topk_batch(theta, 2, family="bernoulli")
+    assert batch.status.tolist() == ["invalid_instance", "optimal", "invalid_instance"]
+    assert np.all(np.isnan(batch.psi[[0, 2]])) and np.isnan(batch.value[0])
+    assert "tied" in batch.messages[0] and "domain" in batch.messages[2]
+    text = json.dumps(batch.to_dict(), allow_nan=False)
+    assert '"NaN"' in text
+
+
+def test_warm_start_gives_the_same_answer():
+    rng = np.random.default_rng(3)
+    theta = rng.normal(0.0, 1.0, (50, 10))
+    cold = solve_topk_batch(theta, 3)
+    warm = solve_topk_batch(theta + 1e-3 * rng.normal(size=theta.shape), 3)
+    again = solve_topk_batch(theta, 3, warm_start=warm.psi)
+    np.testing.assert_allclose(again.psi, cold.psi, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("arguments, name", [
+    (dict(theta=[0.1, 0.2, 0.3], k=1), "theta"),
+    (dict(theta=[[0.1, 0.2, 0.3]], k=3), "k"),
+    (dict(theta=[[0.1, np.nan, 0.3]], k=1), "theta"),
+    (dict(theta=[[0.1, 0.2, 0.3]], k=1, kind="fast"), "kind"),
+    (dict(theta=[[0.1, 0.2, 0.3]], k=1, warm_start=np.ones((2, 3))), "warm_start"),
+])
+def test_bad_arguments_raise(arguments, name):
+    with pytest.raises(InvalidArgumentError, match=f"'{name}' parameter of solve_topk_batch"):
+        solve_topk_batch(**arguments)
