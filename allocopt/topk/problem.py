@@ -105,6 +105,7 @@ class TopKProblem:
                           1.0 / dispersion[self._top][:, None])
         self._grid_bottom = (theta[self._bottom][None, :], self._eta[self._bottom][None, :],
                              1.0 / dispersion[self._bottom][None, :])
+        self._evaluation_error: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------ basics
     @property
@@ -178,6 +179,16 @@ class TopKProblem:
         return array
 
     # ---------------------------------------------------------------------------------------- costs
+    def evaluation_error(self, kind: str = "confidence") -> float:
+        r"""A bound on the relative rounding error of every pair cost and gradient this instance evaluates
+        (:meth:`~allocopt.families.ExponentialFamily.pair_error_bound` of its family for its means); the
+        certificate adds it to the optimality gap."""
+        kind = self.check_kind(kind, "TopKProblem.evaluation_error")
+        cached = self._evaluation_error.get(kind)
+        if cached is None:
+            cached = self._evaluation_error[kind] = float(self._family.pair_error_bound(kind, self._theta))
+        return cached
+
     def effective_weights(self, psi: np.ndarray) -> np.ndarray:
         r"""Effective weights :math:`w_a = \psi_a / \phi_a`."""
         return psi / self._dispersion
