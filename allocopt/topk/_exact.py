@@ -187,7 +187,11 @@ def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col) -> int:
     if not np.any(decreasing):
         leaving = int(np.argmin(nu[edges]))
     else:
-        ratios = np.where(decreasing, nu[edges] / np.maximum(-delta, 1e-300), np.inf)
+        # the ratio test over the decreasing multipliers only (the others never reach zero); a ratio beyond the
+        # floating-point range means the same, so its overflow to inf is the right value
+        ratios = np.full(len(edges), np.inf)
+        with np.errstate(over="ignore"):
+            ratios[decreasing] = nu[edges][decreasing] / -delta[decreasing]
         leaving = int(np.argmin(ratios))
     return edges[leaving]
 
