@@ -58,6 +58,9 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
     scaled = coupling / large_diagonal
     schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
     rhs = -gradient[small_groups] + scaled @ gradient[large_groups]
+    if not (np.all(np.isfinite(schur)) and np.all(np.isfinite(rhs))):
+        # the system overflowed (allocations spanning the floating-point range): no step; the caller stops
+        return np.full(reduced.n_groups, np.nan)
     try:
         small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
     except (np.linalg.LinAlgError, ValueError):

@@ -275,6 +275,11 @@ class _Search:
             return self.best[2].psi
         return np.ones(self.reduced.n_groups)
 
+    # Means spread over hundreds of decades give optimal allocations down to ~1e-300, and the trial points of
+    # the forest passes then overflow or underflow transiently (squares of 1/psi, brackets of the balance).
+    # Every forest solution is checked for finite positive allocations and finite multipliers before use, and
+    # the answer is certified independently, so those intermediate infinities are handled, not hidden.
+    @np.errstate(all="ignore")
     def run(self, origin: str, rows, cols, psi, budget: int, layout=None):
         """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
         (origin, layout, solution, scan) or None."""
@@ -328,6 +333,7 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
     return np.append(rows, row), np.append(cols, col)
 
 
+@np.errstate(all="ignore")  # see _Search.run: the points it returns are checked the same way
 def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
                     previous=None):
     """Binding forest located by the barrier method over all pairs or over candidate pairs; ``previous`` is the
