@@ -164,11 +164,13 @@ def _entropy_divergence(numerator: np.ndarray, denominator: np.ndarray, differen
     result += r
     far = ~near
     if far.any():
-        if log_ratio is None:
-            log_ratio = np.divide(numerator, denominator, out=np.ones_like(result), where=far)
-            np.log(log_ratio, out=log_ratio, where=far)
-        far_value = numerator * log_ratio
+        with np.errstate(divide="ignore", invalid="ignore"):  # a = 0 (empirical means): the limit b below
+            if log_ratio is None:
+                log_ratio = np.divide(numerator, denominator, out=np.ones_like(result), where=far)
+                np.log(log_ratio, out=log_ratio, where=far)
+            far_value = np.asarray(numerator * log_ratio)
         far_value -= difference
+        np.copyto(far_value, -difference, where=numerator == 0)
         np.copyto(result, far_value, where=far)
     return result
 
@@ -553,8 +555,11 @@ class Bernoulli(ExponentialFamily):
 
     @staticmethod
     def unit_kl(x, y):
+        # p(x, y) + p(1 - x, 1 - y), p(a, b) = a log(a/b) - (a - b) >= 0 (see _entropy_divergence)
         x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        return Bernoulli._kl_terms(x, y, x - y)
+        difference = x - y
+        terms = _entropy_divergence(np.stack([x, 1.0 - x]), np.stack([y, 1.0 - y]), np.stack([difference, -difference]))
+        return terms[0] + terms[1]
 
     @staticmethod
     def unit_kl_offset(x, offset):
@@ -691,9 +696,8 @@ class Poisson(ExponentialFamily):
 
     @staticmethod
     def unit_kl(x, y):
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
-        return Poisson._kl_terms(x, y, x - y)
+        x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        return _entropy_divergence(x, y, x - y)
 
     @staticmethod
     def unit_kl_offset(x, offset):
@@ -800,11 +804,8 @@ class Exponential(ExponentialFamily):
 
     @staticmethod
     def unit_kl(x, y):
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = (x - y) / y
-        return -log1pmx(r)
+        x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        return _ratio_divergence(x / y, (x - y) / y)
 
     @staticmethod
     def unit_kl_offset(x, offset):
