@@ -30,9 +30,12 @@ special cases.
 
 Numerical accuracy. The divergences are evaluated without the first-order cancellation of the textbook
 formulas (for instance Bernoulli :math:`x\log(x/y)` and :math:`(1-x)\log((1-x)/(1-y))` are each
-:math:`O(|x-y|)` while their sum is :math:`O(|x-y|^2)`): they are written with
-:math:`\log(1+r) - r` evaluated by a series for small :math:`r`, so that :math:`d(x, y)` keeps full relative
-precision when :math:`x \approx y` (gaps of :math:`10^{-6}` and below).
+:math:`O(|x-y|)` while their sum is :math:`O(|x-y|^2)`) and without cancellation for far-apart arguments:
+Bernoulli and Poisson divergences are sums of the nonnegative terms :math:`a\log(a/b) - (a - b)`, each
+evaluated with :math:`\log(1+r) - r` (series for small :math:`r`) near :math:`a = b` and directly elsewhere.
+The pair kernels (:meth:`ExponentialFamily.unit_confidence_pair`, :meth:`ExponentialFamily.unit_budget_pair`)
+keep full relative precision over the whole mean domain (Bernoulli means within :math:`10^{-15}` of 0 and 1,
+means 300 decades apart), and :meth:`ExponentialFamily.pair_error_bound` states a bound on their error.
 """
 
 from __future__ import annotations
