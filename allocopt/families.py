@@ -134,18 +134,6 @@ def _xlogx(x: np.ndarray) -> np.ndarray:
     return np.where(positive, x * np.log(np.where(positive, x, 1.0)), 0.0)
 
 
-def _log_ratio(numerator: np.ndarray, denominator: np.ndarray, difference: np.ndarray) -> np.ndarray:
-    r""":math:`\log(a/b)` for :math:`a, b > 0` with full relative precision, given the difference
-    :math:`a - b` (exact or accurate to a few ulps): ``log1p((a - b)/b)`` when :math:`a/b \ge 1/2`, else
-    ``log(a/b)`` (then :math:`|\log(a/b)| > 0.69`, so the rounding of the quotient costs at most 2 ulps)."""
-    ratio = numerator / denominator
-    far = ratio < 0.5
-    result = np.asarray(np.log1p(np.where(far, 0.0, difference / denominator)))
-    if far.any():
-        np.log(ratio, out=result, where=far)
-    return result
-
-
 def _entropy_divergence(numerator: np.ndarray, denominator: np.ndarray, difference: np.ndarray,
                         log_ratio: np.ndarray | None = None) -> np.ndarray:
     r""":math:`a\log(a/b) - (a - b) \ge 0` for :math:`a, b > 0` (the unit Poisson divergence), to a few ulps.
@@ -190,6 +178,18 @@ def _ratio_divergence(ratio: np.ndarray, relative_difference: np.ndarray) -> np.
         np.subtract(ratio - 1.0, far_value, out=far_value)
         np.copyto(result, far_value, where=far)
     return result
+
+
+def _natural_gap(gap: np.ndarray, smaller: np.ndarray, smaller_complement: np.ndarray | None = None) -> np.ndarray:
+    r""":math:`\log(\theta_i/\theta_j)` (plus :math:`\log((1-\theta_j)/(1-\theta_i))` when the smaller of the
+    complements is given) from the difference ``gap`` :math:`= \theta_i - \theta_j` and the smaller mean:
+    :math:`\pm\mathrm{log1p}(|\mathrm{gap}|/\min\theta)`, whose argument is positive (no cancellation, full
+    relative precision for any ratio of the means)."""
+    size = np.abs(gap)
+    terms = np.log1p(size / smaller)
+    if smaller_complement is not None:
+        terms = terms + np.log1p(size / smaller_complement)
+    return np.copysign(terms, gap)
 
 
 def _anchored_exponents(natural_gap: np.ndarray, share_top: np.ndarray, share_bottom: np.ndarray):
@@ -654,23 +654,16 @@ class Bernoulli(ExponentialFamily):
         theta_top, theta_bottom = np.asarray(theta_top, dtype=float), np.asarray(theta_bottom, dtype=float)
         gap = theta_top - theta_bottom
         complement_top, complement_bottom = 1.0 - theta_top, 1.0 - theta_bottom
-        logs = _log_ratio(np.stack(np.broadcast_arrays(theta_top, complement_bottom)),
-                          np.stack(np.broadcast_arrays(theta_bottom, complement_top)), gap)
-        natural_gap = logs[0] + logs[1]
+        natural_gap = _natural_gap(gap, np.minimum(theta_top, theta_bottom), np.minimum(complement_top, complement_bottom))
         exponent_top, exponent_bottom, top_is_anchor = _anchored_exponents(natural_gap, share_top, share_bottom)
         anchor = np.where(top_is_anchor, theta_top, theta_bottom)
         anchor_complement = np.where(top_is_anchor, complement_top, complement_bottom)
         scaled = anchor * np.exp(np.where(top_is_anchor, exponent_top, exponent_bottom))
         blend = anchor_complement + scaled
         point, point_complement = scaled / blend, anchor_complement / blend
-        # x - theta: expm1(D) theta (1 - x) for |D| < 1/2; otherwise x and theta (or their complements) are
-        # apart, and the direct difference of whichever pair is smaller is accurate (no rounding of a large D)
+        # x - theta = expm1(D) theta (1 - x) (relative precision of expm1(D): that of D, |D| eps for the far end)
         exponents = np.stack(np.broadcast_arrays(exponent_top, exponent_bottom))
-        means = np.stack(np.broadcast_arrays(theta_top, theta_bottom))
-        complements = np.stack(np.broadcast_arrays(complement_top, complement_bottom))
-        direct = np.where(np.maximum(point, means) <= np.maximum(point_complement, complements), point - means,
-                          complements - point_complement)
-        offsets = np.where(np.abs(exponents) < 0.5, np.expm1(exponents) * means * point_complement, direct)
+        offsets = np.expm1(exponents) * np.stack(np.broadcast_arrays(theta_top, theta_bottom)) * point_complement
         arrays = np.broadcast_arrays(point, point_complement, theta_top, theta_bottom, complement_top,
                                      complement_bottom, offsets[0], offsets[1])
         numerators = np.stack([arrays[0], arrays[0], arrays[1], arrays[1]])
@@ -774,7 +767,7 @@ class Poisson(ExponentialFamily):
         # D into a relative error); the divergences are theta (x/theta log(x/theta) - (x/theta - 1))
         theta_top, theta_bottom = np.asarray(theta_top, dtype=float), np.asarray(theta_bottom, dtype=float)
         gap = theta_top - theta_bottom
-        natural_gap = _log_ratio(theta_top, theta_bottom, gap)
+        natural_gap = _natural_gap(gap, np.minimum(theta_top, theta_bottom))
         exponent_top, exponent_bottom, top_is_anchor = _anchored_exponents(natural_gap, share_top, share_bottom)
         near = np.exp(np.where(top_is_anchor, exponent_top, exponent_bottom))
         mean_ratio = theta_top / theta_bottom
