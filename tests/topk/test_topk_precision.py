@@ -49,8 +49,11 @@ def test_pair_costs_and_derivatives_match_mpmath_on_the_extreme_grid(family_name
     references = {"cost": [row[0] for row in first], "grad_top": [row[1] for row in first],
                   "grad_bottom": [row[2] for row in first], "hess_top": [row[0] for row in second],
                   "hess_cross": [row[1] for row in second], "hess_bottom": [row[2] for row in second]}
+    # the family's stated bound (which the certificate adds to its gaps) must hold too, pair by pair
+    stated = np.array([family.pair_error_bound(kind, [top, bottom]) for top, bottom in zip(theta_top, theta_bottom)])
     for name, values in computed.items():
         errors = _relative_errors(values, references[name])
+        assert np.all(errors <= stated), f"{family_name} {kind} {name}: above the stated bound"
         worst = int(np.argmax(errors))
         assert errors[worst] <= TOLERANCE, (
             f"{family_name} {kind} {name}: relative error {errors[worst]:.3g} at theta = "
