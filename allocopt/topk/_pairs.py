@@ -101,8 +101,11 @@ def pair_terms(
     cost = w_top * pair.top + w_bottom * pair.bottom
     if not second_order:
         return PairTerms(cost, pair.top, pair.bottom, pair.point)
-    # Hessian -f f^T / s with f the family's Hessian factors
+    # Hessian -f f^T / s with f the family's Hessian factors. An arm with a vanishing share next to a far-away
+    # mean has a second derivative beyond the floating-point range (it grows like 1/share^2): -inf is then its
+    # correctly rounded value, and the Newton-type callers treat non-finite systems as a failed step
     factor_top = pair.hessian_factor_top / np.sqrt(safe_total)
     factor_bottom = pair.hessian_factor_bottom / np.sqrt(safe_total)
-    return PairTerms(cost, pair.top, pair.bottom, pair.point, -factor_top * factor_top, -factor_top * factor_bottom,
-                     -factor_bottom * factor_bottom)
+    with np.errstate(over="ignore"):
+        return PairTerms(cost, pair.top, pair.bottom, pair.point, -factor_top * factor_top,
+                         -factor_top * factor_bottom, -factor_bottom * factor_bottom)
