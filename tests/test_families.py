@@ -185,3 +185,20 @@ def test_gaussian_keeps_its_variance_and_effective_weights_divide_by_it():
     assert np.array_equal(family.variance_parameter, [0.5, 2.0, 1.0])
     problem = TopKProblem([1.0, 0.5, 0.0], 1, family=family)
     assert np.allclose(problem.effective_weights(np.array([0.2, 0.3, 0.5])), [0.4, 0.15, 0.5])
+
+
+@pytest.mark.parametrize("name, points", [
+    ("bernoulli", [1e-15, 1e-9, 0.3, 0.5, 1 - 1e-9, 1 - 1e-15]),
+    ("poisson", [1e-150, 1e-3, 1.0, 3.0, 1e100, 1e150]),
+    ("exponential", [1e-150, 1e-3, 1.0, 3.0, 1e100, 1e150]),
+])
+def test_kl_keeps_relative_precision_over_the_whole_domain(name, points):
+    # far-apart arguments (a Bernoulli complement of 1e-15 against 0.5, Poisson means 300 decades apart): the
+    # grouping x log1pmx(r) + (x - y)^2 / y cancels catastrophically there; 120-digit mpmath reference
+    family = get_family(name)
+    with mpmath.workdps(120):
+        for x in points:
+            for y in points:
+                expected = _mp_kl(name, x, y) if x != y else 0.0
+                value = float(family.kl(x, y))
+                assert abs(value - expected) <= 1e-14 * abs(expected), (x, y, value, expected)

@@ -67,6 +67,9 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
         scaled = coupling / large_diagonal
         schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
         rhs = -gradient[small_groups] + scaled @ rhs_large
+        if not (np.all(np.isfinite(schur)) and np.all(np.isfinite(rhs))):
+            # the system overflowed (allocations spanning the floating-point range): no step; the caller stops
+            return np.full(reduced.n_groups, np.nan)
         try:
             small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
@@ -83,6 +86,8 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
         scaled = coupling @ diags(1.0 / large_diagonal)
         schur = (diags(diagonal[small_groups]) - scaled @ coupling.T).tocsc()
         rhs = -gradient[small_groups] + scaled @ rhs_large
+        if not (np.all(np.isfinite(schur.data)) and np.all(np.isfinite(rhs))):
+            return np.full(reduced.n_groups, np.nan)
         small_step = splu(schur).solve(rhs)
         back = coupling.T @ small_step
     step = np.empty(reduced.n_groups)

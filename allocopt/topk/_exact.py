@@ -211,7 +211,11 @@ def _cycle_pivot(layout, nu, reduced: Reduced, psi, row, col) -> int:
     if not np.any(decreasing):
         leaving = int(np.argmin(nu[edges]))
     else:
-        ratios = np.where(decreasing, nu[edges] / np.maximum(-delta, 1e-300), np.inf)
+        # the ratio test over the decreasing multipliers only (the others never reach zero); a ratio beyond the
+        # floating-point range means the same, so its overflow to inf is the right value
+        ratios = np.full(len(edges), np.inf)
+        with np.errstate(over="ignore"):
+            ratios[decreasing] = nu[edges][decreasing] / -delta[decreasing]
         leaving = int(np.argmin(ratios))
     return edges[leaving]
 
@@ -363,6 +367,11 @@ class _Search:
             return self.best[2].psi
         return np.ones(self.reduced.n_groups)
 
+    # Means spread over hundreds of decades give optimal allocations down to ~1e-300, and the trial points of
+    # the forest passes then overflow or underflow transiently (squares of 1/psi, brackets of the balance).
+    # Every forest solution is checked for finite positive allocations and finite multipliers before use, and
+    # the answer is certified independently, so those intermediate infinities are handled, not hidden.
+    @np.errstate(all="ignore")
     def run(self, origin: str, rows, cols, psi, budget: int, layout=None):
         """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
         (origin, layout, solution, scan) or None."""
@@ -416,6 +425,7 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
     return np.append(rows, row), np.append(cols, col)
 
 
+@np.errstate(all="ignore")  # see _Search.run: the points it returns are checked the same way
 def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
                     previous=None):
     """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over

@@ -59,7 +59,7 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 20_000, step_scale:
     psi = np.full(n_arms, 1.0 / n_arms)
     u = psi.copy()
     mu = np.full((k, n_columns), 1.0 / (k * n_columns))
-    recorder = GapRecorder(iterations)
+    recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
     horizon_factor = step_scale * iterations**1.5
     terms = problem.pair_terms(psi, kind=kind)
     status = "iteration_limit"

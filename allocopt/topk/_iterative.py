@@ -19,7 +19,9 @@ class GapRecorder:
     gap costs a few vector operations per iteration.
     """
 
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, relative_error: float, terms: int):
+        # the instance's evaluation error and the number of terms of the largest per-arm sum (certified_gap)
+        self.relative_error, self.terms = relative_error, terms
         self.values = np.empty(capacity)
         self.bounds = np.empty(capacity)
         self.count = 0
@@ -34,12 +36,11 @@ class GapRecorder:
         self.count += 1
         return value, bound
 
-    @staticmethod
-    def certified_gap(value: float, bound: float) -> float:
-        return certified_gap(bound, value)
+    def certified_gap(self, value: float, bound: float) -> float:
+        return certified_gap(bound, value, self.relative_error, self.terms)
 
     def history(self) -> IterationHistory:
         values = self.values[: self.count]
         bounds = self.bounds[: self.count]
         return IterationHistory(iteration=np.arange(1, self.count + 1), value=values, upper_bound=bounds,
-                                gap=certified_gap(bounds, values))
+                                gap=certified_gap(bounds, values, self.relative_error, self.terms))

@@ -18,11 +18,14 @@ Budget (``kind="budget"``), with :math:`\bar\eta = (w_i\eta_i + w_j\eta_j)/s` an
     \partial_{w_i} B = d(x, \theta_i), \qquad
     \partial^2_{w_i w_i} B = -\frac{V(x)(\eta_i - \bar\eta)^2}{s}.
 
-Both are concave and 1-homogeneous, so the Hessian is :math:`\kappa\,(w_j, -w_i)^\top (w_j, -w_i)` with
-:math:`\kappa = \partial^2_{w_i w_i} / w_j^2 \le 0`; the kernels return the three entries. The offsets
-:math:`m - \theta_i = -w_j(\theta_i - \theta_j)/s` (and their natural-parameter analogues) are formed from
-the difference of the means, so the costs keep full relative precision for nearly tied means. At
-:math:`s = 0` the cost is 0 and the midpoint serves as infimum point (any point gives valid supergradients).
+Both are concave and 1-homogeneous, so the Hessian is :math:`-f f^\top / s` for a vector :math:`f` of two
+*Hessian factors* (:math:`(\theta_a - m)/\sqrt{V(m)}`, respectively :math:`\sqrt{V(x)}(\eta_a - \bar\eta)`);
+the kernels return the three entries. The families evaluate the divergences to the infimum point
+(:class:`~allocopt.families.PairDivergences`) from the shares :math:`w_a/s`, with full relative precision over
+their whole mean domain: offsets from differences of the means (nearly tied means), complements of Bernoulli
+points as share-weighted sums of the means' complements (means within :math:`10^{-15}` of 1), and ratios
+rather than offsets for means many orders of magnitude apart. At :math:`s = 0` the cost is 0 and the
+midpoint serves as infimum point (any point gives valid supergradients).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..families import ExponentialFamily, Gaussian
+from ..families import ExponentialFamily
 
 __all__ = ["PairTerms", "pair_terms", "KINDS"]
 
@@ -65,17 +68,6 @@ class PairTerms:
     hess_bottom: np.ndarray | None = None
 
 
-def _both(divergence, first_top, first_bottom, second_top, second_bottom, stack: bool):
-    """``divergence(first_top, second_top)`` and ``divergence(first_bottom, second_bottom)``, in one vectorised
-    call when ``stack`` (the pair kernels run on small arrays, where the number of numpy calls dominates; for
-    the Gaussian divergence two direct calls are cheaper)."""
-    if not stack:
-        return divergence(first_top, second_top), divergence(first_bottom, second_bottom)
-    arrays = np.broadcast_arrays(first_top, first_bottom, second_top, second_bottom)
-    values = divergence(np.stack(arrays[:2]), np.stack(arrays[2:]))
-    return values[0], values[1]
-
-
 def pair_terms(
     family: ExponentialFamily,
     kind: str,
@@ -89,48 +81,31 @@ def pair_terms(
 ) -> PairTerms:
     """Evaluate a batch of pairs (all array arguments broadcast together).
 
-    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``). Every
-    difference is formed without cancellation - :math:`m - \theta_i = -w_j(\theta_i - \theta_j)/s` from the
-    difference of the means, natural-parameter and mean differences by the families' accurate difference
-    functions - so costs keep full relative precision however close the two means are.
+    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``). The family
+    evaluates the divergences to the infimum point from the shares :math:`s_a = w_a/(w_i + w_j)`
+    (:meth:`~allocopt.families.ExponentialFamily.unit_confidence_pair`,
+    :meth:`~allocopt.families.ExponentialFamily.unit_budget_pair`) in forms that keep full relative precision
+    over the whole mean domain: nearly tied means, Bernoulli means within :math:`10^{-15}` of 0 or 1 (the
+    complement of the infimum point is formed as a share-weighted sum, never as ``1 - point``), and means
+    many orders of magnitude apart (ratios, never offsets from the larger mean).
     """
     total = w_top + w_bottom
     empty = total <= 0
     safe_total = np.where(empty, 1.0, total)
     share_top = np.where(empty, 0.5, w_top / safe_total)
     share_bottom = np.where(empty, 0.5, w_bottom / safe_total)
-    stack = not isinstance(family, Gaussian)
     if kind == "confidence":
-        gap = theta_top - theta_bottom
-        offset_top = -share_bottom * gap  # m - theta_i
-        offset_bottom = share_top * gap  # m - theta_j
-        point = theta_top + offset_top
-        grad_top, grad_bottom = _both(family.unit_kl_offset, theta_top, theta_bottom, offset_top, offset_bottom,
-                                      stack)
-        spread_top, spread_bottom = -offset_top, -offset_bottom  # theta - m
+        pair = family.unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
     else:
-        natural_gap = family.unit_natural_difference(theta_top, theta_bottom)
-        natural_offset_top = -share_bottom * natural_gap  # eta_bar - eta_i
-        natural_offset_bottom = share_top * natural_gap  # eta_bar - eta_j
-        # x - theta_i and x - theta_j, with x = A'(eta_bar)
-        mean_offset_top, mean_offset_bottom = _both(
-            lambda eta, offset_and_mean: family.unit_mean_difference(eta, offset_and_mean[0], offset_and_mean[1]),
-            eta_top, eta_bottom, np.stack(np.broadcast_arrays(natural_offset_top, theta_top)),
-            np.stack(np.broadcast_arrays(natural_offset_bottom, theta_bottom)), stack=False)
-        point = theta_top + mean_offset_top
-        # d(x, theta) = d_1(theta + offset, theta) = unit_kl_offset(theta + offset, -offset)
-        grad_top, grad_bottom = _both(family.unit_kl_offset, theta_top + mean_offset_top,
-                                      theta_bottom + mean_offset_bottom, -mean_offset_top, -mean_offset_bottom,
-                                      stack)
-        spread_top, spread_bottom = -natural_offset_top, -natural_offset_bottom  # eta - eta_bar
-    cost = w_top * grad_top + w_bottom * grad_bottom
+        pair = family.unit_budget_pair(theta_top, theta_bottom, eta_top, eta_bottom, share_top, share_bottom)
+    cost = w_top * pair.top + w_bottom * pair.bottom
     if not second_order:
-        return PairTerms(cost, grad_top, grad_bottom, point)
-    if kind == "confidence":
-        curvature_scale = 1.0 / (family.unit_variance(point) * safe_total)
-    else:
-        curvature_scale = family.unit_variance(point) / safe_total
-    hess_top = -curvature_scale * spread_top * spread_top
-    hess_bottom = -curvature_scale * spread_bottom * spread_bottom
-    hess_cross = -curvature_scale * spread_top * spread_bottom
-    return PairTerms(cost, grad_top, grad_bottom, point, hess_top, hess_cross, hess_bottom)
+        return PairTerms(cost, pair.top, pair.bottom, pair.point)
+    # Hessian -f f^T / s with f the family's Hessian factors. An arm with a vanishing share next to a far-away
+    # mean has a second derivative beyond the floating-point range (it grows like 1/share^2): -inf is then its
+    # correctly rounded value, and the Newton-type callers treat non-finite systems as a failed step
+    factor_top = pair.hessian_factor_top / np.sqrt(safe_total)
+    factor_bottom = pair.hessian_factor_bottom / np.sqrt(safe_total)
+    with np.errstate(over="ignore"):
+        return PairTerms(cost, pair.top, pair.bottom, pair.point, -factor_top * factor_top,
+                         -factor_top * factor_bottom, -factor_bottom * factor_bottom)

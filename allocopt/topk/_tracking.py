@@ -39,7 +39,7 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
     n_columns = n_arms - k
     psi = np.full(n_arms, 1.0 / n_arms)
     counts = np.zeros((k, n_columns))
-    recorder = GapRecorder(iterations)
+    recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
     terms = problem.pair_terms(psi, kind=kind)
     status = "iteration_limit"
     for t in range(1, iterations + 1):

@@ -30,8 +30,15 @@ objective optimality gap (21), :math:`g(\mu) - \Gamma(\psi)`: second order in th
 to the solver tolerance but :math:`\psi` only to its square root along the flat directions, so the
 unrefined bound would be far looser than the answer.)
 
-The reported gap includes an allowance of :math:`16\,\varepsilon_{\mathrm{mach}} \max(U, \Gamma)` for the
-rounding of the two floating-point evaluations, so that it is never below the true gap because of rounding.
+Evaluation error. :math:`\Gamma(\psi)` and :math:`U` are floating-point evaluations of pair costs and
+gradients, each within a relative error :math:`\epsilon` of the true value, where :math:`\epsilon` is the
+family's derived bound for the instance's means
+(:meth:`~allocopt.topk.TopKProblem.evaluation_error`; a few dozen ulps, more for budget costs of means whose
+natural parameters spread widely). The per-arm sums of :math:`U` add one rounding per term. The reported gap
+is :math:`\max(U - \Gamma, 0) + \epsilon (U + \Gamma) + n\,\varepsilon_{\mathrm{mach}} U` (:math:`n` the
+largest number of terms in an arm's sum), so that it is never below the true gap
+:math:`U_{\mathrm{true}} - \Gamma_{\mathrm{true}}` because of rounding, and the reported value is within
+:math:`\epsilon\,\Gamma` of the true :math:`\Gamma(\psi)`.
 """
 
 from __future__ import annotations
@@ -94,11 +101,23 @@ def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultiplier
     return top_sums, bottom_sums, weights, terms.cost
 
 
-def certified_gap(bound, value):
-    """``bound - value`` (clipped at zero) plus the rounding allowance; scalars or arrays."""
+def certified_gap(bound, value, relative_error: float = ROUNDING_ALLOWANCE, terms: int = 1):
+    """``bound - value`` (clipped at zero) plus the allowance for evaluation error: ``relative_error`` (the
+    instance's :meth:`~allocopt.topk.TopKProblem.evaluation_error`) on both, and one rounding per term of the
+    largest per-arm sum of the bound; scalars or arrays."""
     bound, value = np.asarray(bound, dtype=float), np.asarray(value, dtype=float)
-    gap = np.maximum(bound - value, 0.0) + ROUNDING_ALLOWANCE * np.maximum(np.abs(bound), np.abs(value))
+    magnitude_bound, magnitude_value = np.abs(bound), np.abs(value)
+    allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (magnitude_bound + magnitude_value)
+                 + max(terms, 1) * np.finfo(float).eps * magnitude_bound)
+    gap = np.maximum(bound - value, 0.0) + allowance
     return float(gap) if gap.ndim == 0 else gap
+
+
+def _largest_arm_degree(problem: TopKProblem, multipliers: PairMultipliers) -> int:
+    """The largest number of pairs of the multipliers' support that contain one arm."""
+    if multipliers.size == 0:
+        return 1
+    return int(max(np.bincount(multipliers.rows).max(), np.bincount(multipliers.cols).max()))
 
 
 def upper_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence") -> float:
@@ -269,7 +288,7 @@ def certify(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence",
     bound = float(max(top_sums.max(), bottom_sums.max()))
     if refine and bound - value > REFINEMENT_THRESHOLD * abs(value):
         bound = min(bound, refined_bound(problem, psi, multipliers, kind))
-    gap = certified_gap(bound, value)
+    gap = certified_gap(bound, value, problem.evaluation_error(kind), _largest_arm_degree(problem, multipliers))
     scale = value if value > 0 else np.inf
     stationarity = float(max(np.abs(top_sums - value).max(), np.abs(bottom_sums - value).max()) / scale)
     complementarity = float(np.dot(weights, costs - value) / scale)

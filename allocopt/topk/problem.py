@@ -108,6 +108,7 @@ class TopKProblem:
                           1.0 / dispersion[self._top][:, None])
         self._grid_bottom = (theta[self._bottom][None, :], self._eta[self._bottom][None, :],
                              1.0 / dispersion[self._bottom][None, :])
+        self._evaluation_error: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------ basics
     @property
@@ -160,10 +161,60 @@ class TopKProblem:
         gaps[self._bottom] = self._theta[self._top[-1]] - self._theta[self._bottom]
         return gaps
 
-    def heuristic_allocation(self) -> np.ndarray:
-        r"""A cheap starting allocation :math:`\psi_a \propto \phi_a/\Delta_a^2` (``boundary_gaps``), normalised."""
-        weights = self._dispersion / self.boundary_gaps() ** 2
+    def heuristic_allocation(self, kind: str = "confidence") -> np.ndarray:
+        r"""A cheap starting allocation: :math:`\psi_a` inversely proportional to the cost, at unit allocations,
+        of the pair of arm :math:`a` with the boundary arm across (:math:`j_1` for top arms, :math:`i_k` for
+        bottom arms), normalised; :math:`\psi_a \propto 2\phi/\Delta_a^2` for Gaussian arms of a common
+        variance :math:`\phi` (``boundary_gaps``). Formed as ratios to the largest weight, so that it stays
+        finite and positive (down to :math:`10^{-300}`) whatever the scale of the costs."""
+        ones = np.ones(self.n_arms)
+        top_costs = self.pair_terms(ones, np.arange(self._k), np.zeros(self._k, dtype=int), kind=kind).cost
+        bottom_costs = self.pair_terms(ones, np.full(self.n_arms - self._k, self._k - 1),
+                                       np.arange(self.n_arms - self._k), kind=kind).cost
+        costs = np.empty(self.n_arms)
+        costs[self._top], costs[self._bottom] = top_costs, bottom_costs
+        smallest = np.min(costs[costs > 0]) if np.any(costs > 0) else 1.0
+        weights = np.clip(smallest / np.maximum(costs, smallest), 1e-300, 1.0)
         return weights / weights.sum()
+
+    def cost_normalisation(self) -> tuple["TopKProblem", int]:
+        r"""An equivalent instance whose costs are those of this one times :math:`2^{-e}`, and :math:`e`.
+
+        Gaussian costs are homogeneous of degree two in the means and of degree :math:`-1` in the variances,
+        Poisson costs of degree one in the means (for both kinds): scaling the means by :math:`2^{-a}` and the
+        variances by :math:`2^{-b}` (exact in floating point) scales every cost by :math:`2^{-2a+b}` (Gaussian),
+        resp. :math:`2^{-a}` (Poisson), and leaves allocations, multipliers and relative gaps unchanged. The
+        solvers work on the scaled instance, whose largest mean (and variance) lies in [1/2, 1), so that means
+        or variances near the ends of the floating-point range neither overflow nor underflow in intermediate
+        quantities. Instances within :math:`2^{\pm 30}` of that are returned as they are (``e = 0``).
+
+        Raises
+        ------
+        InvalidInstanceError
+            When the means span more than the floating-point range can hold after scaling (the smallest
+            nonzero means would vanish).
+        """
+        from ..families import Gaussian, Poisson
+
+        family = self._family
+        if not isinstance(family, (Gaussian, Poisson)):
+            return self, 0
+        mean_exponent = int(np.frexp(np.max(np.abs(self._theta)))[1])
+        variance_exponent = int(np.frexp(np.max(self._dispersion))[1]) if isinstance(family, Gaussian) else 0
+        if abs(mean_exponent) <= 30 and abs(variance_exponent) <= 60:
+            return self, 0
+        theta = np.ldexp(self._theta, -mean_exponent)
+        vanished = (theta == 0) != (self._theta == 0)
+        if np.any(vanished) or (isinstance(family, Poisson) and np.any(theta <= 0)):
+            raise InvalidInstanceError(
+                f"The 'theta' parameter of TopKProblem must have means within the floating-point range of each "
+                f"other (a ratio of at most about 1e300). Got {describe(self._theta)} instead: arms "
+                f"{np.flatnonzero(vanished).tolist()} (0-based) vanish when the largest mean is scaled to 1.")
+        if isinstance(family, Gaussian):
+            variance = np.ldexp(self._dispersion, -variance_exponent)
+            scaled = TopKProblem(theta, self._k, Gaussian(variance if family.is_heteroscedastic else variance[0]))
+            return scaled, 2 * mean_exponent - variance_exponent
+        return TopKProblem(theta, self._k, family), mean_exponent
 
     def check_kind(self, kind: str, func: str) -> str:
         """Validate a ``kind`` argument (``"confidence"`` or ``"budget"``)."""
@@ -181,6 +232,16 @@ class TopKProblem:
         return array
 
     # ---------------------------------------------------------------------------------------- costs
+    def evaluation_error(self, kind: str = "confidence") -> float:
+        r"""A bound on the relative rounding error of every pair cost and gradient this instance evaluates
+        (:meth:`~allocopt.families.ExponentialFamily.pair_error_bound` of its family for its means); the
+        certificate adds it to the optimality gap."""
+        kind = self.check_kind(kind, "TopKProblem.evaluation_error")
+        cached = self._evaluation_error.get(kind)
+        if cached is None:
+            cached = self._evaluation_error[kind] = float(self._family.pair_error_bound(kind, self._theta))
+        return cached
+
     def effective_weights(self, psi: np.ndarray) -> np.ndarray:
         r"""Effective weights :math:`w_a = \psi_a / \phi_a`."""
         return psi / self._dispersion

@@ -79,7 +79,41 @@ def solve_topk(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "
         raise InvalidArgumentError(
             f"solve_topk(method={method!r}) got unknown option(s) {', '.join(map(repr, unknown))}; "
             f"valid options are {', '.join(map(repr, module.OPTIONS))}.")
-    return module.solve(problem, kind, **options)
+    scaled, exponent = problem.cost_normalisation()
+    if exponent == 0:
+        return module.solve(problem, kind, **options)
+    return _scaled_back(module.solve(scaled, kind, **options), problem, exponent)
+
+
+def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> TopKResult:
+    """The result of the scaled instance (costs times 2^-exponent) as a result of ``problem``."""
+    import dataclasses
+
+    import numpy as np
+
+    from ..exceptions import InvalidInstanceError
+    from .result import IterationHistory
+
+    with np.errstate(over="ignore"):
+        value = float(np.ldexp(result.value, exponent))
+    if not np.isfinite(value):
+        raise InvalidInstanceError(
+            f"The 'theta' parameter of solve_topk must give an optimal value within the floating-point range. "
+            f"Got {problem!r} instead: its optimal value is about {result.value!r} * 2**{exponent}, beyond "
+            f"{float(np.finfo(float).max)!r} (scale the means or variances).")
+    history = result.history
+    if history is not None:
+        history = IterationHistory(iteration=history.iteration, value=np.ldexp(history.value, exponent),
+                                   upper_bound=np.ldexp(history.upper_bound, exponent),
+                                   gap=np.ldexp(history.gap, exponent))
+    extras = dict(result.extras)
+    if "forest" in extras:  # the forest allocation is on the homogeneous scale (forest costs equal to one)
+        extras["forest"] = {**extras["forest"], "psi": np.ldexp(extras["forest"]["psi"], -exponent)}
+    message = f"{result.message} (solved with the costs scaled by 2**{-exponent})".strip()
+    return dataclasses.replace(result, problem=problem, value=value,
+                               upper_bound=float(np.ldexp(result.upper_bound, exponent)),
+                               gap=float(np.ldexp(result.gap, exponent)), history=history, extras=extras,
+                               message=message)
 
 
 def characteristic_time(problem: TopKProblem, kind: str = "confidence", method: str = DEFAULT_METHOD,
