@@ -17,7 +17,7 @@ from ..exceptions import AllocoptError
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # modules of this package that define a subcommand, in the order shown by --help
-SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity")
+SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify")
 
 
 def build_parser() -> argparse.ArgumentParser:
