@@ -20,6 +20,7 @@ import numpy as np
 from ..families import ExponentialFamily, Gaussian
 from ..topk._pairs import pair_terms
 from ..topk.problem import sampling_function_top
+from .statistics import top_k_order
 
 __all__ = ["gather", "SortedArms", "sort_arms", "pair_cost_grid", "pull_probability"]
 
@@ -32,17 +33,16 @@ def gather(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
 
 
 class SortedArms:
-    """Values and weights of the arms split into the top-k and the others by decreasing value (last axis)."""
+    """Values and weights of the arms split into the top-k and the others (last axis; see
+    :func:`~allocopt.algorithms.statistics.top_k_order`), shaped as grid columns and rows."""
 
     __slots__ = ("top", "bottom", "value_top", "value_bottom", "weight_top", "weight_bottom")
 
     def __init__(self, values: np.ndarray, weights: np.ndarray, k: int):
-        order = np.argsort(-values, axis=-1, kind="stable")
-        sorted_values = gather(values, order)
-        sorted_weights = gather(weights, order)
-        self.top, self.bottom = order[..., :k], order[..., k:]
-        self.value_top, self.value_bottom = sorted_values[..., :k, None], sorted_values[..., None, k:]
-        self.weight_top, self.weight_bottom = sorted_weights[..., :k, None], sorted_weights[..., None, k:]
+        self.top, self.bottom = top_k_order(values, k)
+        self.value_top, self.value_bottom = gather(values, self.top)[..., :, None], gather(values, self.bottom)[..., None, :]
+        self.weight_top = gather(weights, self.top)[..., :, None]
+        self.weight_bottom = gather(weights, self.bottom)[..., None, :]
 
 
 def sort_arms(values: np.ndarray, weights: np.ndarray, k: int) -> SortedArms:

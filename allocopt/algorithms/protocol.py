@@ -74,7 +74,7 @@ class RunView(NamedTuple):
     """The statistics handed to a rule at a step (one run: shapes (K,), (k,); a batch: a leading run axis).
 
     ``t`` is the number of pulls so far; ``glr`` the Chernoff statistic :math:`Z_t`; ``top``/``bottom``
-    the empirical top-k and the other arms by decreasing mean; ``pair_top``/``pair_bottom`` the pair
+    the empirical top-k and the other arms (in increasing arm order); ``pair_top``/``pair_bottom`` the pair
     attaining :math:`Z_t`.
     """
 

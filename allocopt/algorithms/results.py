@@ -64,7 +64,7 @@ class IdentificationResult(Result):
     threshold : str
     stopping_times : ndarray of int, shape (n_runs, n_delta)
     recommendations : ndarray of int, shape (n_runs, n_delta, k)
-        Empirical top-k at the stop, by decreasing empirical mean.
+        Empirical top-k at the stop, in increasing arm order.
     correct : ndarray of bool, shape (n_runs, n_delta)
     stopped : ndarray of bool, shape (n_runs, n_delta)
     pulls : ndarray of int, shape (n_runs, K)

@@ -47,7 +47,7 @@ class GLRStatistic(NamedTuple):
     value : ndarray
         :math:`Z_t` (0 when means tie across the top-k boundary).
     top, bottom : ndarray of int
-        Empirical top-k and the other arms, by decreasing empirical mean.
+        Empirical top-k and the other arms, in increasing arm order.
     pair_top, pair_bottom : ndarray of int
         The arms of the pair attaining the minimum (the first one in row-major order among exact ties).
     """
