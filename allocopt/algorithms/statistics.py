@@ -156,8 +156,8 @@ def random_choice_index(mask: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> random_choice_index(np.array([False, True, True, False, True]), np.array(0.5))
-    array(2)
+    >>> int(random_choice_index(np.array([False, True, True, False, True]), np.array(0.5)))
+    2
     """
     first = np.argmax(mask, axis=-1)
     count = mask.sum(axis=-1)
