@@ -258,3 +258,17 @@ def test_rewards_do_not_depend_on_the_block_size():
     assert np.array_equal(np.array(column), direct[: len(column)])
     block = small.next_block(0, 1, 25)
     assert np.array_equal(block, large.next_block(0, 1, 25))
+
+
+def test_top_k_order_matches_a_stable_sort_row_by_row_with_ties(rng):
+    from allocopt.algorithms.statistics import top_k_order
+
+    values = rng.integers(0, 4, size=(200, 7)).astype(float)  # many ties, some across the boundary
+    for k in (1, 3, 6):
+        top, bottom = top_k_order(values, k)
+        for row in range(values.shape[0]):
+            order = np.argsort(-values[row], kind="stable")  # independent: numpy's stable sort
+            assert top[row].tolist() == sorted(order[:k].tolist())
+            assert bottom[row].tolist() == sorted(order[k:].tolist())
+            single_top, single_bottom = top_k_order(values[row], k)
+            assert np.array_equal(single_top, top[row]) and np.array_equal(single_bottom, bottom[row])
