@@ -1,0 +1,142 @@
+r"""The sampling-rule protocol and the registry of rule names.
+
+A sampling rule is a frozen configuration object (a frozen dataclass) with
+
+``uniforms_per_step(context) -> int``
+    How many uniforms in (0, 1) one step consumes (posterior samples, coins, tie-breaks). Fixed per step, so
+    that one run and a batch of runs read their random streams identically.
+``init_state(context, n_runs) -> dict[str, ndarray]``
+    The per-run state: arrays whose first axis has length ``n_runs`` and at least two dimensions (so that
+    row ``r`` is a writable view). Rules without state return ``{}``.
+``select(context, view, state, uniforms) -> int | Pull``
+    One step of one run, written like the paper's pseudo-code: ``view`` is a :class:`RunView` (counts, sums,
+    means, the Chernoff statistic and the empirical top-k), ``state`` holds the run's rows of the state
+    arrays (update them in place), ``uniforms`` is a vector of ``uniforms_per_step`` numbers.
+
+and optionally
+
+``select_batch(context, view, state, uniforms) -> ndarray | BatchPull``
+    The same step for many runs at once (``view`` a :class:`RunView` with a leading run axis, ``state`` the
+    rows of the active runs, to be updated by assignment ``state[name][...] = ...`` or returned by
+    ``state_updates``). It must choose exactly the arms that ``select`` chooses; the conformance suite checks
+    this for every registered rule.
+
+Optional class attributes: ``anytime`` (default True: one run serves every budget of a fixed-budget
+experiment; False makes the runner pass the budget in ``context.budget`` and run each budget separately),
+``delta_dependent`` (default False; True makes the runner run one delta at a time with ``context.delta``
+set, for rules such as LUCB whose sampling uses the confidence level), ``max_k`` (e.g. 1 for best-arm rules),
+``initial_pulls`` (pulls of every arm before the rule runs, default 1) and ``diagnostics(state)`` (per-run
+numbers reported in the result, e.g. solver fallbacks).
+
+A step may pull one arm or a block "arm ``a``, ``n`` times" (:class:`Pull`), which elimination algorithms use
+to spend one step per round; the stopping rule is checked between steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+from .._validation import fail
+from ..families import ExponentialFamily
+
+__all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "SamplingRule", "POLICIES", "register_policy",
+           "get_policy", "policy_name"]
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule may know about the problem: no true means.
+
+    Attributes
+    ----------
+    n_arms, k : int
+    family : ExponentialFamily
+    dispersion : ndarray, shape (K,)
+        Per-arm dispersion (Gaussian variance, 1 otherwise).
+    delta : float or None
+        The confidence level, for delta-dependent rules run one delta at a time.
+    budget : int or None
+        The budget, for fixed-budget rules that are not anytime.
+    """
+
+    n_arms: int
+    k: int
+    family: ExponentialFamily
+    dispersion: np.ndarray
+    delta: float | None = None
+    budget: int | None = None
+
+
+class RunView(NamedTuple):
+    """The statistics handed to a rule at a step (one run: shapes (K,), (k,); a batch: a leading run axis).
+
+    ``t`` is the number of pulls so far; ``glr`` the Chernoff statistic :math:`Z_t`; ``top``/``bottom``
+    the empirical top-k and the other arms (in increasing arm order); ``pair_top``/``pair_bottom`` the pair
+    attaining :math:`Z_t`.
+    """
+
+    t: Any
+    counts: np.ndarray
+    sums: np.ndarray
+    means: np.ndarray
+    glr: Any
+    top: np.ndarray
+    bottom: np.ndarray
+    pair_top: Any
+    pair_bottom: Any
+
+
+class Pull(NamedTuple):
+    """A block action of one run: pull ``arm`` ``count`` times."""
+
+    arm: int
+    count: int
+
+
+class BatchPull(NamedTuple):
+    """Block actions of a batch of runs: ``arms`` and ``counts``, each of shape (R,)."""
+
+    arms: np.ndarray
+    counts: np.ndarray
+
+
+@runtime_checkable
+class SamplingRule(Protocol):
+    """See the module docstring."""
+
+    def uniforms_per_step(self, context: RuleContext) -> int: ...
+
+    def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]: ...
+
+    def select(self, context: RuleContext, view: RunView, state: dict[str, np.ndarray],
+               uniforms: np.ndarray) -> int | Pull: ...
+
+
+POLICIES: dict[str, Any] = {}
+"""Rule names mapped to factories of their default configuration."""
+
+
+def register_policy(name: str, factory) -> None:
+    """Register ``factory()`` (a rule with its default configuration) under ``name``."""
+    POLICIES[name] = factory
+
+
+def get_policy(policy, func: str):
+    """A rule object from a registered name or an object following the protocol."""
+    if isinstance(policy, str):
+        if policy not in POLICIES:
+            fail(func, "policy", "a registered rule name (one of " + ", ".join(repr(name) for name in sorted(POLICIES))
+                 + ") or an object with uniforms_per_step, init_state and select", policy)
+        return POLICIES[policy]()
+    if not isinstance(policy, SamplingRule):
+        fail(func, "policy", "a registered rule name (one of " + ", ".join(repr(name) for name in sorted(POLICIES))
+             + ") or an object with uniforms_per_step, init_state and select", policy)
+    return policy
+
+
+def policy_name(policy) -> str:
+    """A short name for results: the rule's ``name`` attribute or its class name."""
+    return str(getattr(policy, "name", type(policy).__name__))

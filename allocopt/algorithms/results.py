@@ -1,0 +1,181 @@
+"""Results of identification experiments: fixed confidence and fixed budget."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._result import Result
+from ..simulate import binomial_confidence_interval
+
+__all__ = ["IdentificationResult", "IdentificationSummaryRow", "FixedBudgetResult", "FixedBudgetSummaryRow"]
+
+
+@dataclass(frozen=True)
+class IdentificationSummaryRow:
+    """One confidence level of a fixed-confidence experiment.
+
+    Attributes
+    ----------
+    delta : float
+    mean_stopping_time, standard_error : float
+        Mean of the stopping times and its standard error (sample standard deviation over sqrt(n_runs)).
+    error_rate, error_low, error_high : float
+        Fraction of wrong recommendations and its 95% Clopper-Pearson interval.
+    lower_bound : float
+        :math:`T^* \\mathrm{kl}(\\delta, 1-\\delta)`, the asymptotic lower bound on the expected stopping time
+        (Wang, Yang, You 2022, Lemma 2.1), with :math:`T^*` from the exact top-k solver.
+    ratio : float
+        Mean stopping time over :math:`T^* \\log(1/\\delta)`.
+    stopped_fraction : float
+        Fraction of runs that stopped before the sample cap.
+    """
+
+    delta: float
+    mean_stopping_time: float
+    standard_error: float
+    error_rate: float
+    error_low: float
+    error_high: float
+    lower_bound: float
+    ratio: float
+    stopped_fraction: float
+
+
+def bernoulli_kl(p: float, q: float) -> float:
+    """kl(p, q) between Bernoulli(p) and Bernoulli(q), p and q in (0, 1)."""
+    return p * math.log(p / q) + (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentificationResult(Result):
+    """Outcome of :func:`~allocopt.algorithms.identify`.
+
+    Statuses: ``"completed"`` (every run stopped at every delta) and ``"sample_cap_reached"`` (some run hit
+    ``max_samples`` first; its stopping time is the cap and ``stopped`` is False there).
+
+    Attributes
+    ----------
+    policy : str
+    deltas : ndarray, shape (n_delta,)
+    threshold : str
+    stopping_times : ndarray of int, shape (n_runs, n_delta)
+    recommendations : ndarray of int, shape (n_runs, n_delta, k)
+        Empirical top-k at the stop, in increasing arm order.
+    correct : ndarray of bool, shape (n_runs, n_delta)
+    stopped : ndarray of bool, shape (n_runs, n_delta)
+    pulls : ndarray of int, shape (n_runs, K)
+        Counts when the run finished (at the last delta's stop).
+    diagnostics : dict of str to ndarray
+        Per-run numbers reported by the rule (e.g. ``"solver_fallbacks"``).
+    characteristic_time : float
+        :math:`T^*` of the problem.
+    entropy : int
+        Root entropy (replication ``i`` used the streams of :mod:`allocopt.algorithms.rewards`).
+    max_samples, n_runs, replication_steps : int
+    """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"completed"})
+
+    policy: str
+    deltas: np.ndarray
+    threshold: str
+    stopping_times: np.ndarray
+    recommendations: np.ndarray
+    correct: np.ndarray
+    stopped: np.ndarray
+    pulls: np.ndarray
+    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+    characteristic_time: float
+    entropy: int
+    max_samples: int
+    n_runs: int
+    replication_steps: int
+
+    @property
+    def elapsed(self) -> float:
+        """Wall-clock seconds (the core ``time``)."""
+        return self.time
+
+    def summary(self) -> list[IdentificationSummaryRow]:
+        """One row per delta (see :class:`IdentificationSummaryRow`)."""
+        rows = []
+        n_runs = self.stopping_times.shape[0]
+        for column, delta in enumerate(self.deltas):
+            times = self.stopping_times[:, column].astype(float)
+            errors = int(n_runs - self.correct[:, column].sum())
+            low, high = binomial_confidence_interval(errors, n_runs)
+            spread = float(times.std(ddof=1)) / math.sqrt(n_runs) if n_runs > 1 else math.nan
+            delta = float(delta)
+            rows.append(IdentificationSummaryRow(
+                delta=delta, mean_stopping_time=float(times.mean()), standard_error=spread,
+                error_rate=errors / n_runs, error_low=low, error_high=high,
+                lower_bound=self.characteristic_time * bernoulli_kl(delta, 1.0 - delta),
+                ratio=float(times.mean()) / (self.characteristic_time * math.log(1.0 / delta)),
+                stopped_fraction=float(self.stopped[:, column].mean())))
+        return rows
+
+    def format_summary(self) -> str:
+        """The summary as a text table."""
+        lines = [f"{self.policy}: {self.n_runs} runs, threshold {self.threshold}, T* = {self.characteristic_time:.6g}, "
+                 f"{self.time:.1f} s",
+                 f"{'delta':>8} {'E[tau]':>11} {'s.e.':>8} {'error':>8} {'95% interval':>19} "
+                 f"{'T* kl':>10} {'E[tau]/(T* log 1/d)':>20} {'stopped':>8}"]
+        for row in self.summary():
+            lines.append(f"{row.delta:8.3g} {row.mean_stopping_time:11.1f} {row.standard_error:8.1f} "
+                         f"{row.error_rate:8.4f} [{row.error_low:7.4f}, {row.error_high:7.4f}] "
+                         f"{row.lower_bound:10.1f} {row.ratio:20.3f} {row.stopped_fraction:8.3f}")
+        return "\n".join(lines)
+
+    def _dict_extras(self) -> dict[str, Any]:
+        return {"summary": self.summary()}
+
+
+@dataclass(frozen=True)
+class FixedBudgetSummaryRow:
+    """Error rate at one budget with its 95% Clopper-Pearson interval."""
+
+    budget: int
+    error_rate: float
+    error_low: float
+    error_high: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedBudgetResult(Result):
+    """Outcome of :func:`~allocopt.algorithms.identify_fixed_budget` (status ``"completed"``).
+
+    Attributes
+    ----------
+    policy : str
+    budgets : ndarray of int, shape (n_budget,)
+    recommendations : ndarray of int, shape (n_runs, n_budget, k)
+        Empirical top-k when the budget was spent.
+    correct : ndarray of bool, shape (n_runs, n_budget)
+    error_rate, error_low, error_high : ndarray, shape (n_budget,)
+        Fraction of wrong recommendations and its 95% Clopper-Pearson interval.
+    pulls : ndarray of int, shape (n_runs, K)
+        Counts at the last budget.
+    """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"completed"})
+
+    policy: str
+    budgets: np.ndarray
+    recommendations: np.ndarray
+    correct: np.ndarray
+    error_rate: np.ndarray
+    error_low: np.ndarray
+    error_high: np.ndarray
+    pulls: np.ndarray
+    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+    entropy: int
+    n_runs: int
+
+    def summary(self) -> list[FixedBudgetSummaryRow]:
+        """One row per budget."""
+        return [FixedBudgetSummaryRow(int(budget), float(rate), float(low), float(high))
+                for budget, rate, low, high in zip(self.budgets, self.error_rate, self.error_low, self.error_high)]

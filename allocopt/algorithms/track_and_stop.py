@@ -1,0 +1,257 @@
+r"""Track-and-Stop (Garivier and Kaufmann 2016) with the top-k allocation solvers; FWGA-TaS of Wang, Yang, You
+(2022, Section 4.1) is its instance with the FWGA solver updated at every step.
+
+At step :math:`t` (pulls so far), the target allocation :math:`\hat\psi` is the solution of the top-k
+allocation problem at the empirical means (recomputed at every step, every ``m`` steps, or when ``t`` has
+doubled since the last solve). The next arm is then
+
+* D-tracking: with :math:`U_t = \{a : N_a < \sqrt t - K/2\}`, a least-pulled arm of :math:`U_t` if it is not
+  empty (forced exploration), else :math:`\arg\max_a\ t\hat\psi_a - N_a`;
+* C-tracking: :math:`\arg\max_a \sum_{s} \hat\psi^{\epsilon_s}_a(s) - N_a`, the cumulative sum (over the
+  rule's steps) of the allocations projected on :math:`\{\psi \in \Sigma_K : \psi_a \ge \epsilon_s\}` with
+  :math:`\epsilon_s = (K^2 + s)^{-1/2}/2`. The projection is the Euclidean one (Garivier and Kaufmann use the
+  sup-norm projection; any projection onto the shrunk simplex keeps their guarantee).
+
+Ties in the arg min / arg max are broken uniformly at random with one uniform per step.
+
+Solver failures
+    The allocation problem is undefined when the empirical means tie across the top-k boundary, and a solver
+    can raise or return a non-finite or unaccepted result. The rule then keeps its last allocation (uniform at
+    the start) and counts a fallback; the result reports ``solver_fallbacks`` and ``solver_calls`` per run.
+    Empirical means on the edge of the mean domain (bernoulli 0 or 1, poisson 0) are moved inside it by
+    :math:`10^{-9}` before solving. Accepted statuses: ``"optimal"`` and ``"iteration_limit"`` (the normal
+    outcome of the iterative methods run for a fixed number of iterations).
+
+Batched solves
+    A batched step collects the runs whose allocation is due and calls :func:`solve_allocations` once for all
+    of them. Today it loops over the runs calling :func:`~allocopt.solve_topk` (warm-started from each run's
+    previous exact solution); a batched solver can replace its body without touching the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_choice, as_int, fail
+from ..exceptions import AllocoptError
+from ..topk.problem import TopKProblem
+from .protocol import RuleContext, RunView, register_policy
+from .statistics import random_choice_index
+
+__all__ = ["TrackAndStop", "solve_allocations", "project_shrunk_simplex", "c_tracking_epsilon",
+           "ACCEPTED_STATUSES"]
+
+ACCEPTED_STATUSES = frozenset({"optimal", "iteration_limit"})
+_EDGE = 1e-9
+_SOLVERS = ("exact", "fwga", "kkt-tracking")
+
+
+def c_tracking_epsilon(n_arms: int, t) -> np.ndarray:
+    r""":math:`\epsilon_t = (K^2 + t)^{-1/2}/2` (Garivier and Kaufmann 2016, C-tracking)."""
+    return 0.5 / np.sqrt(n_arms * n_arms + np.asarray(t, dtype=float))
+
+
+def project_shrunk_simplex(psi: np.ndarray, epsilon) -> np.ndarray:
+    r"""Euclidean projection of ``psi`` (last axis) on :math:`\{v : v_a \ge \epsilon, \sum_a v_a = 1\}`.
+
+    It is :math:`\epsilon + (1 - K\epsilon)\,\Pi_{\Sigma_K}((\psi - \epsilon)/(1 - K\epsilon))` with
+    :math:`\Pi_{\Sigma_K}` the projection on the simplex (sort-based, vectorised over leading axes).
+
+    Examples
+    --------
+    >>> project_shrunk_simplex(np.array([1.0, 0.0, 0.0]), 0.1).round(12)
+    array([0.8, 0.1, 0.1])
+    """
+    psi = np.asarray(psi, dtype=float)
+    epsilon = np.asarray(epsilon, dtype=float)[..., None]
+    n_arms = psi.shape[-1]
+    scale = 1.0 - n_arms * epsilon
+    vector = (psi - epsilon) / scale
+    ordered = -np.sort(-vector, axis=-1)
+    excess = np.cumsum(ordered, axis=-1) - 1.0
+    positions = np.arange(1, n_arms + 1)
+    rho = n_arms - 1 - np.argmax((ordered * positions > excess)[..., ::-1], axis=-1)
+    shift = np.take_along_axis(excess, rho[..., None], axis=-1) / (rho[..., None] + 1)
+    return epsilon + scale * np.maximum(vector - shift, 0.0)
+
+
+def _solve_one(context: RuleContext, means: np.ndarray, solver: str, options: dict, warm):
+    family = context.family
+    theta = np.array(means, dtype=float)
+    if np.isfinite(family.lower):
+        theta = np.maximum(theta, family.lower + _EDGE)
+    if np.isfinite(family.upper):
+        theta = np.minimum(theta, family.upper - _EDGE)
+    from ..topk.solve import solve_topk
+
+    try:
+        problem = TopKProblem(theta, context.k, family=family)
+        extra = {"warm_start": warm} if solver == "exact" and warm is not None else {}
+        result = solve_topk(problem, method=solver, **options, **extra)
+    except (AllocoptError, ValueError, ArithmeticError, np.linalg.LinAlgError):
+        return None
+    psi = np.asarray(result.psi, dtype=float)
+    if result.status not in ACCEPTED_STATUSES or not np.all(np.isfinite(psi)) or np.any(psi < 0):
+        return None
+    return result
+
+
+def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, options: dict,
+                      warm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Allocations at the empirical means of several runs: the single entry point of the batched rule.
+
+    Parameters
+    ----------
+    means : ndarray, shape (R, K)
+    warm : ndarray of object, shape (R,)
+        Each run's previous result (or None).
+
+    Returns
+    -------
+    psi : ndarray, shape (R, K)
+        The allocations (rows of failed solves are NaN).
+    ok : ndarray of bool, shape (R,)
+    results : ndarray of object, shape (R,)
+        The solver results (None where failed), used as the next warm starts.
+    """
+    n_runs, n_arms = means.shape
+    psi = np.full((n_runs, n_arms), np.nan)
+    ok = np.zeros(n_runs, dtype=bool)
+    results = np.empty(n_runs, dtype=object)
+    for run in range(n_runs):
+        result = _solve_one(context, means[run], solver, options, warm[run])
+        results[run] = result
+        if result is not None:
+            psi[run] = result.psi / result.psi.sum()
+            ok[run] = True
+    return psi, ok, results
+
+
+@dataclass(frozen=True)
+class TrackAndStop:
+    """Track-and-Stop with a top-k allocation solver.
+
+    Parameters
+    ----------
+    tracking : {"d", "c"}
+        D-tracking or C-tracking.
+    solver : {"exact", "fwga", "kkt-tracking"}
+        Allocation solver (:func:`~allocopt.solve_topk` method).
+    update : "every", int or "geometric"
+        Solve at every step, every ``m`` steps, or when the number of pulls has doubled since the last solve.
+    solver_options : dict
+        Options of the solver (e.g. ``{"iterations": 200}`` for the iterative methods).
+    name : str
+        Name reported in results.
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.algorithms import identify
+    >>> problem = TopKProblem([1.0, 0.5, 0.0], k=1, variance=0.25)
+    >>> result = identify(problem, TrackAndStop(), delta=0.1, n_runs=5, rng=2)
+    >>> bool(result.correct.all()), int(result.diagnostics["solver_calls"].max()) > 0
+    (True, True)
+    """
+
+    tracking: str = "d"
+    solver: str = "exact"
+    update: Any = "every"
+    solver_options: dict = field(default_factory=dict)
+    name: str = "track-and-stop"
+
+    diagnostic_names = ("solver_fallbacks", "solver_calls")
+
+    def __post_init__(self):
+        func = "TrackAndStop"
+        as_choice(self.tracking, func, "tracking", ("d", "c"))
+        as_choice(self.solver, func, "solver", _SOLVERS)
+        if isinstance(self.update, str):
+            as_choice(self.update, func, "update", ("every", "geometric"))
+        elif isinstance(self.update, (bool, np.bool_)):
+            fail(func, "update", "'every', 'geometric' or an integer >= 1", self.update)
+        else:
+            as_int(self.update, func, "update", low=1, requirement="'every', 'geometric' or an integer >= 1")
+        if not isinstance(self.solver_options, dict):
+            fail(func, "solver_options", "a dict of solve_topk options", self.solver_options)
+
+    def uniforms_per_step(self, context: RuleContext) -> int:
+        return 1
+
+    def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
+        return {"psi": np.full((n_runs, context.n_arms), 1.0 / context.n_arms),
+                "cumulative": np.zeros((n_runs, context.n_arms)),
+                "last_solve": np.full((n_runs, 1), -1, dtype=np.int64),
+                "solver_fallbacks": np.zeros((n_runs, 1), dtype=np.int64),
+                "solver_calls": np.zeros((n_runs, 1), dtype=np.int64),
+                "warm": np.full((n_runs, 1), None, dtype=object)}
+
+    def diagnostics(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"solver_fallbacks": state["solver_fallbacks"][:, 0], "solver_calls": state["solver_calls"][:, 0]}
+
+    def _due(self, t, last_solve, n_arms: int):
+        if self.update == "every":
+            return np.ones(np.shape(t), dtype=bool)
+        if self.update == "geometric":
+            return (last_solve < 0) | (t >= 2 * last_solve)
+        return (last_solve < 0) | ((t - n_arms) % int(self.update) == 0)
+
+    def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
+        n_arms, t, counts = context.n_arms, int(view.t), view.counts
+        # the target allocation at the empirical means, when due
+        if self._due(t, state["last_solve"][0], n_arms):
+            psi, ok, results = solve_allocations(context, view.means[None, :], self.solver, self.solver_options,
+                                                 state["warm"])
+            state["solver_calls"][0] += 1
+            state["last_solve"][0] = t
+            if ok[0]:
+                state["psi"][:] = psi[0]
+                state["warm"][0] = results[0]
+            else:
+                state["solver_fallbacks"][0] += 1
+        psi = state["psi"]
+        if self.tracking == "d":
+            forced = counts < np.sqrt(t) - n_arms / 2
+            if forced.any():  # forced exploration: a least-pulled arm among the under-sampled ones
+                candidates = forced & (counts == counts[forced].min())
+            else:
+                gap = t * psi - counts
+                candidates = gap == gap.max()
+        else:
+            state["cumulative"][:] += project_shrunk_simplex(psi, c_tracking_epsilon(n_arms, t))
+            gap = state["cumulative"] - counts
+            candidates = gap == gap.max()
+        return int(random_choice_index(candidates, uniforms[0]))
+
+    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
+        n_arms, t, counts = context.n_arms, view.t, view.counts
+        due = np.flatnonzero(self._due(t, state["last_solve"][:, 0], n_arms))
+        if due.size:
+            psi, ok, results = solve_allocations(context, view.means[due], self.solver, self.solver_options,
+                                                 state["warm"][due, 0])
+            state["solver_calls"][due, 0] += 1
+            state["last_solve"][due, 0] = t[due]
+            solved = due[ok]
+            state["psi"][solved] = psi[ok]
+            state["warm"][solved, 0] = results[ok]
+            state["solver_fallbacks"][due[~ok], 0] += 1
+        psi = state["psi"]
+        if self.tracking == "d":
+            forced = counts < (np.sqrt(t) - n_arms / 2)[:, None]
+            forced_min = np.where(forced, counts, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
+            gap = t[:, None] * psi - counts
+            tracked = gap == gap.max(axis=1, keepdims=True)
+            candidates = np.where(forced.any(axis=1, keepdims=True), forced & (counts == forced_min), tracked)
+        else:
+            state["cumulative"][...] += project_shrunk_simplex(psi, c_tracking_epsilon(n_arms, t))
+            gap = state["cumulative"] - counts
+            candidates = gap == gap.max(axis=1, keepdims=True)
+        return random_choice_index(candidates, uniforms[:, 0])
+
+
+register_policy("track-and-stop", TrackAndStop)
+register_policy("fwga-ts", lambda: TrackAndStop(solver="fwga", update="every", solver_options={"iterations": 200},
+                                                name="fwga-ts"))

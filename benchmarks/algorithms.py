@@ -1,0 +1,87 @@
+"""Benchmarks of the sequential identification engine. Prints figures measured in this run; asserts nothing.
+
+Instance: Wang, Yang, You (2022), Section 5: gaussian theta_i = 1 - (i-1)/20, i = 1..20, variance 1/4, k = 5.
+
+1. KKT-TS, ``--runs`` replications (default 10^4), deltas 0.1, 0.01, 0.001 from one run, ``--jobs`` workers
+   (default 2); goal: at most 3 minutes on a 2-core machine.
+2. Nanoseconds per replication-step: the batched engine (one chunk of ``--batch`` replications) against the
+   scalar rule run one replication at a time (``--scalar-runs`` replications), KKT-TS and uniform.
+3. Track-and-Stop, exact solver at every step, 1000 replications at delta = 0.01: the per-step cost is measured
+   on ``--tas-sample`` replications and the full time projected from it and from the mean stopping time;
+   ``--tas-full`` runs the 1000 replications for real.
+
+Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000] [--scalar-runs 10]
+[--tas-sample 4] [--tas-full]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+from allocopt import TopKProblem
+from allocopt.algorithms import TrackAndStop, identify
+
+THETA = 1.0 - np.arange(20) / 20.0
+
+
+def per_step(result) -> float:
+    return result.time / result.replication_steps * 1e9
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--scalar-runs", type=int, default=10)
+    parser.add_argument("--tas-sample", type=int, default=4)
+    parser.add_argument("--tas-full", action="store_true")
+    parser.add_argument("--skip-main", action="store_true", help="skip part 1")
+    args = parser.parse_args()
+    problem = TopKProblem(THETA, 5, variance=0.25)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+          f"(figures are measured under this load)")
+
+    mean_tau = None
+    if not args.skip_main:
+        print(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
+        result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs)
+        print(result.format_summary())
+        print(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
+              f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
+        mean_tau = float(result.stopping_times[:, 1].mean())
+
+    print(f"\n2. ns per replication-step, batched ({args.batch} replications in one chunk) against scalar "
+          f"({args.scalar_runs} replications, one at a time), one worker, delta = 0.01")
+    for name in ("kkt-ts", "uniform"):
+        batched = identify(problem, name, delta=0.01, n_runs=args.batch, rng=1, n_jobs=1, chunk_size=args.batch)
+        scalar = identify(problem, name, delta=0.01, n_runs=args.scalar_runs, rng=1, n_jobs=1, chunk_size=1,
+                          batched=False)
+        print(f"  {name:8s} batched {per_step(batched):8.0f} ns   scalar {per_step(scalar):8.0f} ns   "
+              f"ratio {per_step(scalar) / per_step(batched):.1f}")
+        if name == "kkt-ts" and mean_tau is None:
+            mean_tau = float(batched.stopping_times[:, 0].mean())
+
+    print(f"\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
+    rule = TrackAndStop(solver="exact", update="every")
+    sample = identify(problem, rule, delta=0.01, n_runs=args.tas_sample, rng=2, n_jobs=1)
+    cost = sample.time / sample.replication_steps
+    tas_tau = float(sample.stopping_times.mean())
+    print(f"  {args.tas_sample} replications: {sample.time:.1f} s, mean stopping time {tas_tau:.0f}, "
+          f"{cost * 1e3:.2f} ms per step (one solve_topk per step, warm-started); fallbacks "
+          f"{int(sample.diagnostics['solver_fallbacks'].sum())} of {int(sample.diagnostics['solver_calls'].sum())}")
+    projected = cost * 1000 * tas_tau
+    print(f"  projection for 1000 replications: {projected / 3600:.1f} hours on one worker, "
+          f"{projected / 3600 / args.jobs:.1f} hours on {args.jobs}")
+    if args.tas_full:
+        full = identify(problem, rule, delta=0.01, n_runs=1000, rng=2, n_jobs=args.jobs)
+        print(full.format_summary())
+
+
+if __name__ == "__main__":
+    main()
