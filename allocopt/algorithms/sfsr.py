@@ -23,6 +23,7 @@ Vectorisation
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -248,5 +249,7 @@ def sfsr(
     strict = as_bool(strict, func, "strict")
     budget = check_budget(problem, budget, func, minimum=problem.n_unknown + 1)
     generator = as_generator(rng, func)
+    start = time.perf_counter()
     batch = sfsr_batch(problem, budget, [generator], sigma_r=sigma_r, sigma_c=sigma_c, score=score, strict=strict)
-    return single_run_result("sfsr" if score == "iv" else "sfsr-l", problem, budget, batch)
+    return single_run_result("sfsr" if score == "iv" else "sfsr-l", problem, budget, batch,
+                             time.perf_counter() - start)

@@ -8,6 +8,7 @@ optimum, possible with known arms), one of them is chosen uniformly at random.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -87,5 +88,6 @@ def uslp(
     sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)
     budget = check_budget(problem, budget, func, minimum=problem.n_unknown)
     generator = as_generator(rng, func)
+    start = time.perf_counter()
     batch = uslp_batch(problem, budget, [generator], sigma_r=sigma_r, sigma_c=sigma_c)
-    return single_run_result("uslp", problem, budget, batch)
+    return single_run_result("uslp", problem, budget, batch, time.perf_counter() - start)

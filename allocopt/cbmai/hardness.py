@@ -47,12 +47,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .._result import Result, omit_from_dict
 from .._validation import as_int, as_positive_float, fail
 from ..exceptions import InvalidInstanceError
 from .bases import basis_layout, check_problem
@@ -580,12 +582,25 @@ def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], base
 # ---------------------------------------------------------------------------------------------------------
 # the result
 # ---------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CBMAIHardness:
+@dataclass(frozen=True, kw_only=True)
+class CBMAIHardness(Result):
     """Hardness gaps and error bounds of a CBMAI instance (Section 4 of the paper).
+
+    The core fields (:class:`~allocopt._result.Result`) come first. :func:`cbmai_hardness` raises instead of
+    returning when the gaps are not defined, so the status is always ``"computed"``.
 
     Attributes
     ----------
+    status : {"computed"}
+    success : bool
+    message : str
+        The search settings behind the basis gaps.
+    method : {"lattice-pattern-search"}
+        How the basis gaps were minimised (the infeasibility gap is exact).
+    time : float
+        Seconds spent. ``elapsed`` is a deprecated alias.
+    problem : CBMAIProblem
+        The instance (not part of :meth:`to_dict`).
     optimal_support : tuple of int
         ``I*`` (true arms and slacks ``K + l``).
     sigma_r, sigma_c : float
@@ -610,11 +625,11 @@ class CBMAIHardness:
         (15): a lower bound on SFSR's ``liminf -(1/N) log P(error)``.
     resolution, n_starts : int
         Lattice resolution and number of pattern-search starts used for the basis gaps.
-    elapsed : float
-        Seconds spent.
     """
 
-    problem: CBMAIProblem
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"computed"})
+
+    problem: CBMAIProblem = omit_from_dict()
     optimal_support: tuple[int, ...]
     sigma_r: float
     sigma_c: float
@@ -629,11 +644,17 @@ class CBMAIHardness:
     sfsr_exponent: float
     resolution: int
     n_starts: int
-    elapsed: float
-    _weights_x: np.ndarray
-    _weights_y: np.ndarray
-    _infeasibility_witness: np.ndarray | None
-    _exact_witnesses: dict = field(default_factory=dict)
+    _weights_x: np.ndarray = omit_from_dict(repr=False)
+    _weights_y: np.ndarray = omit_from_dict(repr=False)
+    _infeasibility_witness: np.ndarray | None = omit_from_dict(repr=False)
+    _exact_witnesses: dict = omit_from_dict(default_factory=dict, repr=False)
+
+    @property
+    def elapsed(self) -> float:
+        """Deprecated alias of :attr:`time` (removed in the next release)."""
+        warnings.warn("CBMAIHardness.elapsed is deprecated; use CBMAIHardness.time", DeprecationWarning,
+                      stacklevel=2)
+        return self.time
 
     def _scaled_budget(self, budget: Any) -> np.ndarray:
         problem = self.problem
@@ -690,7 +711,8 @@ class CBMAIHardness:
 
     def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
         """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
-        feasible). Known arms are unchanged. Raises ``ValueError`` when the gap is infinite."""
+        feasible). Known arms are unchanged. Raises :class:`~allocopt.exceptions.InvalidArgumentError` (a
+        ``ValueError``) when the gap is infinite."""
         func = "CBMAIHardness.witness"
         row = self._basis_row(basis, func)
         if not np.isfinite(self.basis_gaps[row]):
@@ -730,10 +752,12 @@ class CBMAIHardness:
     def infeasibility_witness(self) -> np.ndarray:
         """Perturbed costs ``c~`` at distance ``Delta_0`` that make ``I*`` singular or give it a zero coordinate.
 
-        Raises ``ValueError`` when ``Delta_0^2`` is infinite."""
+        Raises :class:`~allocopt.exceptions.InvalidInstanceError` (a ``ValueError``) when ``Delta_0^2`` is
+        infinite."""
         if self._infeasibility_witness is None:
-            raise ValueError("the infeasibility gap is infinite: no perturbation of the unknown costs makes I* "
-                             "infeasible")
+            fail("CBMAIHardness.infeasibility_witness", "problem",
+                 "an instance with a finite infeasibility gap Delta_0^2 (no perturbation of the unknown costs makes "
+                 "I* infeasible here, so there is no witness)", self.infeasibility_gap, error=InvalidInstanceError)
         return self._infeasibility_witness.copy()
 
 
@@ -911,7 +935,13 @@ def cbmai_hardness(
     sfsr_exponent = rate / (3 * ((n_costs + 1) / 2 + math.log(problem.n_unknown)))
     for array in (gaps, arm_gaps, order, sorted_gaps):
         array.setflags(write=False)
-    return CBMAIHardness(problem, support, sigma_r, sigma_c, bases, gaps, arm_gaps, order, sorted_gaps,
-                         float(infeasibility), float(consistent), float(consistent / n_arms), float(sfsr_exponent),
-                         int(resolution), int(n_starts), time.perf_counter() - start, weights_x, weights_y,
-                         witness, exact_witnesses)
+    message = (f"basis gaps minimised over a lattice of resolution {int(resolution)} with {int(n_starts)} "
+               f"pattern-search starts per basis; the infeasibility gap is exact")
+    return CBMAIHardness(status="computed", message=message, method="lattice-pattern-search",
+                         time=time.perf_counter() - start, problem=problem, optimal_support=support,
+                         sigma_r=sigma_r, sigma_c=sigma_c, bases=bases, basis_gaps=gaps, arm_gaps=arm_gaps,
+                         sorted_arms=order, sorted_gaps=sorted_gaps, infeasibility_gap=float(infeasibility),
+                         consistent_exponent=float(consistent), uslp_exponent=float(consistent / n_arms),
+                         sfsr_exponent=float(sfsr_exponent), resolution=int(resolution), n_starts=int(n_starts),
+                         _weights_x=weights_x, _weights_y=weights_y, _infeasibility_witness=witness,
+                         _exact_witnesses=exact_witnesses)
