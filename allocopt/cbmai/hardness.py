@@ -50,7 +50,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -137,8 +137,27 @@ def _projection_terms(delta_x, delta_y, n_xx, n_yy, n_xy, equality_x, equality_y
     return distance, np.where(np.isfinite(distance), code, -1)
 
 
-def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray, *, details: bool = False):
+class _GapTerms(NamedTuple):
+    """``F(p^x, p^y)`` at a batch of points (shape (B, P)) and the pieces a witness is built from."""
+
+    total: np.ndarray
+    reward_gap: np.ndarray  # r~ . (p^x - p^y) before perturbation, g
+    direction: np.ndarray  # ||d_U||^2 with d = p^x - p^y
+    delta_x: np.ndarray  # c_l . p^x - cbar_l, shape (B, P, L)
+    delta_y: np.ndarray  # c_l . p^y - cbar_l, shape (B, P, L)
+    n_xx: np.ndarray  # ||p^x_U||^2
+    n_yy: np.ndarray  # ||p^y_U||^2
+    n_xy: np.ndarray  # p^x_U . p^y_U (over the arms both bases share)
+    codes: np.ndarray  # active constraints of each cost row: 0 none, 1 x, 2 y, 3 both, -1 empty set
+
+
+def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray) -> np.ndarray:
     """``F(p^x, p^y)`` for points of shape (B, P, m_x) and (B, P, m_y); returns (B, P)."""
+    return _gap_terms(data, weights_x, weights_y).total
+
+
+def _gap_terms(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray) -> _GapTerms:
+    """:func:`_gap_objective` with the terms it is made of."""
     # batched matrix products: (B, P, m) @ (B, m, 1 + L) gives r . p and c_l . p at every point at once
     features_x = weights_x @ np.concatenate([data.rewards_x[:, :, None], np.swapaxes(data.costs_x, 1, 2)], axis=2)
     features_y = weights_y @ np.concatenate([data.rewards_y[:, :, None], np.swapaxes(data.costs_y, 1, 2)], axis=2)
@@ -156,9 +175,8 @@ def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray,
     cost_terms, codes = _projection_terms(delta_x, delta_y, n_xx[..., None], n_yy[..., None], n_xy[..., None],
                                           data.equality_x[:, None, :], data.equality_y, data.tolerance)
     total = data.weight_r * reward_term + data.weight_c * np.sum(cost_terms, axis=-1)
-    if details:
-        return total, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes
-    return total
+    return _GapTerms(total=total, reward_gap=reward_gap, direction=direction, delta_x=delta_x, delta_y=delta_y,
+                     n_xx=n_xx, n_yy=n_yy, n_xy=n_xy, codes=codes)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -724,8 +742,7 @@ class CBMAIHardness(Result):
         data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
                                           self.sigma_r, self.sigma_c)
         wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
-        _, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes = _gap_objective(data, wx, wy,
-                                                                                             details=True)
+        terms = _gap_terms(data, wx, wy)
         problem = self.problem
         rewards, costs = problem.rewards.copy(), problem.costs.copy()
         unknown = problem.n_unknown
@@ -734,12 +751,12 @@ class CBMAIHardness(Result):
         px[arms_x[0]] = wx[0, 0]
         py[arms_y[0]] = wy[0, 0]
         px_u, py_u = px * (np.arange(problem.n_arms) < unknown), py * (np.arange(problem.n_arms) < unknown)
-        if reward_gap[0, 0] < 0:
-            rewards = rewards + (-reward_gap[0, 0] / direction[0, 0]) * (px_u - py_u)
-        gram = np.array([[n_xx[0, 0], n_xy[0, 0]], [n_xy[0, 0], n_yy[0, 0]]])
+        if terms.reward_gap[0, 0] < 0:
+            rewards = rewards + (-terms.reward_gap[0, 0] / terms.direction[0, 0]) * (px_u - py_u)
+        gram = np.array([[terms.n_xx[0, 0], terms.n_xy[0, 0]], [terms.n_xy[0, 0], terms.n_yy[0, 0]]])
         for cost_row in range(problem.n_costs):
-            code = codes[0, 0, cost_row]
-            residual = np.array([delta_x[0, 0, cost_row], delta_y[0, 0, cost_row]])
+            code = terms.codes[0, 0, cost_row]
+            residual = np.array([terms.delta_x[0, 0, cost_row], terms.delta_y[0, 0, cost_row]])
             if code == 1:
                 costs[cost_row] -= residual[0] / gram[0, 0] * px_u
             elif code == 2:
