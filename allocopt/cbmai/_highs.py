@@ -93,7 +93,7 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     scaled_rhs = rhs * scaling.rows
     scaled_objective = objective * scaling.columns
     tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    result = None
+    result: Any = None  # the most informative failed attempt (infeasibility first)
     for method, options in _attempts(tight):  # a column spanning many decades can still defeat one method
         attempt = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
                           method=method, options=options)

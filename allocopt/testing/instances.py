@@ -16,7 +16,7 @@ from ..cbmai.instances import CBMAI_INSTANCES
 __all__ = ["ReferenceInstance", "REFERENCE_INSTANCES", "get_instance"]
 
 
-_INSTANCES = (
+_INSTANCES: tuple[ReferenceInstance, ...] = (
     ReferenceInstance(
         name="topk-example-1",
         source="Wang, Yang, You (2022), Example 1",
