@@ -23,6 +23,7 @@ __all__ = [
     "replication_generator",
     "argmin_random_tie",
     "argmax_random_tie",
+    "random_candidate",
 ]
 
 RandomLike = Union[None, int, np.integer, np.random.SeedSequence, np.random.Generator]
@@ -84,3 +85,25 @@ def argmax_random_tie(values: np.ndarray, rng: np.random.Generator, tol: float =
     """Index of a maximum of a one-dimensional array, uniformly at random among entries within ``tol`` of it."""
     values = np.asarray(values, dtype=float).ravel()
     return _random_tie(values, rng, float(values.max()), tol)
+
+
+def random_candidate(candidates: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Batched uniform tie-breaking: in each row of ``candidates``, one of its ``True`` entries, uniformly at random.
+
+    Row ``r`` (all axes but the last) takes its ``floor(u_r c_r)``-th ``True`` entry (0-based), where ``c_r`` is
+    the number of ``True`` entries and ``u_r = uniforms[r]`` is uniform on [0, 1): each candidate is then chosen
+    with probability ``1/c_r``. A row without candidates gives index 0. The vectorised counterpart of
+    :func:`argmin_random_tie` for algorithms that break ties over many runs at once; drawing the ``uniforms``
+    from each run's own generator keeps every run reproducible on its own.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> candidates = np.array([[True, False, True, True], [False, True, False, False]])
+    >>> random_candidate(candidates, np.array([0.5, 0.99])).tolist()  # floor(0.5 * 3) = 1: the second candidate
+    [2, 1]
+    """
+    candidates = np.asarray(candidates, dtype=bool)
+    count = candidates.sum(axis=-1)
+    pick = np.minimum((np.asarray(uniforms, dtype=float) * count).astype(np.int64), np.maximum(count - 1, 0))
+    return np.argmax(np.cumsum(candidates, axis=-1) > pick[..., None], axis=-1)

@@ -69,7 +69,7 @@ def main() -> None:
                                     args.starts, rng) / default.basis_gaps[row] for row in sample]
         direct_seconds = time.perf_counter() - start
         print(f"{name[-3:].upper()}: {int(finite.sum())} finite gaps; default lattice {default.resolution} "
-              f"({default.elapsed:.1f} s) vs lattice {fine.resolution} with 8 starts ({fine_seconds:.1f} s): "
+              f"({default.time:.1f} s) vs lattice {fine.resolution} with 8 starts ({fine_seconds:.1f} s): "
               f"largest relative decrease {max(decrease, 0.0):.2e}")
         print(f"     witnesses re-checked with numpy: {len(checked)} of {len(violations)} (others sit on a singular "
               f"closure point); largest violation {max(checked):.2e}")

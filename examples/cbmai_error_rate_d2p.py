@@ -45,7 +45,7 @@ def main() -> None:
                 rate = cbmai_error_rate(problem, name, budget, args.runs, rng=args.seed, sigma_r=1.0, sigma_c=0.5)
                 rates[label].append(rate)
                 print(f"{label:7s} N={budget:5d}  error rate {rate.error_rate:.4f}  "
-                      f"95% CI [{rate.ci_low:.4f}, {rate.ci_high:.4f}]  ({rate.elapsed:.1f} s)")
+                      f"95% CI [{rate.ci_low:.4f}, {rate.ci_high:.4f}]  ({rate.time:.1f} s)")
     print(f"total {time.perf_counter() - start:.1f} s for {len(ALGORITHMS) * len(BUDGETS) * args.runs} runs")
     fig, ax = plt.subplots(figsize=(6, 4.2))
     plot_error_rates(rates, ax=ax)

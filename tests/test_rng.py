@@ -27,3 +27,19 @@ def test_root_entropy_of_integers_and_generators():
 def test_root_entropy_refuses_other_values(bad):
     with pytest.raises(InvalidArgumentError, match="'rng' parameter"):
         root_entropy(bad)
+
+
+def test_random_candidate_is_uniform_over_the_tied_entries():
+    # Each of the c candidates of a row is the floor(u c)-th for u in [j/c, (j+1)/c): with u on a fine grid
+    # every candidate gets the same share, and non-candidates never appear.
+    from allocopt._rng import random_candidate
+
+    candidates = np.array([True, False, True, True, False, True])
+    uniforms = (np.arange(4000) + 0.5) / 4000
+    picks = random_candidate(np.broadcast_to(candidates, (4000, 6)), uniforms)
+    counts = np.bincount(picks, minlength=6)
+    assert counts.tolist() == [1000, 0, 1000, 1000, 0, 1000]
+    # one candidate: always it; none: index 0; several leading axes broadcast
+    assert random_candidate(np.array([[False, True, False]]), np.array([0.999])).tolist() == [1]
+    assert random_candidate(np.zeros((2, 3), dtype=bool), np.array([0.3, 0.7])).tolist() == [0, 0]
+    assert random_candidate(np.ones((2, 2, 3), dtype=bool), np.full((2, 2), 0.5)).shape == (2, 2)

@@ -62,12 +62,48 @@ def _result():
     return Result(status="not_certified", method="test", time=np.inf)
 
 
+def _cbmai_result():
+    # an infeasible LP (the cost row cannot be met: 2 p_0 + 3 p_1 <= 1 with p in the simplex) has value -inf
+    # and NaN allocations
+    result = allocopt.solve_cbmai(allocopt.CBMAIProblem([1.0, 0.5], [[2.0, 3.0]], [1.0]))
+    assert result.status == "infeasible" and result.value == -np.inf
+    return dataclasses.replace(result, time=np.inf)
+
+
+def _cbmai_hardness():
+    hardness = allocopt.cbmai_hardness(allocopt.CBMAIProblem([1.0, 0.6], [[0.5, 0.2]], [1.0]))
+    return dataclasses.replace(hardness, infeasibility_gap=np.inf, sfsr_exponent=np.nan)
+
+
+def _cbmai_run_result():
+    from allocopt.algorithms import sfsr
+
+    run = sfsr(allocopt.CBMAIProblem([0.9, 0.5, 0.2, 0.1], [[1.5, 0.5, 0.2, 0.9]], [1.0]), 400, rng=1)
+    return dataclasses.replace(run, time=np.inf)
+
+
+def _error_rate():
+    from allocopt.algorithms import cbmai_error_rate
+
+    problem = allocopt.CBMAIProblem([0.9, 0.5, 0.2, 0.1], [[1.5, 0.5, 0.2, 0.9]], [1.0])
+    rate = cbmai_error_rate(problem, "uslp", budget=100, n_runs=4, rng=0)
+    return dataclasses.replace(rate, ci_high=np.inf, time=np.nan)
+
+
 BUILDERS = {
     "TopKResult": _topk_result,
     "TopKCertificate": _topk_certificate,
     "ComplexityReport": _complexity_report,
     "Result": _result,
+    "CBMAIResult": _cbmai_result,
+    "CBMAIHardness": _cbmai_hardness,
+    "CBMAIRunResult": _cbmai_run_result,
+    "ErrorRate": _error_rate,
 }
+
+RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
+                  "ComplexityReport"}
+"""Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 
 def _non_finite_strings(value) -> set[str]:
@@ -76,6 +112,33 @@ def _non_finite_strings(value) -> set[str]:
     if isinstance(value, list):
         return set().union(*(_non_finite_strings(item) for item in value)) if value else set()
     return {value} if value in NON_FINITE.values() else set()
+
+
+def _result_subclasses() -> set[type]:
+    _classes_defining_to_dict()  # imports every module
+    found, stack = set(), [Result]
+    while stack:
+        for subclass in stack.pop().__subclasses__():
+            if not subclass.__module__.startswith("allocopt.") or subclass.__name__.startswith("_"):
+                continue
+            found.add(subclass)
+            stack.append(subclass)
+    return found
+
+
+def test_every_public_result_has_a_builder():
+    names = {cls.__name__ for cls in _result_subclasses()}
+    assert RESULT_CLASSES <= names
+    assert names <= set(BUILDERS), f"add a builder for {sorted(names - set(BUILDERS))}"
+
+
+@pytest.mark.parametrize("name", sorted(RESULT_CLASSES & set(BUILDERS)))
+def test_results_carry_the_core_fields_first(name):
+    result = BUILDERS[name]()
+    payload = result.to_dict()
+    assert list(payload)[:5] == ["status", "success", "message", "method", "time"]
+    assert payload["success"] is result.success
+    assert isinstance(result.status, str) and isinstance(result.method, str) and result.method
 
 
 def test_every_class_defining_to_dict_has_a_builder():

@@ -8,10 +8,11 @@ enter the algorithms with their true means.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .._result import Result
 from .._validation import as_int, as_positive_float
 from ..cbmai.bases import check_problem as _check_problem
 from ..cbmai.problem import CBMAIProblem, arm_label
@@ -20,14 +21,23 @@ __all__ = ["CBMAIRunResult", "RunBatch", "check_problem", "check_noise", "check_
            "support_tuple", "basis_estimate", "single_run_result"]
 
 
-@dataclass(frozen=True)
-class CBMAIRunResult:
+@dataclass(frozen=True, kw_only=True)
+class CBMAIRunResult(Result):
     """One run of a CBMAI identification algorithm on a simulated instance.
+
+    The core fields (:class:`~allocopt._result.Result`) come first. Both statuses are successful runs: the
+    algorithm does not know whether its verdict is right (:func:`cbmai_error_rate` measures that).
 
     Attributes
     ----------
-    algorithm : str
-        "sfsr", "sfsr-l" or "uslp".
+    status : {"identified", "declared_infeasible"}
+        A support was returned, or the algorithm judged the instance infeasible.
+    success : bool
+    message : str
+    method : {"sfsr", "sfsr-l", "uslp"}
+        The algorithm (also :attr:`algorithm`).
+    time : float
+        Wall-clock seconds of the run.
     support : tuple of int
         The returned set of ``L+1`` columns (true arms ``a``, slacks ``K + l``); empty when the algorithm
         judged the instance infeasible.
@@ -42,7 +52,8 @@ class CBMAIRunResult:
         support; NaN when infeasible or singular).
     """
 
-    algorithm: str
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"identified", "declared_infeasible"})
+
     support: tuple[int, ...]
     pulls: np.ndarray
     total_pulls: int
@@ -50,6 +61,11 @@ class CBMAIRunResult:
     declared_infeasible: bool
     elimination_order: tuple[int, ...]
     estimate: np.ndarray
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm that ran: the same as :attr:`method`."""
+        return self.method
 
     def support_labels(self) -> list[str]:
         """The support as ``"arm a"`` / ``"slack l"`` strings."""
@@ -78,16 +94,23 @@ class RunBatch:
     final_objective: np.ndarray
 
 
-def single_run_result(algorithm: str, problem: CBMAIProblem, budget: int, batch: RunBatch) -> CBMAIRunResult:
-    """The :class:`CBMAIRunResult` of the first run of ``batch``."""
+def single_run_result(algorithm: str, problem: CBMAIProblem, budget: int, batch: RunBatch, seconds: float
+                      ) -> CBMAIRunResult:
+    """The :class:`CBMAIRunResult` of the first run of ``batch``, which took ``seconds``."""
     support = support_tuple(batch.supports[0])
     _, rhs, _ = problem.standard_form()
     pulls = batch.pulls[0].copy()
     estimate = basis_estimate(batch.final_matrix[0], rhs, support)
     for array in (pulls, estimate):
         array.setflags(write=False)
-    return CBMAIRunResult(algorithm, support, pulls, int(pulls.sum()), budget, not support,
-                          support_tuple(batch.elimination_order[0]), estimate)
+    declared_infeasible = not support
+    total = int(pulls.sum())
+    message = (f"declared the instance infeasible after {total} pulls" if declared_infeasible
+               else f"returned the support {list(support)} after {total} pulls")
+    return CBMAIRunResult(status="declared_infeasible" if declared_infeasible else "identified", message=message,
+                          method=algorithm, time=seconds, support=support, pulls=pulls, total_pulls=total,
+                          budget=budget, declared_infeasible=declared_infeasible,
+                          elimination_order=support_tuple(batch.elimination_order[0]), estimate=estimate)
 
 
 def check_budget(problem: CBMAIProblem, budget: Any, func: str, *, minimum: int) -> int:

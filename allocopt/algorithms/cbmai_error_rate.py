@@ -6,13 +6,15 @@ LP, or from ``[]`` when the true LP is infeasible (the paper's strict criterion,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from .._result import Result
 from .._rng import RandomLike
 from .._validation import as_bool, as_choice, as_float, as_int, fail
 from ..cbmai.problem import CBMAIProblem, as_arm_subset
@@ -30,12 +32,23 @@ CBMAI_ALGORITHMS = ("sfsr", "sfsr-l", "uslp")
 AlgorithmLike = Union[str, Callable[..., Any]]
 
 
-@dataclass(frozen=True)
-class ErrorRate:
+@dataclass(frozen=True, kw_only=True)
+class ErrorRate(Result):
     """Estimated probability that an algorithm returns a wrong support.
+
+    The core fields (:class:`~allocopt._result.Result`) come first.
 
     Attributes
     ----------
+    status : {"completed"}
+        Every run finished (a failing run raises instead).
+    success : bool
+    message : str
+        The estimate and its interval in words.
+    method : str
+        The algorithm (also :attr:`algorithm`).
+    time : float
+        Wall-clock seconds of the simulation. ``elapsed`` is a deprecated alias.
     error_rate : float
         ``n_errors / n_runs``.
     n_errors, n_runs : int
@@ -44,15 +57,14 @@ class ErrorRate:
     confidence : float
     interval : str
         "clopper-pearson" (exact, the default) or "wilson".
-    algorithm : str
     budget : int
     target : tuple of int
         The support counted as correct (``I*``, or ``()`` for an infeasible instance).
     entropy : int
         Root entropy of the replications (replication ``i`` used ``SeedSequence(entropy, spawn_key=(i,))``).
-    elapsed : float
-        Wall-clock seconds of the simulation.
     """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"completed"})
 
     error_rate: float
     n_errors: int
@@ -61,11 +73,20 @@ class ErrorRate:
     ci_high: float
     confidence: float
     interval: str
-    algorithm: str
     budget: int
     target: tuple[int, ...]
     entropy: int
-    elapsed: float
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm that ran: the same as :attr:`method`."""
+        return self.method
+
+    @property
+    def elapsed(self) -> float:
+        """Deprecated alias of :attr:`time` (removed in the next release)."""
+        warnings.warn("ErrorRate.elapsed is deprecated; use ErrorRate.time", DeprecationWarning, stacklevel=2)
+        return self.time
 
 
 def _vectorised_supports(generators: Sequence[np.random.Generator], problem: CBMAIProblem, budget: int,
@@ -207,6 +228,10 @@ def cbmai_error_rate(
     supports = np.asarray(simulation.outcomes)
     n_errors = int(np.sum(np.any(supports != expected, axis=-1)))
     low, high = binomial_confidence_interval(n_errors, n_runs, confidence, interval)
-    return ErrorRate(n_errors / n_runs, n_errors, n_runs, low, high, confidence, interval, name, budget, correct,
-                     simulation.entropy, simulation.elapsed)
+    message = (f"{n_errors} wrong supports in {n_runs} runs; {confidence:.0%} {interval} interval "
+               f"[{low:.4g}, {high:.4g}]")
+    return ErrorRate(status="completed", message=message, method=name, time=simulation.elapsed,
+                     error_rate=n_errors / n_runs, n_errors=n_errors, n_runs=n_runs, ci_low=low, ci_high=high,
+                     confidence=confidence, interval=interval, budget=budget, target=correct,
+                     entropy=simulation.entropy)
 

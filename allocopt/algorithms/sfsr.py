@@ -17,19 +17,21 @@ Algorithm 1
 Vectorisation
     Runs are simulated in batches: each run draws, from its own generator, one standard normal per unknown
     arm, observation type and round (the sum of ``T_k`` Gaussian observations is Gaussian, so the round sums
-    are drawn exactly) and one uniform tie-breaking key per round and column. Every round then evaluates all
+    are drawn exactly) and one uniform tie-breaking key per round (:func:`allocopt._rng.random_candidate` picks
+    the eliminated column among the tied lowest scores with it). Every round then evaluates all
     bases of all runs of the batch in one numpy pass (:func:`allocopt.cbmai.bases.evaluate_bases`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from .._rng import RandomLike, as_generator
+from .._rng import RandomLike, as_generator, random_candidate
 from .._validation import as_bool, as_choice, as_int
 from ..cbmai.bases import BasisValues, basis_layout, evaluate_bases, select_optimal_bases
 from ..cbmai.problem import CBMAIProblem
@@ -154,7 +156,7 @@ def sfsr_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.rando
         return _single_arm_batch(problem, budget, generators, sigma_r, sigma_c, score, strict)
     schedule = sfsr_schedule(n_arms, n_unknown, n_costs, budget)
     normals = np.stack([generator.standard_normal((n_rounds, n_costs + 1, n_unknown)) for generator in generators])
-    keys = np.stack([generator.random((n_rounds, n_columns)) for generator in generators])
+    tie_keys = np.stack([generator.random(n_rounds) for generator in generators])  # one per round
     matrix, rhs, objective = problem.standard_form()
     unknown_means = np.concatenate([problem.rewards[None, :n_unknown], problem.costs[:, :n_unknown]])
     noise_scale = np.array([sigma_r] + [sigma_c] * n_costs)[:, None]
@@ -182,8 +184,7 @@ def sfsr_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.rando
         stopped_at[infeasible_now] = round_index + 1
         alive &= ~infeasible_now
         lowest = np.min(scores, axis=-1, keepdims=True)
-        tie_keys = np.where(scores == lowest, np.take_along_axis(keys[:, round_index], remaining, axis=-1), np.inf)
-        position = np.argmin(tie_keys, axis=-1)
+        position = random_candidate(scores == lowest, tie_keys[:, round_index])
         eliminated = remaining[rows, position]
         elimination[alive, round_index] = eliminated[alive]
         eliminated_in[rows[alive], eliminated[alive]] = round_index + 1
@@ -248,5 +249,7 @@ def sfsr(
     strict = as_bool(strict, func, "strict")
     budget = check_budget(problem, budget, func, minimum=problem.n_unknown + 1)
     generator = as_generator(rng, func)
+    start = time.perf_counter()
     batch = sfsr_batch(problem, budget, [generator], sigma_r=sigma_r, sigma_c=sigma_c, score=score, strict=strict)
-    return single_run_result("sfsr" if score == "iv" else "sfsr-l", problem, budget, batch)
+    return single_run_result("sfsr" if score == "iv" else "sfsr-l", problem, budget, batch,
+                             time.perf_counter() - start)

@@ -8,11 +8,12 @@ optimum, possible with known arms), one of them is chosen uniformly at random.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from .._rng import RandomLike, as_generator
+from .._rng import RandomLike, as_generator, random_candidate
 from ..cbmai.bases import VALUE_TOL, basis_layout, evaluate_bases
 from ..cbmai.problem import CBMAIProblem
 from ._cbmai_common import (CBMAIRunResult, RunBatch, check_budget, check_noise, check_problem,
@@ -40,10 +41,7 @@ def uslp_batch(problem: CBMAIProblem, budget: int, generators: Sequence[np.rando
     best = np.max(values, axis=-1, initial=-np.inf)
     feasible = np.isfinite(best)
     tolerance = VALUE_TOL * np.maximum(1.0, np.abs(np.where(feasible, best, 0.0)))
-    candidates = values >= (best - tolerance)[:, None]
-    count = candidates.sum(axis=-1)
-    pick = np.minimum((tie_keys * count).astype(np.int64), np.maximum(count - 1, 0))
-    index = np.argmax(np.cumsum(candidates, axis=-1) > pick[:, None], axis=-1)
+    index = random_candidate(values >= (best - tolerance)[:, None], tie_keys)
     supports = np.where(feasible[:, None], layout.combos[index], -1)
     pulls = np.zeros((n_runs, problem.n_arms), dtype=np.int64)
     pulls[:, :n_unknown] = pulls_per_arm
@@ -87,5 +85,6 @@ def uslp(
     sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)
     budget = check_budget(problem, budget, func, minimum=problem.n_unknown)
     generator = as_generator(rng, func)
+    start = time.perf_counter()
     batch = uslp_batch(problem, budget, [generator], sigma_r=sigma_r, sigma_c=sigma_c)
-    return single_run_result("uslp", problem, budget, batch)
+    return single_run_result("uslp", problem, budget, batch, time.perf_counter() - start)

@@ -9,7 +9,7 @@ from .certificate import LPCertificate
 from .hardness import CBMAIHardness, cbmai_hardness
 from .problem import CBMAIProblem
 from .scores import iv_scores, lagrangian_scores
-from .solve import CBMAI_METHODS, Assumption1Report, CBMAIResult, check_assumption_1, solve_cbmai
+from .solve import CBMAI_METHODS, Assumption1Report, CBMAIResult, check_assumption_1, method_options, solve_cbmai
 
 __all__ = [
     "CBMAIProblem",
@@ -20,6 +20,7 @@ __all__ = [
     "Assumption1Report",
     "LPCertificate",
     "solve_cbmai",
+    "method_options",
     "check_assumption_1",
     "iv_scores",
     "lagrangian_scores",

@@ -21,15 +21,20 @@ checked by :func:`~allocopt.cbmai.certificate.orient_duals`.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..exceptions import SolverError
 from .bases import polish_vertex, weighted_values
+from ._methods import MethodSolution
 from .certificate import orient_duals
+from .problem import CBMAIProblem
 
-__all__ = ["Equilibration", "equilibrate", "solve_with_highs"]
+__all__ = ["OPTIONS", "solve", "Equilibration", "equilibrate", "solve_with_highs"]
+
+OPTIONS: dict[str, Any] = {}
+"""HiGHS is run with its own fallbacks (simplex, interior point, tight then default tolerances): no options."""
 
 _PASSES = 8
 
@@ -88,7 +93,7 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     scaled_rhs = rhs * scaling.rows
     scaled_objective = objective * scaling.columns
     tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    result = None
+    result: Any = None  # the most informative failed attempt (infeasibility first)
     for method, options in _attempts(tight):  # a column spanning many decades can still defeat one method
         attempt = linprog(-scaled_objective, A_eq=scaled_matrix, b_eq=scaled_rhs, bounds=(0, None),
                           method=method, options=options)
@@ -107,3 +112,12 @@ def solve_with_highs(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray
     if result.status == 2:
         return "infeasible", None, None, str(result.message)
     raise SolverError(f"solve_cbmai(method='highs'): linprog did not solve the equilibrated LP: {result.message}")
+
+
+def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, feasibility_tol: float
+          ) -> MethodSolution:
+    """``solve_cbmai(method="highs")``: :func:`solve_with_highs` on the columns ``subset`` (the enumeration
+    tolerances do not apply)."""
+    matrix, rhs, objective = problem.standard_form()
+    status, x, duals, message = solve_with_highs(matrix[:, subset], rhs, objective[subset])
+    return MethodSolution(status, x, duals, message)

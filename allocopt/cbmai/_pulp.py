@@ -18,15 +18,22 @@ interface flips the sign of a maximisation, CBC does not), so the dual is orient
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
 from ..exceptions import MissingDependencyError, SolverError
+from ._methods import MethodSolution
+from .bases import polish_vertex
 from .certificate import orient_duals
+from .problem import CBMAIProblem
 
-__all__ = ["PULP_SOLVERS", "solve_with_pulp", "available_pulp_solvers"]
+__all__ = ["OPTIONS", "solve", "PULP_SOLVERS", "solve_with_pulp", "available_pulp_solvers"]
 
 PULP_SOLVERS = ("highs", "cbc")
+
+OPTIONS: dict[str, Any] = {"solver": None}
+"""``solver``: "highs" or "cbc" (default None: HiGHS when PuLP can run it, else CBC)."""
 
 
 def _import_pulp():
@@ -92,3 +99,17 @@ def solve_with_pulp(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, 
     multipliers = np.array([constraint.pi for constraint in model.constraints()], dtype=float)
     duals = orient_duals(multipliers, matrix, rhs, objective, float(objective @ x))
     return "optimal", x, duals, message
+
+
+def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, feasibility_tol: float,
+          solver: str | None = None) -> MethodSolution:
+    """``solve_cbmai(method="pulp")``: :func:`solve_with_pulp` on the columns ``subset``, its optimum polished to
+    the vertex of its ``L+1`` largest coordinates when that vertex is optimal."""
+    matrix, rhs, objective = problem.standard_form()
+    columns, costs = matrix[:, subset], objective[subset]
+    status, x, duals, message = solve_with_pulp(columns, rhs, costs, solver)
+    if status == "optimal" and x is not None and duals is not None:
+        x, duals, polished = polish_vertex(columns, rhs, costs, x, duals, feasibility_tol)
+        if polished:
+            message += "; polished to the vertex of its L+1 largest coordinates"
+    return MethodSolution(status, x, duals, message)

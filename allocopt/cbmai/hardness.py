@@ -47,12 +47,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .._result import Result, omit_from_dict
 from .._validation import as_int, as_positive_float, fail
 from ..exceptions import InvalidInstanceError
 from .bases import basis_layout, check_problem
@@ -135,8 +137,27 @@ def _projection_terms(delta_x, delta_y, n_xx, n_yy, n_xy, equality_x, equality_y
     return distance, np.where(np.isfinite(distance), code, -1)
 
 
-def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray, *, details: bool = False):
+class _GapTerms(NamedTuple):
+    """``F(p^x, p^y)`` at a batch of points (shape (B, P)) and the pieces a witness is built from."""
+
+    total: np.ndarray
+    reward_gap: np.ndarray  # r~ . (p^x - p^y) before perturbation, g
+    direction: np.ndarray  # ||d_U||^2 with d = p^x - p^y
+    delta_x: np.ndarray  # c_l . p^x - cbar_l, shape (B, P, L)
+    delta_y: np.ndarray  # c_l . p^y - cbar_l, shape (B, P, L)
+    n_xx: np.ndarray  # ||p^x_U||^2
+    n_yy: np.ndarray  # ||p^y_U||^2
+    n_xy: np.ndarray  # p^x_U . p^y_U (over the arms both bases share)
+    codes: np.ndarray  # active constraints of each cost row: 0 none, 1 x, 2 y, 3 both, -1 empty set
+
+
+def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray) -> np.ndarray:
     """``F(p^x, p^y)`` for points of shape (B, P, m_x) and (B, P, m_y); returns (B, P)."""
+    return _gap_terms(data, weights_x, weights_y).total
+
+
+def _gap_terms(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray) -> _GapTerms:
+    """:func:`_gap_objective` with the terms it is made of."""
     # batched matrix products: (B, P, m) @ (B, m, 1 + L) gives r . p and c_l . p at every point at once
     features_x = weights_x @ np.concatenate([data.rewards_x[:, :, None], np.swapaxes(data.costs_x, 1, 2)], axis=2)
     features_y = weights_y @ np.concatenate([data.rewards_y[:, :, None], np.swapaxes(data.costs_y, 1, 2)], axis=2)
@@ -154,9 +175,8 @@ def _gap_objective(data: _GapData, weights_x: np.ndarray, weights_y: np.ndarray,
     cost_terms, codes = _projection_terms(delta_x, delta_y, n_xx[..., None], n_yy[..., None], n_xy[..., None],
                                           data.equality_x[:, None, :], data.equality_y, data.tolerance)
     total = data.weight_r * reward_term + data.weight_c * np.sum(cost_terms, axis=-1)
-    if details:
-        return total, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes
-    return total
+    return _GapTerms(total=total, reward_gap=reward_gap, direction=direction, delta_x=delta_x, delta_y=delta_y,
+                     n_xx=n_xx, n_yy=n_yy, n_xy=n_xy, codes=codes)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -580,12 +600,25 @@ def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], base
 # ---------------------------------------------------------------------------------------------------------
 # the result
 # ---------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CBMAIHardness:
+@dataclass(frozen=True, kw_only=True)
+class CBMAIHardness(Result):
     """Hardness gaps and error bounds of a CBMAI instance (Section 4 of the paper).
+
+    The core fields (:class:`~allocopt._result.Result`) come first. :func:`cbmai_hardness` raises instead of
+    returning when the gaps are not defined, so the status is always ``"computed"``.
 
     Attributes
     ----------
+    status : {"computed"}
+    success : bool
+    message : str
+        The search settings behind the basis gaps.
+    method : {"lattice-pattern-search"}
+        How the basis gaps were minimised (the infeasibility gap is exact).
+    time : float
+        Seconds spent. ``elapsed`` is a deprecated alias.
+    problem : CBMAIProblem
+        The instance (not part of :meth:`to_dict`).
     optimal_support : tuple of int
         ``I*`` (true arms and slacks ``K + l``).
     sigma_r, sigma_c : float
@@ -610,11 +643,11 @@ class CBMAIHardness:
         (15): a lower bound on SFSR's ``liminf -(1/N) log P(error)``.
     resolution, n_starts : int
         Lattice resolution and number of pattern-search starts used for the basis gaps.
-    elapsed : float
-        Seconds spent.
     """
 
-    problem: CBMAIProblem
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"computed"})
+
+    problem: CBMAIProblem = omit_from_dict()
     optimal_support: tuple[int, ...]
     sigma_r: float
     sigma_c: float
@@ -629,11 +662,17 @@ class CBMAIHardness:
     sfsr_exponent: float
     resolution: int
     n_starts: int
-    elapsed: float
-    _weights_x: np.ndarray
-    _weights_y: np.ndarray
-    _infeasibility_witness: np.ndarray | None
-    _exact_witnesses: dict = field(default_factory=dict)
+    _weights_x: np.ndarray = omit_from_dict(repr=False)
+    _weights_y: np.ndarray = omit_from_dict(repr=False)
+    _infeasibility_witness: np.ndarray | None = omit_from_dict(repr=False)
+    _exact_witnesses: dict = omit_from_dict(default_factory=dict, repr=False)
+
+    @property
+    def elapsed(self) -> float:
+        """Deprecated alias of :attr:`time` (removed in the next release)."""
+        warnings.warn("CBMAIHardness.elapsed is deprecated; use CBMAIHardness.time", DeprecationWarning,
+                      stacklevel=2)
+        return self.time
 
     def _scaled_budget(self, budget: Any) -> np.ndarray:
         problem = self.problem
@@ -690,7 +729,8 @@ class CBMAIHardness:
 
     def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
         """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
-        feasible). Known arms are unchanged. Raises ``ValueError`` when the gap is infinite."""
+        feasible). Known arms are unchanged. Raises :class:`~allocopt.exceptions.InvalidArgumentError` (a
+        ``ValueError``) when the gap is infinite."""
         func = "CBMAIHardness.witness"
         row = self._basis_row(basis, func)
         if not np.isfinite(self.basis_gaps[row]):
@@ -702,8 +742,7 @@ class CBMAIHardness:
         data, arms_x, arms_y = _gap_batch(self.problem, self.optimal_support, self.bases[row:row + 1],
                                           self.sigma_r, self.sigma_c)
         wx, wy = self._weights_x[row][None, None, :arms_x.shape[1]], self._weights_y[row][None, None, :]
-        _, reward_gap, direction, delta_x, delta_y, n_xx, n_yy, n_xy, codes = _gap_objective(data, wx, wy,
-                                                                                             details=True)
+        terms = _gap_terms(data, wx, wy)
         problem = self.problem
         rewards, costs = problem.rewards.copy(), problem.costs.copy()
         unknown = problem.n_unknown
@@ -712,12 +751,12 @@ class CBMAIHardness:
         px[arms_x[0]] = wx[0, 0]
         py[arms_y[0]] = wy[0, 0]
         px_u, py_u = px * (np.arange(problem.n_arms) < unknown), py * (np.arange(problem.n_arms) < unknown)
-        if reward_gap[0, 0] < 0:
-            rewards = rewards + (-reward_gap[0, 0] / direction[0, 0]) * (px_u - py_u)
-        gram = np.array([[n_xx[0, 0], n_xy[0, 0]], [n_xy[0, 0], n_yy[0, 0]]])
+        if terms.reward_gap[0, 0] < 0:
+            rewards = rewards + (-terms.reward_gap[0, 0] / terms.direction[0, 0]) * (px_u - py_u)
+        gram = np.array([[terms.n_xx[0, 0], terms.n_xy[0, 0]], [terms.n_xy[0, 0], terms.n_yy[0, 0]]])
         for cost_row in range(problem.n_costs):
-            code = codes[0, 0, cost_row]
-            residual = np.array([delta_x[0, 0, cost_row], delta_y[0, 0, cost_row]])
+            code = terms.codes[0, 0, cost_row]
+            residual = np.array([terms.delta_x[0, 0, cost_row], terms.delta_y[0, 0, cost_row]])
             if code == 1:
                 costs[cost_row] -= residual[0] / gram[0, 0] * px_u
             elif code == 2:
@@ -730,10 +769,12 @@ class CBMAIHardness:
     def infeasibility_witness(self) -> np.ndarray:
         """Perturbed costs ``c~`` at distance ``Delta_0`` that make ``I*`` singular or give it a zero coordinate.
 
-        Raises ``ValueError`` when ``Delta_0^2`` is infinite."""
+        Raises :class:`~allocopt.exceptions.InvalidInstanceError` (a ``ValueError``) when ``Delta_0^2`` is
+        infinite."""
         if self._infeasibility_witness is None:
-            raise ValueError("the infeasibility gap is infinite: no perturbation of the unknown costs makes I* "
-                             "infeasible")
+            fail("CBMAIHardness.infeasibility_witness", "problem",
+                 "an instance with a finite infeasibility gap Delta_0^2 (no perturbation of the unknown costs makes "
+                 "I* infeasible here, so there is no witness)", self.infeasibility_gap, error=InvalidInstanceError)
         return self._infeasibility_witness.copy()
 
 
@@ -911,7 +952,13 @@ def cbmai_hardness(
     sfsr_exponent = rate / (3 * ((n_costs + 1) / 2 + math.log(problem.n_unknown)))
     for array in (gaps, arm_gaps, order, sorted_gaps):
         array.setflags(write=False)
-    return CBMAIHardness(problem, support, sigma_r, sigma_c, bases, gaps, arm_gaps, order, sorted_gaps,
-                         float(infeasibility), float(consistent), float(consistent / n_arms), float(sfsr_exponent),
-                         int(resolution), int(n_starts), time.perf_counter() - start, weights_x, weights_y,
-                         witness, exact_witnesses)
+    message = (f"basis gaps minimised over a lattice of resolution {int(resolution)} with {int(n_starts)} "
+               f"pattern-search starts per basis; the infeasibility gap is exact")
+    return CBMAIHardness(status="computed", message=message, method="lattice-pattern-search",
+                         time=time.perf_counter() - start, problem=problem, optimal_support=support,
+                         sigma_r=sigma_r, sigma_c=sigma_c, bases=bases, basis_gaps=gaps, arm_gaps=arm_gaps,
+                         sorted_arms=order, sorted_gaps=sorted_gaps, infeasibility_gap=float(infeasibility),
+                         consistent_exponent=float(consistent), uslp_exponent=float(consistent / n_arms),
+                         sfsr_exponent=float(sfsr_exponent), resolution=int(resolution), n_starts=int(n_starts),
+                         _weights_x=weights_x, _weights_y=weights_y, _infeasibility_witness=witness,
+                         _exact_witnesses=exact_witnesses)

@@ -146,20 +146,20 @@ class CBMAIProblem:
 
     @classmethod
     def from_reference(cls, name: str) -> "CBMAIProblem":
-        """The instance ``name`` of :data:`allocopt.testing.REFERENCE_INSTANCES` (for example ``"cbmai-d2p"``).
+        """The instance ``name`` of :data:`allocopt.cbmai.instances.CBMAI_INSTANCES` (for example ``"cbmai-d2p"``).
 
         Examples
         --------
         >>> CBMAIProblem.from_reference("cbmai-d2p")
         CBMAIProblem(K=24, L=2, n_unknown=24, rewards=[ 0.08  0.28 -0.02 ...  1.16  1.04  1.24], bounds=[1. 1.])
         """
-        from ..testing.instances import REFERENCE_INSTANCES
+        from .instances import CBMAI_INSTANCES  # here: problem.py is imported by instances' package
 
-        names = [key for key, instance in REFERENCE_INSTANCES.items() if "costs" in instance.parameters]
+        names = list(CBMAI_INSTANCES)
         if not isinstance(name, str) or name not in names:
             fail("CBMAIProblem.from_reference", "name", "the name of a CBMAI reference instance, one of "
                  + ", ".join(repr(key) for key in names), name)
-        parameters = REFERENCE_INSTANCES[name].parameters
+        parameters = CBMAI_INSTANCES[name].parameters
         return cls(parameters["rewards"], parameters["costs"], parameters["bounds"], parameters.get("n_unknown"))
 
     def arm_label(self, column: int) -> str:

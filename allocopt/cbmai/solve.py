@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .._dispatch import MethodRegistry
+from .._result import Result
 from .._validation import as_choice, fail
 from ..exceptions import SolverError
 from ._pulp import PULP_SOLVERS
 from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_problem, check_tolerances, dual_violation,
-                    evaluate_subset, polish_vertex, select_optimal_bases, weighted_values)
+                    evaluate_subset, weighted_values)
 from .certificate import LPCertificate, certify, farkas_ray
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
-__all__ = ["CBMAI_METHODS", "Assumption1Report", "CBMAIResult", "solve_cbmai", "check_assumption_1"]
+__all__ = ["CBMAI_METHODS", "METHODS", "Assumption1Report", "CBMAIResult", "solve_cbmai", "check_assumption_1",
+           "method_options"]
 
-CBMAI_METHODS = ("enumerate", "highs", "pulp")
+METHODS = MethodRegistry("solve_cbmai", {
+    "enumerate": "allocopt.cbmai._enumerate",
+    "highs": "allocopt.cbmai._highs",
+    "pulp": "allocopt.cbmai._pulp",
+})
+"""Method name -> private module defining ``OPTIONS`` and ``solve(problem, subset, *, singular_tol,
+feasibility_tol, **options)`` (see :mod:`allocopt.cbmai._methods`)."""
+CBMAI_METHODS: tuple[str, ...] = METHODS.names
 
 DIAGNOSTIC_BASIS_LIMIT = 2_000_000
 """Largest number of bases enumerated for the Assumption 1 diagnostics of the "highs"/"pulp" methods."""
@@ -72,14 +83,22 @@ class Assumption1Report:
     failures: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class CBMAIResult:
+@dataclass(frozen=True, kw_only=True)
+class CBMAIResult(Result):
     """The solution of the CBMAI LP (3), possibly restricted to a subset of columns.
+
+    The core fields (:class:`~allocopt._result.Result`) come first; ``success`` is ``status == "optimal"``.
 
     Attributes
     ----------
     status : {"optimal", "infeasible"}
-    method : str
+    success : bool
+        ``status == "optimal"`` (also available as :attr:`optimal`).
+    message : str
+        What the method did (bases enumerated, solver status, polishing).
+    method : {"enumerate", "highs", "pulp"}
+    time : float
+        Seconds spent in the method (diagnostics excluded). ``solve_time`` is a deprecated alias.
     support : tuple of int
         ``supp(x*)``: true arms ``a`` and slacks reported as ``K + l``; empty when infeasible.
     basis : tuple of int
@@ -105,13 +124,12 @@ class CBMAIResult:
         Diagnostics of Assumption 1 (None when the instance has more than ``DIAGNOSTIC_BASIS_LIMIT`` bases).
     arms : tuple of int
         The columns the LP was restricted to.
-    dual_rule, message : str
-    solve_time : float
-        Seconds spent in the method (diagnostics excluded).
+    dual_rule : str
+        How :attr:`duals` was chosen.
     """
 
-    status: str
-    method: str
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"optimal"})
+
     support: tuple[int, ...]
     basis: tuple[int, ...]
     p: np.ndarray
@@ -124,13 +142,17 @@ class CBMAIResult:
     assumption_1: Assumption1Report | None
     arms: tuple[int, ...]
     dual_rule: str
-    message: str
-    solve_time: float
 
     @property
     def optimal(self) -> bool:
-        """``status == "optimal"``."""
+        """``status == "optimal"`` (the same as :attr:`success`)."""
         return self.status == "optimal"
+
+    @property
+    def solve_time(self) -> float:
+        """Deprecated alias of :attr:`time` (removed in the next release)."""
+        warnings.warn("CBMAIResult.solve_time is deprecated; use CBMAIResult.time", DeprecationWarning, stacklevel=2)
+        return self.time
 
     def support_labels(self, n_arms: int | None = None) -> list[str]:
         """The support as ``"arm a"`` / ``"slack l"`` strings."""
@@ -220,27 +242,15 @@ def _assumption_1(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float
                              n_nonzeros < size, int(optimal.size), len(distinct), bases, tuple(failures))
 
 
-def _solve_by_enumeration(problem: CBMAIProblem, subset: np.ndarray, singular_tol: float, feasibility_tol: float
-                          ) -> tuple[str, np.ndarray | None, np.ndarray | None, str, np.ndarray | None]:
-    """Best feasible basis of ``subset`` (plus pinned slacks); ``positions`` index ``subset`` (or are None when
-    the optimal basis uses a pinned slack column, which is not a column of the restricted LP)."""
-    table = evaluate_subset(problem, subset, singular_tol, feasibility_tol)
-    columns, rhs, layout, evaluated = table.columns, table.rhs, table.layout, table.evaluated
-    pinned = table.pinned if table.pinned.any() else None
-    chosen = select_optimal_bases(columns, table.objective, evaluated, layout, dual_tol=feasibility_tol,
-                                  pinned=pinned)
-    if chosen.index < 0:
-        return "infeasible", None, None, f"none of the {layout.n_bases} bases is feasible", None
-    positions = layout.combos[int(chosen.index)]
-    x = np.zeros(table.column_ids.size)
-    x[positions] = evaluated.x[int(chosen.index)]  # from the minors: accurate in every row's own units
-    message = (f"{layout.n_bases} bases enumerated, {int(evaluated.feasible.sum())} feasible, "
-               f"{int(chosen.n_candidates)} optimal")
-    if pinned is not None:
-        message += f" (slacks {table.column_ids[table.pinned].tolist()} outside 'arms' enter bases at zero)"
-    if np.any(positions >= table.n_free):
-        positions = None
-    return "optimal", x[:table.n_free], np.asarray(chosen.duals), message, positions
+def method_options(method: str) -> dict[str, Any]:
+    """The options ``solve_cbmai(method=...)`` accepts, with their defaults.
+
+    Examples
+    --------
+    >>> method_options("pulp"), method_options("highs")
+    ({'solver': None}, {})
+    """
+    return METHODS.method_options(method)
 
 
 def solve_cbmai(
@@ -252,6 +262,7 @@ def solve_cbmai(
     singular_tol: float = SINGULAR_TOL,
     feasibility_tol: float = FEASIBILITY_TOL,
     diagnose: bool = True,
+    **options: Any,
 ) -> CBMAIResult:
     """Solve the CBMAI LP ``max {r^T p : c p <= cbar, 1^T p = 1, p >= 0}`` in its standard form (3).
 
@@ -274,6 +285,8 @@ def solve_cbmai(
         coordinates of ``x`` count as nonzero in :attr:`CBMAIResult.support`.
     diagnose : bool, default True
         Compute the Assumption 1 diagnostics (by enumeration).
+    **options
+        Further options of the method (see :func:`method_options`); unknown options are an error.
 
     Returns
     -------
@@ -297,32 +310,20 @@ def solve_cbmai(
     """
     func = "solve_cbmai"
     check_problem(problem, func)
-    method = as_choice(method, func, "method", CBMAI_METHODS)
+    method = METHODS.check_method(method)
     singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
     if solver is not None:
         if method != "pulp":
             fail(func, "solver", "None unless method='pulp'", solver)
         as_choice(solver, func, "solver", PULP_SOLVERS)
+        options = dict(options, solver=solver)
+    method, implementation = METHODS.resolve(method, options)
     subset = as_arm_subset(arms, problem, func)
     matrix, rhs, objective = problem.standard_form()
     columns = matrix[:, subset]
     start = time.perf_counter()
-    positions = None
-    if method == "enumerate":
-        status, x_sub, duals, message, positions = _solve_by_enumeration(problem, subset, singular_tol,
-                                                                         feasibility_tol)
-    elif method == "highs":
-        from ._highs import solve_with_highs
-
-        status, x_sub, duals, message = solve_with_highs(columns, rhs, objective[subset])
-    else:
-        from ._pulp import solve_with_pulp
-
-        status, x_sub, duals, message = solve_with_pulp(columns, rhs, objective[subset], solver)
-    if method == "pulp" and status == "optimal":
-        x_sub, duals, polished = polish_vertex(columns, rhs, objective[subset], x_sub, duals, feasibility_tol)
-        if polished:
-            message += "; polished to the vertex of its L+1 largest coordinates"
+    status, x_sub, duals, message, positions = implementation(problem, subset, singular_tol=singular_tol,
+                                                              feasibility_tol=feasibility_tol, **options)
     elapsed = time.perf_counter() - start
     report = None
     if diagnose and basis_layout_size(subset.size, problem.n_costs + 1) <= DIAGNOSTIC_BASIS_LIMIT:
@@ -331,9 +332,11 @@ def solve_cbmai(
     if status == "infeasible":
         nan = np.full(n_columns, np.nan)
         certificate = LPCertificate(np.nan, np.nan, np.nan, np.nan, np.nan, farkas_ray=farkas_ray(columns, rhs))
-        return CBMAIResult("infeasible", method, (), (), nan[:n_arms].copy(), nan[n_arms:].copy(), nan.copy(),
-                           -np.inf, np.full(problem.n_costs + 1, np.nan), nan.copy(), certificate, report,
-                           tuple(int(a) for a in subset), _DUAL_RULES[method], message, elapsed)
+        return CBMAIResult(status="infeasible", message=message, method=method, time=elapsed, support=(), basis=(),
+                           p=nan[:n_arms].copy(), slack=nan[n_arms:].copy(), x=nan.copy(), value=-np.inf,
+                           duals=np.full(problem.n_costs + 1, np.nan), reduced_costs=nan.copy(),
+                           certificate=certificate, assumption_1=report, arms=tuple(int(a) for a in subset),
+                           dual_rule=_DUAL_RULES[method])
     x = np.zeros(n_columns)
     x[subset] = x_sub
     reduced = matrix.T @ duals - objective
@@ -351,9 +354,11 @@ def solve_cbmai(
                           f"(tolerance {_CERTIFICATE_TOL:g}); {message}")
     for array in (x, duals, reduced):
         array.setflags(write=False)
-    return CBMAIResult("optimal", method, tuple(int(subset[j]) for j in support_positions), basis, x[:n_arms],
-                       x[n_arms:], x, float(objective @ x), duals, reduced, certificate, report,
-                       tuple(int(a) for a in subset), _DUAL_RULES[method], message, elapsed)
+    return CBMAIResult(status="optimal", message=message, method=method, time=elapsed,
+                       support=tuple(int(subset[j]) for j in support_positions), basis=basis, p=x[:n_arms],
+                       slack=x[n_arms:], x=x, value=float(objective @ x), duals=duals, reduced_costs=reduced,
+                       certificate=certificate, assumption_1=report, arms=tuple(int(a) for a in subset),
+                       dual_rule=_DUAL_RULES[method])
 
 
 def basis_layout_size(n_columns: int, size: int) -> int:

@@ -52,14 +52,16 @@ Callers can also pass their own ``providers=`` (for example ``DEFAULT_PROVIDERS 
 from __future__ import annotations
 
 import numbers
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._json import jsonable
+from .._result import CORE_FIELDS, Result
 from .._validation import as_float, as_float_vector, as_positive_float, describe, fail
 from ..exceptions import AllocoptError, InvalidArgumentError, InvalidInstanceError
 from ..families import Bernoulli, ExponentialFamily, get_family
@@ -200,13 +202,19 @@ def _plain(value: Any) -> Any:
     return float(value)
 
 
-@dataclass(frozen=True, eq=False)
-class ComplexityReport:
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ComplexityReport(Result):
     """Every complexity measure that applies to one instance (the result of :func:`report`).
 
     ``report[key]`` gives a value, :meth:`measure` the full :class:`Measure`, :meth:`to_table` a plain-text table
     grouped by provider and :meth:`to_dict` a JSON-ready dictionary.
+
+    The core fields (:class:`~allocopt._result.Result`) come first: ``status`` is ``"complete"`` (providers
+    that do not apply are listed in :attr:`omitted`, not failures), ``method`` is ``"report"`` and ``time`` the
+    seconds spent computing every measure.
     """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"complete"})
 
     theta: np.ndarray
     k: int
@@ -242,7 +250,9 @@ class ComplexityReport:
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON data (lists, floats, strings) with every field; non-finite numbers (an infinite spread
         constant with ties, for example) are written as ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``."""
+        core = {name: getattr(self, name) for name in CORE_FIELDS}
         return jsonable({
+            **core,
             "theta": self.theta.tolist(),
             "k": self.k,
             "family": self.family,
@@ -582,6 +592,7 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     True
     """
     func = "report"
+    start = time.perf_counter()
     family_object = get_family(family, variance, func=func)
     means = as_float_vector(theta, func, "theta", min_length=2)
     means = family_object.validate_means(means, func, "theta")
@@ -615,4 +626,8 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
             f"The 'providers' parameter of {func} must give every measure a unique key. Got the keys "
             f"{describe(repeated)} more than once instead."
         )
-    return ComplexityReport(means, k, repr(family_object), delta, eps, exponents, tuple(measures), tuple(omitted))
+    message = (f"{len(measures)} measures from {len(chosen) - len(omitted)} providers; "
+               f"{len(omitted)} providers not applicable")
+    return ComplexityReport(status="complete", message=message, method="report", time=time.perf_counter() - start,
+                            theta=means, k=k, family=repr(family_object), delta=delta, eps=eps, p=exponents,
+                            measures=tuple(measures), omitted=tuple(omitted))

@@ -165,3 +165,17 @@ def test_d3p_basis_whose_basin_a_plain_lattice_start_misses():
     rewards, costs = hardness.witness([0, 10, 21])
     assert gap_constraint_violation(hardness.problem, hardness.optimal_support, [0, 10, 21], rewards,
                                     costs) <= 1e-9
+
+
+def test_infinite_infeasibility_gap_has_no_witness_and_says_so():
+    # The branch of an infinite Delta_0^2 (11), reached by clearing the witness of a computed hardness.
+    import dataclasses
+
+    hardness = allocopt.cbmai_hardness(allocopt.CBMAIProblem([1.0, 0.6], [[0.5, 0.2]], [1.0]))
+    without = dataclasses.replace(hardness, infeasibility_gap=float("inf"), _infeasibility_witness=None)
+    with pytest.raises(allocopt.InvalidInstanceError) as error:
+        without.infeasibility_witness()
+    text = str(error.value)
+    assert text.startswith("The 'problem' parameter of CBMAIHardness.infeasibility_witness must be an instance "
+                           "with a finite infeasibility gap")
+    assert text.endswith("Got inf instead.")

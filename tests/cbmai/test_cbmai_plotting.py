@@ -34,8 +34,10 @@ def test_figure_1_needs_one_constraint():
 
 
 def test_error_rate_plot_and_gap_plot_return_their_axes():
-    rates = [ErrorRate(rate, int(rate * 100), 100, max(rate - 0.05, 0.0), rate + 0.05, 0.95, "clopper-pearson",
-                       "sfsr", budget, (0, 1), 0, 0.0) for rate, budget in ((0.5, 100), (0.2, 200), (0.0, 400))]
+    rates = [ErrorRate(status="completed", method="sfsr", time=0.0, error_rate=rate, n_errors=int(rate * 100),
+                       n_runs=100, ci_low=max(rate - 0.05, 0.0), ci_high=rate + 0.05, confidence=0.95,
+                       interval="clopper-pearson", budget=budget, target=(0, 1), entropy=0)
+             for rate, budget in ((0.5, 100), (0.2, 200), (0.0, 400))]
     fig, ax = plt.subplots()
     assert plot_error_rates({"SFSR": rates}, ax=ax) is ax
     line = ax.get_lines()[0]
