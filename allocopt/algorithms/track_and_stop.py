@@ -78,17 +78,22 @@ def project_shrunk_simplex(psi: np.ndarray, epsilon) -> np.ndarray:
     return epsilon + scale * np.maximum(vector - shift, 0.0)
 
 
-def _solve_one(context: RuleContext, means: np.ndarray, solver: str, options: dict, warm):
+def _clipped_means(context: RuleContext, means: np.ndarray) -> np.ndarray:
+    """Empirical means moved inside the family's open mean domain (an empirical Bernoulli mean of 0 or 1)."""
     family = context.family
     theta = np.array(means, dtype=float)
     if np.isfinite(family.lower):
         theta = np.maximum(theta, family.lower + _EDGE)
     if np.isfinite(family.upper):
         theta = np.minimum(theta, family.upper - _EDGE)
+    return theta
+
+
+def _solve_one(context: RuleContext, means: np.ndarray, solver: str, options: dict, warm):
     from ..topk.solve import solve_topk
 
     try:
-        problem = TopKProblem(theta, context.k, family=family)
+        problem = TopKProblem(_clipped_means(context, means), context.k, family=context.family)
         extra = {"warm_start": warm} if solver == "exact" and warm is not None else {}
         result = solve_topk(problem, method=solver, **options, **extra)
     except (AllocoptError, ValueError, ArithmeticError, np.linalg.LinAlgError):
@@ -99,15 +104,25 @@ def _solve_one(context: RuleContext, means: np.ndarray, solver: str, options: di
     return result
 
 
+def _uses_batch_solver(solver: str, options: dict) -> bool:
+    """The exact solver with at most a tolerance goes through :func:`allocopt.solve_topk_batch`."""
+    return solver == "exact" and set(options) <= {"tol"}
+
+
 def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, options: dict,
                       warm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Allocations at the empirical means of several runs: the single entry point of the batched rule.
+
+    With the exact solver (and no option but ``tol``) every row goes through one call of
+    :func:`allocopt.solve_topk_batch`, whose rows are certified like single solves and do not depend on the
+    other rows of the batch (so one run and a batch of runs choose the same arms). Other solvers are called
+    run by run with the run's previous result as warm start.
 
     Parameters
     ----------
     means : ndarray, shape (R, K)
     warm : ndarray of object, shape (R,)
-        Each run's previous result (or None).
+        Each run's previous result (or None); unused by the batch solver.
 
     Returns
     -------
@@ -118,9 +133,19 @@ def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, opti
         The solver results (None where failed), used as the next warm starts.
     """
     n_runs, n_arms = means.shape
+    results = np.empty(n_runs, dtype=object)
+    if _uses_batch_solver(solver, options):
+        from ..topk.batch import solve_topk_batch
+
+        batch = solve_topk_batch(_clipped_means(context, means), context.k, family=context.family, **options)
+        psi = np.array(batch.psi, dtype=float)
+        ok = np.isin(batch.status.astype(str), list(ACCEPTED_STATUSES)) & np.all(np.isfinite(psi), axis=1) \
+            & np.all(psi >= 0, axis=1)
+        psi[~ok] = np.nan
+        psi[ok] /= psi[ok].sum(axis=1, keepdims=True)
+        return psi, ok, results
     psi = np.full((n_runs, n_arms), np.nan)
     ok = np.zeros(n_runs, dtype=bool)
-    results = np.empty(n_runs, dtype=object)
     for run in range(n_runs):
         result = _solve_one(context, means[run], solver, options, warm[run])
         results[run] = result

@@ -5,9 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import float_list
+from ._common import Example, ExitStatus, float_list, print_json
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "EXAMPLES"]
+
+_SMALL = ("--theta", "1,0.8,0.2,0", "--k", "2", "--variance", "0.25", "--delta", "0.1,0.01", "--runs", "20",
+          "--seed", "1")
+EXAMPLES = (
+    Example(_SMALL, ExitStatus.SUCCESS, "KKT-TS on a small gaussian instance, two deltas from one run"),
+    Example(_SMALL + ("--policy", "uniform", "--json"), ExitStatus.SUCCESS, "strict JSON summary"),
+    Example(("--theta", "-0.5,0.4,0.3", "--k", "1", "--runs", "5", "--seed", "2", "--json"), ExitStatus.SUCCESS,
+            "a negative first mean"),
+    Example(("--theta", "0.6,0.5,0.4", "--k", "1", "--family", "bernoulli", "--runs", "3", "--seed", "3",
+             "--max-samples", "10"), ExitStatus.NOT_CERTIFIED, "runs stopped by the sample cap exit with 1"),
+    Example(_SMALL + ("--policy", "no-such-rule"), ExitStatus.BAD_INPUT, "an unknown policy"),
+    Example(_SMALL + ("--delta", "1.5"), ExitStatus.BAD_INPUT, "delta outside (0, 1)"),
+    Example(("--theta", "1,0.8,0.2", "--k", "1", "--runs", "0"), ExitStatus.BAD_INPUT, "no replication"),
+)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -47,8 +61,8 @@ def _variance(values: list[float], family: str):
     return values[0] if len(values) == 1 else values
 
 
-def run(args: argparse.Namespace) -> int:
-    from .._json import dumps
+def run(args: argparse.Namespace) -> ExitStatus:
+    """Run the replications and print the summary; exit 1 when some run reached ``--max-samples``."""
     from ..algorithms import identify
     from ..topk import TopKProblem
 
@@ -68,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
             for name in ("stopping_times", "recommendations", "correct", "stopped", "pulls", "diagnostics"):
                 payload.pop(name, None)
             payload["mean_pulls"] = result.pulls.mean(axis=0)
-        print(dumps(payload))
+        print_json(payload)
     else:
         print(result.format_summary())
         if result.diagnostics:
             print("diagnostics (mean per run): " + ", ".join(
                 f"{name} {values.mean():.3g}" for name, values in result.diagnostics.items()))
-    return 0
+    return ExitStatus.SUCCESS if bool(result.stopped.all()) else ExitStatus.NOT_CERTIFIED

@@ -10,10 +10,9 @@ Methods (each in its own private module):
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from .._validation import as_choice
+from .._dispatch import MethodRegistry
 from ..exceptions import InvalidArgumentError
 from .problem import TopKProblem
 from .result import TopKResult
@@ -21,20 +20,19 @@ from .result import TopKResult
 __all__ = ["solve_topk", "characteristic_time", "TOPK_METHODS", "DEFAULT_METHOD", "method_options"]
 
 # method name -> private module implementing `solve(problem, kind, **options)` and `OPTIONS`
-_METHOD_MODULES = {
+METHODS = MethodRegistry("solve_topk", {
     "exact": "allocopt.topk._exact",
     "cvxpy": "allocopt.topk._cvx",
     "fwga": "allocopt.topk._fwga",
     "kkt-tracking": "allocopt.topk._tracking",
-}
-TOPK_METHODS: tuple[str, ...] = tuple(_METHOD_MODULES)
+})
+TOPK_METHODS: tuple[str, ...] = METHODS.names
 DEFAULT_METHOD = "exact"
 
 
 def method_options(method: str) -> dict[str, Any]:
     """The options accepted by ``method`` with their defaults."""
-    method = as_choice(method, "method_options", "method", TOPK_METHODS)
-    return dict(importlib.import_module(_METHOD_MODULES[method]).OPTIONS)
+    return METHODS.method_options(method)
 
 
 def solve_topk(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "confidence",
@@ -71,18 +69,13 @@ def solve_topk(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "
     if not isinstance(problem, TopKProblem):
         raise InvalidArgumentError(
             f"The 'problem' parameter of solve_topk must be a TopKProblem. Got {type(problem).__name__} instead.")
-    method = as_choice(method, "solve_topk", "method", TOPK_METHODS)
+    method = METHODS.check_method(method)
     kind = problem.check_kind(kind, "solve_topk")
-    module = importlib.import_module(_METHOD_MODULES[method])
-    unknown = sorted(set(options) - set(module.OPTIONS))
-    if unknown:
-        raise InvalidArgumentError(
-            f"solve_topk(method={method!r}) got unknown option(s) {', '.join(map(repr, unknown))}; "
-            f"valid options are {', '.join(map(repr, module.OPTIONS))}.")
+    method, implementation = METHODS.resolve(method, options)
     scaled, exponent = problem.cost_normalisation()
     if exponent == 0:
-        return module.solve(problem, kind, **options)
-    return _scaled_back(module.solve(scaled, kind, **options), problem, exponent)
+        return implementation(problem, kind, **options)
+    return _scaled_back(implementation(scaled, kind, **options), problem, exponent)
 
 
 def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> TopKResult:
@@ -116,7 +109,7 @@ def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> Top
                                message=message)
 
 
-def characteristic_time(problem: TopKProblem, kind: str = "confidence", method: str = DEFAULT_METHOD,
+def characteristic_time(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "confidence",
                         **options: Any) -> float:
     r"""The characteristic time :math:`T^* = 1/\Gamma^*` (or :math:`1/\Gamma_B^*` for ``kind="budget"``).
 
