@@ -90,7 +90,32 @@ def _error_rate():
     return dataclasses.replace(rate, ci_high=np.inf, time=np.nan)
 
 
+def _identification_result():
+    from allocopt.algorithms import identify
+
+    result = identify(TopKProblem([1.0, 0.5, 0.0], 1, variance=0.25), "uniform", delta=0.1, n_runs=2, rng=0)
+    return dataclasses.replace(result, characteristic_time=np.inf)
+
+
+def _fixed_budget_result():
+    from allocopt.algorithms import identify_fixed_budget
+
+    result = identify_fixed_budget(TopKProblem([1.0, 0.5, 0.0], 1, variance=0.25), "uniform", [6, 9], n_runs=2,
+                                   rng=0)
+    return dataclasses.replace(result, time=np.inf)
+
+
+def _topk_batch_result():
+    # the second row has a tie at the top-1 boundary: invalid, reported with NaN entries, not raised
+    batch = allocopt.solve_topk_batch([[1.0, 0.5, 0.0], [1.0, 1.0, 0.0]], 1, variance=0.25)
+    assert batch.status.tolist() == ["optimal", "invalid_instance"]
+    return dataclasses.replace(batch, upper_bound=np.array([np.inf, np.nan]))
+
+
 BUILDERS = {
+    "IdentificationResult": _identification_result,
+    "FixedBudgetResult": _fixed_budget_result,
+    "TopKBatchResult": _topk_batch_result,
     "TopKResult": _topk_result,
     "TopKCertificate": _topk_certificate,
     "ComplexityReport": _complexity_report,
@@ -102,7 +127,7 @@ BUILDERS = {
 }
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
-                  "ComplexityReport"}
+                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 

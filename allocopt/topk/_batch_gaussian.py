@@ -182,6 +182,13 @@ def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start:
     n_rows, n_arms = theta.shape
     layout = _star_layout(k, n_arms)
     is_top = layout.is_top
+    # The solution is invariant under theta -> (theta - c)/b and sigma^2 -> sigma^2/b^2 (the costs depend on
+    # (theta_i - theta_j)^2 / sigma^2 only): solve on the instance with boundary gap 1 and theta_{j_1} = 0, so
+    # that no intermediate over- or underflows whatever the scale of the means.
+    scale = theta[:, k - 1:k] - theta[:, k:k + 1]
+    theta = (theta - theta[:, k:k + 1]) / scale
+    variance = np.broadcast_to(variance, theta.shape) / scale / scale if n_rows > 1 or variance.ndim == 2 \
+        else variance / scale[0, 0] / scale[0, 0]
     worst_top, best_bottom = theta[:, k - 1:k], theta[:, k:k + 1]
     boundary = worst_top - best_bottom  # (R, 1), positive
     a = 0.5 * boundary * boundary

@@ -100,8 +100,9 @@ def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> Top
                                    upper_bound=np.ldexp(history.upper_bound, exponent),
                                    gap=np.ldexp(history.gap, exponent))
     extras = dict(result.extras)
-    if "forest" in extras:  # the forest allocation is on the homogeneous scale (forest costs equal to one)
-        extras["forest"] = {**extras["forest"], "psi": np.ldexp(extras["forest"]["psi"], -exponent)}
+    forest = extras.get("forest")
+    if forest and "psi" in forest:  # the forest allocation is on the homogeneous scale (forest costs equal to one)
+        extras["forest"] = {**forest, "psi": np.ldexp(forest["psi"], -exponent)}
     message = f"{result.message} (solved with the costs scaled by 2**{-exponent})".strip()
     return dataclasses.replace(result, problem=problem, value=value,
                                upper_bound=float(np.ldexp(result.upper_bound, exponent)),
