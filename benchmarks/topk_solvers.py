@@ -59,7 +59,7 @@ def quantiles(function, repeats: int) -> tuple[float, float]:
 
 
 def latency(lines: list[str], repeats: int) -> None:
-    lines.append("### Latency at K = 20, k = 10 (exact solver, same certificate as always)\n")
+    lines.append("## Latency at K = 20, k = 10 (exact solver, same certificate as always)\n")
     lines.append("| instance | exact median [µs] | exact p90 [µs] | cvxpy [ms] | cvxpy / exact | rel. gap | path |")
     lines.append("|---|---|---|---|---|---|---|")
     for family in ("gaussian", "bernoulli", "poisson", "exponential"):
@@ -106,7 +106,7 @@ def plain_tracking(problem: TopKProblem, iterations: int) -> np.ndarray:
 
 
 def iterations(lines: list[str]) -> None:
-    lines.append("\n### Per-iteration cost at K = 20 (gaussian linspace)\n")
+    lines.append("\n## Per-iteration cost at K = 20 (gaussian linspace)\n")
     lines.append("| method | µs / iteration | plain numpy loop [µs / iteration] | ratio |")
     lines.append("|---|---|---|---|")
     problem = latency_instance("gaussian")
@@ -122,7 +122,7 @@ def iterations(lines: list[str]) -> None:
 
 
 def batch(lines: list[str], n_rows: int) -> None:
-    lines.append(f"\n### Batch: solve_topk_batch, R = {n_rows} gaussian instances, K = 20, k = 10\n")
+    lines.append(f"\n## Batch: solve_topk_batch, R = {n_rows} gaussian instances, K = 20, k = 10\n")
     lines.append("| instances | time [s] | solved together | solved one by one | all optimal | max rel. gap |")
     lines.append("|---|---|---|---|---|---|")
     rng = np.random.default_rng(11)
@@ -145,7 +145,7 @@ def scale_row(name: str, family: str, n_arms: int) -> dict:
 
 
 def scale(lines: list[str], sizes, limit: float) -> None:
-    lines.append(f"\n### Scale: exact solver, k = K/2 (time limit {limit:.0f} s per row)\n")
+    lines.append(f"\n## Scale: exact solver, k = K/2 (time limit {limit:.0f} s per row)\n")
     lines.append("| class | family | K | time [s] | certified rel. gap | pivots | status |")
     lines.append("|---|---|---|---|---|---|---|")
     environment = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
@@ -322,8 +322,9 @@ def main() -> None:
         path = Path(__file__).resolve().parent.parent / "docs" / "topk_benchmark.md"
         command = "python benchmarks/topk_solvers.py " + " ".join(sys.argv[1:])
         path.write_text(f"<!-- written by benchmarks/topk_solvers.py; do not edit by hand -->\n"
-                        f"Measured by `{command}` on {header}. The machine was shared with other jobs: "
-                        "wall-clock times are under that load.\n\n" + "\n".join(lines) + "\n")
+                        "# Exact top-k solver: measured latency, batches and scale\n\n"
+                        f"Measured by `{command}` on {header}. Wall-clock times; the load average says how busy "
+                        "the machine was.\n\n" + "\n".join(lines) + "\n")
         print(f"wrote {path}")
 
 
