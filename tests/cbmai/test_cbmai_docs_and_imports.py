@@ -1,31 +1,9 @@
-"""The examples in the docstrings run, and importing the layer stays cheap."""
+"""Importing the layer stays cheap (its docstring examples run in the package-wide doctest run)."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import subprocess
 import sys
-
-import pytest
-
-MODULES = [
-    "allocopt.cbmai.problem",
-    "allocopt.cbmai.bases",
-    "allocopt.cbmai.solve",
-    "allocopt.cbmai.scores",
-    "allocopt.cbmai.hardness",
-    "allocopt.algorithms.sfsr",
-    "allocopt.algorithms.uslp",
-    "allocopt.algorithms.cbmai_error_rate",
-    "allocopt.simulate",
-]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_import_does_not_load_heavy_dependencies():
@@ -38,9 +16,6 @@ def test_import_does_not_load_heavy_dependencies():
 
 def test_reference_instances_live_in_the_cbmai_layer():
     # library code must not depend on its test data: building a Table 1 instance leaves allocopt.testing unloaded
-    import subprocess
-    import sys
-
     code = ("import sys, allocopt; allocopt.CBMAIProblem.from_reference('cbmai-d1p'); "
             "print('allocopt.testing' in sys.modules)")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 
 import numpy as np
 import pytest
@@ -99,18 +97,6 @@ def test_ties_where_a_strict_order_is_needed(call, function, requirement, arms):
     assert f"parameter of {function} must have {requirement}" in text
     assert f"arms {arms} tie at the boundary" in text
     assert "Got [" in text
-
-
-@pytest.mark.parametrize("module", ["top_m", "fixed_budget", "eps_top_k", "lil", "combinatorial", "reporting"])
-def test_docstring_examples(module):
-    result = doctest.testmod(importlib.import_module(f"allocopt.complexity.{module}"))
-    assert result.attempted > 0 and result.failed == 0
-
-
-def test_docstring_examples_of_the_package_and_the_instances():
-    for module in (complexity, bandit_instances):
-        result = doctest.testmod(module)
-        assert result.attempted > 0 and result.failed == 0
 
 
 def test_errors_name_the_function_called():
