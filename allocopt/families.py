@@ -454,7 +454,8 @@ class ExponentialFamily(abc.ABC):
         return f"{type(self).__name__}()"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and np.array_equal(self.dispersion, other.dispersion)  # type: ignore[attr-defined]
+        return isinstance(other, ExponentialFamily) and type(self) is type(other) and np.array_equal(
+            self.dispersion, other.dispersion)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.dispersion.tobytes()))

@@ -73,7 +73,7 @@ def _select_scalar(rule, context, view: RunView, state, uniforms, func: str):
         row_view = RunView(*(value[row] for value in view))
         action = rule.select(context, row_view, _row_state(state, row), uniforms[row])
         if isinstance(action, Pull):
-            arms[row], counts[row] = int(action.arm), int(action.count)
+            arms[row], counts[row] = int(action.arm), int(action.times)
         else:
             arms[row] = int(action)
     if np.any(counts < 1):

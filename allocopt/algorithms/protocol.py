@@ -90,10 +90,10 @@ class RunView(NamedTuple):
 
 
 class Pull(NamedTuple):
-    """A block action of one run: pull ``arm`` ``count`` times."""
+    """A block action of one run: pull ``arm`` ``times`` times in a row."""
 
     arm: int
-    count: int
+    times: int
 
 
 class BatchPull(NamedTuple):

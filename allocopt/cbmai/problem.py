@@ -80,7 +80,8 @@ class CBMAIProblem:
     rewards: np.ndarray
     costs: np.ndarray
     bounds: np.ndarray
-    n_unknown: int | None = None
+    # None at construction means every arm is unknown; __post_init__ stores the resolved integer
+    n_unknown: int = None  # type: ignore[assignment]
     _standard_form: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

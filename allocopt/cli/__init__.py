@@ -134,7 +134,7 @@ def normalise_argv(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list
     return result
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
