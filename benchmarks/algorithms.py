@@ -6,12 +6,13 @@ Instance: Wang, Yang, You (2022), Section 5: gaussian theta_i = 1 - (i-1)/20, i 
    (default 2); goal: at most 3 minutes on a 2-core machine.
 2. Nanoseconds per replication-step: the batched engine (one chunk of ``--batch`` replications) against the
    scalar rule run one replication at a time (``--scalar-runs`` replications), KKT-TS and uniform.
-3. Track-and-Stop, exact solver at every step, 1000 replications at delta = 0.01: the per-step cost is measured
-   on ``--tas-sample`` replications and the full time projected from it and from the mean stopping time;
-   ``--tas-full`` runs the 1000 replications for real.
+3. Track-and-Stop, exact solver at every step, ``--tas-runs`` replications (default 1000) at delta = 0.01:
+   the batched rule solves the allocations of all due replications with one ``solve_topk_batch`` call per
+   step; the scalar rule (one ``solve_topk`` per step, warm-started) is timed on ``--tas-sample``
+   replications for comparison.
 
 Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000] [--scalar-runs 10]
-[--tas-sample 4] [--tas-full]``.
+[--tas-runs 1000] [--tas-sample 2]``.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--scalar-runs", type=int, default=10)
-    parser.add_argument("--tas-sample", type=int, default=4)
-    parser.add_argument("--tas-full", action="store_true")
+    parser.add_argument("--tas-runs", type=int, default=1000)
+    parser.add_argument("--tas-sample", type=int, default=2)
     parser.add_argument("--skip-main", action="store_true", help="skip part 1")
     args = parser.parse_args()
     problem = TopKProblem(THETA, 5, variance=0.25)
@@ -69,19 +70,16 @@ def main() -> None:
 
     print(f"\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
     rule = TrackAndStop(solver="exact", update="every")
-    sample = identify(problem, rule, delta=0.01, n_runs=args.tas_sample, rng=2, n_jobs=1)
-    cost = sample.time / sample.replication_steps
-    tas_tau = float(sample.stopping_times.mean())
-    print(f"  {args.tas_sample} replications: {sample.time:.1f} s, mean stopping time {tas_tau:.0f}, "
-          f"{cost * 1e3:.2f} ms per step (one solve_topk per step, warm-started); fallbacks "
-          f"{int(sample.diagnostics['solver_fallbacks'].sum())} of {int(sample.diagnostics['solver_calls'].sum())}")
-    projected = cost * 1000 * tas_tau
-    print(f"  projection for 1000 replications: {projected / 3600:.1f} hours on one worker, "
-          f"{projected / 3600 / args.jobs:.1f} hours on {args.jobs}")
-    if args.tas_full:
-        full = identify(problem, rule, delta=0.01, n_runs=1000, rng=2, n_jobs=args.jobs)
-        print(full.format_summary())
-
+    sample = identify(problem, rule, delta=0.01, n_runs=args.tas_sample, rng=2, n_jobs=1, chunk_size=1,
+                      batched=False)
+    print(f"  scalar rule, {args.tas_sample} replications one at a time: {per_step(sample) / 1e3:.0f} us per step "
+          f"(one solve_topk per step, warm-started)")
+    full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs)
+    print(f"  batched rule, {args.tas_runs} replications, n_jobs={args.jobs}: {full.time:.1f} s, "
+          f"{full.time * args.jobs / full.replication_steps * 1e9:.0f} ns per replication-step per worker; "
+          f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
+          f"{int(full.diagnostics['solver_calls'].sum())} solves")
+    print(full.format_summary())
 
 if __name__ == "__main__":
     main()
