@@ -22,6 +22,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) -m allocopt demo
+	@echo "The package is installed in $(VENV): run '. $(VENV)/bin/activate' to use 'allocopt' and 'python examples/...'."
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(WORKERS) -m "not slow"
