@@ -1,4 +1,4 @@
-"""Benchmarks of the CBMAI layer (issue 4). Prints figures measured in this run; asserts nothing.
+"""Benchmarks of the CBMAI layer. Prints figures measured in this run; asserts nothing.
 
 1. IV scores of all K + L = 26 columns for K = 24, L = 2 (instance D2P); goal: under 5 ms.
 2. solve_cbmai per method, and Lagrangian scores, at that size.

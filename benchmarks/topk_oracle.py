@@ -18,7 +18,7 @@ warnings.simplefilter("ignore")
 rng = np.random.default_rng(1)
 INSTANCES = {
     "Example 1 (gaussian, K=5)": TopKProblem([0.51, 0.5, 0, -0.01, -0.092], 2, variance=0.25),
-    "issue 2 bernoulli, tiny Gamma*": TopKProblem([0.3, 0.21, 0.2, 0.19, 0.18], 2, family="bernoulli"),
+    "bernoulli, tiny Gamma*": TopKProblem([0.3, 0.21, 0.2, 0.19, 0.18], 2, family="bernoulli"),
     "Figure 3 bernoulli (K=10, ties)": TopKProblem((0.8, 0.6, 0.6, 0.4, 0.4, 0.4, 0.2, 0.2, 0.2, 0.2), 3,
                                                    family="bernoulli"),
     "poisson K=5": TopKProblem([3, 2.1, 2, 1.9, 1.8], 2, family="poisson"),

@@ -6,7 +6,7 @@ a bottom group, find :math:`\psi > 0` and :math:`\nu` with
 .. math::
     C_e(\psi) = 1 \quad (e \in E), \qquad \sum_{e \ni v} \nu_e\, \partial_v C_e(\psi) = n_v \quad (\text{every group } v),
 
-the KKT system of the homogeneous problem restricted to :math:`E` (spec/topk.md; multiplicities :math:`n_v`
+the KKT system of the homogeneous problem restricted to :math:`E` (Wang, Yang, You 2022, eq. (65); multiplicities :math:`n_v`
 from tie merging). On a tree with :math:`n` nodes there are :math:`2n - 1` equations and unknowns: the edge
 equations leave one degree of freedom per tree, the leaves' stationarity equations give the multipliers by
 peeling towards a root, and the root's equation is the *balance* (Proposition A.2).

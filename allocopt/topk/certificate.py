@@ -16,7 +16,7 @@ partial derivatives :math:`\partial_a C_{ij}(\psi)`) and maximising over the sim
     \max_a \sum_{\text{pairs } p \ni a} \mu_p \, \partial_a C_p(\psi).
 
 Hence :math:`U(\mu, \psi) - \Gamma(\psi) \ge \Gamma^* - \Gamma(\psi)` is a *certified* optimality gap of
-:math:`\psi`, whatever :math:`\mu` is (spec/topk.md). It is tight at a KKT point (equations (65): every arm's
+:math:`\psi`, whatever :math:`\mu` is (Wang, Yang, You 2022, Prop. 3.6). It is tight at a KKT point (equations (65): every arm's
 sum equals :math:`\Gamma^*`). The same holds for the budget costs :math:`B_{ij}` with
 :math:`\partial_a B_{ij} = d(x_{ij}, \theta_a)`.
 
