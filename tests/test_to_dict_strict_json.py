@@ -127,7 +127,7 @@ BUILDERS = {
 }
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
-                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult"}
+                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "TopKResult"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 

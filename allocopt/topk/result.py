@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._json import jsonable
+from .._result import Result
 from .certificate import Certificate, certify
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
@@ -60,9 +61,12 @@ class IterationHistory:
         return int(self.iteration.shape[0])
 
 
-@dataclass(frozen=True)
-class TopKResult:
+@dataclass(frozen=True, kw_only=True)
+class TopKResult(Result):
     r"""Solution of a top-k allocation problem with its optimality certificate.
+
+    It carries the core of every allocopt result (``status``, ``success``, ``message``, ``method``, ``time``,
+    ``to_dict()``; :mod:`allocopt._result`) and is built by keyword.
 
     Attributes
     ----------
@@ -109,14 +113,10 @@ class TopKResult:
     gap: float
     stationarity: float
     complementarity: float
-    status: str
-    method: str
     kind: str
     iterations: int
-    time: float
     problem: TopKProblem = field(repr=False)
     history: IterationHistory | None = field(default=None, repr=False)
-    message: str = ""
     extras: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -147,6 +147,11 @@ class TopKResult:
         """A strict-JSON summary (arrays as lists, arm indices in the caller's order, non-finite numbers as
         ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
         return jsonable({
+            "status": self.status,
+            "success": self.success,
+            "message": self.message,
+            "method": self.method,
+            "time": self.time,
             "psi": self.psi.tolist(),
             "value": self.value,
             "characteristic_time": self.characteristic_time,
@@ -156,12 +161,8 @@ class TopKResult:
             "mu": self.mu.tolist(),
             "top": self.problem.top.tolist(),
             "bottom": self.problem.bottom.tolist(),
-            "status": self.status,
-            "method": self.method,
             "kind": self.kind,
             "iterations": self.iterations,
-            "time": self.time,
-            "message": self.message,
         })
 
 
