@@ -10,7 +10,8 @@ from typing import Any, NamedTuple
 
 from .._json import dumps
 
-__all__ = ["ExitStatus", "Example", "float_list", "float_rows", "is_number_list", "print_json"]
+__all__ = ["ExitStatus", "Example", "float_list", "float_rows", "is_number_list", "print_json",
+           "add_instance_arguments", "instance_problem"]
 
 
 class ExitStatus(enum.IntEnum):
@@ -124,3 +125,29 @@ def is_number_list(token: str) -> bool:
 def print_json(payload: Any) -> None:
     """Print one strict JSON object on stdout (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
     sys.stdout.write(dumps(payload) + "\n")
+
+
+def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that describe a top-k instance: ``--theta``, ``--k``, ``--family`` and ``--variance``."""
+    from ..families import FAMILIES
+
+    parser.add_argument("--theta", type=float_list, required=True, help="comma-separated arm means")
+    parser.add_argument("--k", type=int, required=True, help="size of the top set (1..K-1)")
+    parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
+    parser.add_argument("--variance", type=float_list, default=[1.0],
+                        help="gaussian variance: one value or one per arm (default 1)")
+
+
+def instance_problem(args: argparse.Namespace) -> Any:
+    """The :class:`~allocopt.TopKProblem` of the options added by :func:`add_instance_arguments`.
+
+    ``--variance`` is one value or one per arm; for the other families only its default is accepted (the
+    problem refuses any other value, naming it).
+    """
+    from ..topk import TopKProblem
+
+    values = args.variance
+    variance = values[0] if len(values) == 1 else values
+    if args.family != "gaussian" and values == [1.0]:
+        variance = None
+    return TopKProblem(args.theta, args.k, family=args.family, variance=variance)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import Example, ExitStatus, float_list, print_json
+from ._common import (Example, ExitStatus, add_instance_arguments, float_list, instance_problem,
+                      print_json)
 
 __all__ = ["register", "run", "EXAMPLES"]
 
@@ -26,7 +27,6 @@ EXAMPLES = (
 
 def register(subparsers) -> argparse.ArgumentParser:
     from ..algorithms import POLICIES
-    from ..families import FAMILIES
 
     parser = subparsers.add_parser(
         "identify", help="fixed-confidence top-k identification: stopping times and error rates of a sampling rule",
@@ -35,11 +35,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "per replication, and prints one row per delta: mean stopping time and standard error, error "
                     "rate with a 95%% Clopper-Pearson interval, the lower bound T* kl(delta, 1-delta) and the ratio "
                     "E[tau]/(T* log(1/delta)).")
-    parser.add_argument("--theta", type=float_list, required=True, help="comma-separated arm means")
-    parser.add_argument("--k", type=int, required=True, help="size of the top set (1..K-1)")
-    parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
-    parser.add_argument("--variance", type=float_list, default=[1.0],
-                        help="gaussian variance: one value or one per arm (default 1)")
+    add_instance_arguments(parser)
     parser.add_argument("--policy", default="kkt-ts", choices=sorted(POLICIES), help="sampling rule")
     parser.add_argument("--delta", type=float_list, default=[0.1, 0.01, 0.001],
                         help="comma-separated confidence levels (default 0.1,0.01,0.001)")
@@ -55,18 +51,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _variance(values: list[float], family: str):
-    if family != "gaussian":
-        return None if values == [1.0] else (values[0] if len(values) == 1 else values)
-    return values[0] if len(values) == 1 else values
-
-
 def run(args: argparse.Namespace) -> ExitStatus:
     """Run the replications and print the summary; exit 1 when some run reached ``--max-samples``."""
     from ..algorithms import identify
-    from ..topk import TopKProblem
 
-    problem = TopKProblem(args.theta, args.k, family=args.family, variance=_variance(args.variance, args.family))
+    problem = instance_problem(args)
     delta = args.delta[0] if len(args.delta) == 1 else tuple(args.delta)
     progress = (not args.json) and sys.stderr.isatty()
     if progress:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Example, ExitStatus, float_list, print_json
+from ._common import Example, ExitStatus, add_instance_arguments, instance_problem, print_json
 
 __all__ = ["register", "run", "format_report", "default_check_tolerance", "EXAMPLES"]
 
@@ -34,7 +34,6 @@ EXAMPLES = (
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    from ..families import FAMILIES
     from ..topk import KINDS, TOPK_METHODS
     from ..topk.solve import DEFAULT_METHOD
 
@@ -43,11 +42,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Solve max_psi min_{i in top, j in bottom} C_ij(psi) (or B_ij with --kind budget) and print the "
                     "allocation, Gamma*, T* = 1/Gamma*, the certified optimality gap and the connected components "
                     "of the binding-pair graph. Arm indices are 0-based, in the order of --theta.")
-    parser.add_argument("--theta", type=float_list, required=True, help="comma-separated arm means")
-    parser.add_argument("--k", type=int, required=True, help="size of the top set (1..K-1)")
-    parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
-    parser.add_argument("--variance", type=float_list, default=[1.0],
-                        help="gaussian variance: one value or one per arm (default 1)")
+    add_instance_arguments(parser)
     parser.add_argument("--method", default=DEFAULT_METHOD, choices=TOPK_METHODS, help="solver")
     parser.add_argument("--kind", default="confidence", choices=KINDS,
                         help="confidence (C_ij, fixed confidence) or budget (B_ij, fixed budget)")
@@ -74,12 +69,6 @@ def _tolerance(text: str) -> float:
 def default_check_tolerance(result) -> float:
     """Near-binding tolerance matched to the accuracy of a result: 1e-6, or ten times its relative gap."""
     return float(min(max(1e-6, 10.0 * result.relative_gap), 0.1))
-
-
-def _variance(values: list[float], family: str):
-    if family != "gaussian":
-        return None if values == [1.0] else (values[0] if len(values) == 1 else values)
-    return values[0] if len(values) == 1 else values
 
 
 def format_report(result, certificate, check_error: str = "") -> str:
@@ -125,9 +114,9 @@ def check_result(result, tolerance: float):
 
 
 def run(args: argparse.Namespace) -> ExitStatus:
-    from ..topk import TopKProblem, solve_topk
+    from ..topk import solve_topk
 
-    problem = TopKProblem(args.theta, args.k, family=args.family, variance=_variance(args.variance, args.family))
+    problem = instance_problem(args)
     options = {} if args.iterations is None else {"iterations": args.iterations}
     result = solve_topk(problem, method=args.method, kind=args.kind, **options)
     tolerance = default_check_tolerance(result) if args.check_tol is None else args.check_tol
