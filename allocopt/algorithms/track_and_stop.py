@@ -37,9 +37,10 @@ import numpy as np
 
 from .._validation import as_choice, as_int, fail
 from ..exceptions import AllocoptError
+from ..topk._simplex import project_to_simplex
 from ..topk.problem import TopKProblem
 from .protocol import RuleContext, RunView, register_policy
-from .statistics import random_choice_index
+from .._rng import random_candidate
 
 __all__ = ["TrackAndStop", "solve_allocations", "project_shrunk_simplex", "c_tracking_epsilon",
            "ACCEPTED_STATUSES"]
@@ -69,13 +70,7 @@ def project_shrunk_simplex(psi: np.ndarray, epsilon) -> np.ndarray:
     epsilon = np.asarray(epsilon, dtype=float)[..., None]
     n_arms = psi.shape[-1]
     scale = 1.0 - n_arms * epsilon
-    vector = (psi - epsilon) / scale
-    ordered = -np.sort(-vector, axis=-1)
-    excess = np.cumsum(ordered, axis=-1) - 1.0
-    positions = np.arange(1, n_arms + 1)
-    rho = n_arms - 1 - np.argmax((ordered * positions > excess)[..., ::-1], axis=-1)
-    shift = np.take_along_axis(excess, rho[..., None], axis=-1) / (rho[..., None] + 1)
-    return epsilon + scale * np.maximum(vector - shift, 0.0)
+    return epsilon + scale * project_to_simplex((psi - epsilon) / scale)
 
 
 def _clipped_means(context: RuleContext, means: np.ndarray) -> np.ndarray:
@@ -249,7 +244,7 @@ class TrackAndStop:
             state["cumulative"][:] += project_shrunk_simplex(psi, c_tracking_epsilon(n_arms, t))
             gap = state["cumulative"] - counts
             candidates = gap == gap.max()
-        return int(random_choice_index(candidates, uniforms[0]))
+        return int(random_candidate(candidates, uniforms[0]))
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms, t, counts = context.n_arms, view.t, view.counts
@@ -274,7 +269,7 @@ class TrackAndStop:
             state["cumulative"][...] += project_shrunk_simplex(psi, c_tracking_epsilon(n_arms, t))
             gap = state["cumulative"] - counts
             candidates = gap == gap.max(axis=1, keepdims=True)
-        return random_choice_index(candidates, uniforms[:, 0])
+        return random_candidate(candidates, uniforms[:, 0])
 
 
 register_policy("track-and-stop", TrackAndStop)

@@ -8,16 +8,23 @@ __all__ = ["project_to_simplex"]
 
 
 def project_to_simplex(vector: np.ndarray) -> np.ndarray:
-    r"""The point of :math:`\Sigma_K = \{x \ge 0, \sum x = 1\}` closest to ``vector`` in Euclidean norm.
+    r"""The point of :math:`\Sigma_K = \{x \ge 0, \sum x = 1\}` closest to ``vector`` in Euclidean norm, along the
+    last axis (leading axes are independent vectors).
 
     Sort-based algorithm: with :math:`u` sorted decreasingly and :math:`\rho` the largest index with
     :math:`u_\rho > (\sum_{r \le \rho} u_r - 1)/\rho`, the projection is :math:`\max(v - \tau, 0)` with
-    :math:`\tau = (\sum_{r \le \rho} u_r - 1)/\rho`. Cost :math:`O(K \log K)`.
+    :math:`\tau = (\sum_{r \le \rho} u_r - 1)/\rho`. Cost :math:`O(K \log K)` per vector.
+
+    Examples
+    --------
+    >>> project_to_simplex(np.array([[2.0, 0.0], [0.5, 0.5]])).tolist()
+    [[1.0, 0.0], [0.5, 0.5]]
     """
     vector = np.asarray(vector, dtype=float)
-    ordered = np.sort(vector)[::-1]
-    excess = np.cumsum(ordered) - 1.0
-    positions = np.arange(1, vector.shape[0] + 1)
-    rho = np.flatnonzero(ordered * positions > excess)[-1]
-    shift = excess[rho] / (rho + 1)
+    n_arms = vector.shape[-1]
+    ordered = -np.sort(-vector, axis=-1)
+    excess = np.cumsum(ordered, axis=-1) - 1.0
+    positions = np.arange(1, n_arms + 1)
+    rho = n_arms - 1 - np.argmax((ordered * positions > excess)[..., ::-1], axis=-1)  # last index where it holds
+    shift = np.take_along_axis(excess, rho[..., None], axis=-1) / (rho[..., None] + 1)
     return np.maximum(vector - shift, 0.0)
