@@ -25,33 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, Gaussian, get_family
 from ._batch_gaussian import gaussian_double_star
 from ._exact import FAST_PATH_PAIRS
 from .certificate import certified_gap
-from .problem import KINDS, TopKProblem
+from .problem import KINDS, TopKProblem, _readonly
 
 __all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES"]
 
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
-
-
-def _json_float(value: float) -> float | str:
-    """A float for strict JSON: the proto3 strings for non-finite values."""
-    value = float(value)
-    if np.isnan(value):
-        return "NaN"
-    if np.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.setflags(write=False)
-    return array
 
 
 @dataclass(frozen=True)
@@ -99,7 +84,7 @@ class TopKBatchResult:
 
     def __post_init__(self):
         for name in ("psi", "value", "upper_bound", "gap", "status", "solved_individually"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, _readonly(getattr(self, name)))
 
     @property
     def success(self) -> np.ndarray:
@@ -123,26 +108,22 @@ class TopKBatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON summary (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
-        def floats(array):
-            return [[_json_float(v) for v in row] for row in array] if array.ndim == 2 else \
-                [_json_float(v) for v in array]
-
-        return {
-            "psi": floats(self.psi),
-            "value": floats(self.value),
-            "upper_bound": floats(self.upper_bound),
-            "gap": floats(self.gap),
-            "relative_gap": floats(self.relative_gap),
+        return jsonable({
+            "psi": self.psi,
+            "value": self.value,
+            "upper_bound": self.upper_bound,
+            "gap": self.gap,
+            "relative_gap": self.relative_gap,
             "status": self.status.tolist(),
             "success": self.success.tolist(),
             "solved_individually": self.solved_individually.tolist(),
             "method": self.method,
             "kind": self.kind,
-            "tol": _json_float(self.tol),
-            "time": _json_float(self.time),
+            "tol": self.tol,
+            "time": self.time,
             "message": self.message,
             "messages": list(self.messages),
-        }
+        })
 
 
 def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily):
