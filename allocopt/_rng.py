@@ -105,5 +105,7 @@ def random_candidate(candidates: np.ndarray, uniforms: np.ndarray) -> np.ndarray
     """
     candidates = np.asarray(candidates, dtype=bool)
     count = candidates.sum(axis=-1)
+    if np.all(count == 1):  # no tie anywhere (the usual case in the engine's hot path): the only True entry
+        return np.argmax(candidates, axis=-1)
     pick = np.minimum((np.asarray(uniforms, dtype=float) * count).astype(np.int64), np.maximum(count - 1, 0))
     return np.argmax(np.cumsum(candidates, axis=-1) > pick[..., None], axis=-1)

@@ -26,7 +26,8 @@ from .._validation import as_choice
 from ..topk._pairs import KINDS
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from .protocol import RuleContext, RunView, register_policy
-from .statistics import posterior_sample, random_choice_index
+from .._rng import random_candidate
+from .statistics import posterior_sample
 
 __all__ = ["KKTTS"]
 
@@ -72,7 +73,7 @@ class KKTTS:
         # 3. the pair of minimal cost at theta~ and psi_t (evaluated at the counts: costs are homogeneous)
         cost, grad_top = pair_cost_grid(context.family, self.kind, arms)
         flat = cost.ravel()
-        pair = int(random_choice_index(flat == flat.min(), uniforms[n_arms]))
+        pair = int(random_candidate(flat == flat.min(), uniforms[n_arms]))
         row, col = divmod(pair, n_arms - k)
         # 4. pull i with probability h_{i;j}, else j
         h = pull_probability(context.family, cost[row, col], None if grad_top is None else grad_top[row, col],
@@ -86,7 +87,7 @@ class KKTTS:
         arms = sort_arms(theta, view.counts / context.dispersion, k)
         cost, grad_top = pair_cost_grid(context.family, self.kind, arms)
         flat = cost.reshape(-1, k * n_bottom)
-        pair = random_choice_index(flat == flat.min(axis=1, keepdims=True), uniforms[:, n_arms])
+        pair = random_candidate(flat == flat.min(axis=1, keepdims=True), uniforms[:, n_arms])
         row, col = pair // n_bottom, pair % n_bottom
         runs = np.arange(flat.shape[0])
         h = pull_probability(context.family, flat[runs, pair],

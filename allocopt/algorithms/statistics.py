@@ -34,8 +34,7 @@ from scipy import special
 
 from ..families import ExponentialFamily
 
-__all__ = ["empirical_means", "top_k_order", "posterior_sample", "posterior_parameters", "domain_clip",
-           "random_choice_index"]
+__all__ = ["empirical_means", "top_k_order", "posterior_sample", "posterior_parameters", "domain_clip"]
 
 _TINY = np.finfo(float).tiny
 
@@ -147,21 +146,3 @@ def posterior_sample(family: ExponentialFamily, dispersion: np.ndarray, counts: 
         with np.errstate(divide="ignore"):
             sample = parameters["rate"] / rate
     return domain_clip(family, sample)
-
-
-def random_choice_index(mask: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Index of a uniformly random ``True`` entry along the last axis of ``mask``, chosen by ``uniforms``
-    (one uniform in (0, 1) per row): the ``floor(u * count)``-th ``True`` entry. Used for every tie-break,
-    so that ties never go to the first index and one run and a batch choose identically.
-
-    Examples
-    --------
-    >>> int(random_choice_index(np.array([False, True, True, False, True]), np.array(0.5)))
-    2
-    """
-    first = np.argmax(mask, axis=-1)
-    count = mask.sum(axis=-1)
-    if np.all(count == 1):  # no tie anywhere (the usual case): the only True entry
-        return first
-    rank = np.minimum((uniforms * count).astype(np.int64), count - 1)
-    return np.argmax(np.cumsum(mask, axis=-1) > rank[..., None], axis=-1)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .protocol import RuleContext, RunView, register_policy
-from .statistics import random_choice_index
+from .._rng import random_candidate
 
 __all__ = ["Uniform"]
 
@@ -39,11 +39,11 @@ class Uniform:
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         least_pulled = view.counts == view.counts.min()
-        return int(random_choice_index(least_pulled, uniforms[0]))
+        return int(random_candidate(least_pulled, uniforms[0]))
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         least_pulled = view.counts == view.counts.min(axis=1, keepdims=True)
-        return random_choice_index(least_pulled, uniforms[:, 0])
+        return random_candidate(least_pulled, uniforms[:, 0])
 
 
 register_policy("uniform", Uniform)

@@ -16,7 +16,8 @@ from allocopt import TopKProblem
 from allocopt.algorithms import KKTTS, RuleContext, RunView, TrackAndStop
 from allocopt.algorithms._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from allocopt.algorithms.rewards import RewardStreams, draw_rewards, reward_generator
-from allocopt.algorithms.statistics import posterior_sample, random_choice_index
+from allocopt._rng import random_candidate
+from allocopt.algorithms.statistics import posterior_sample
 from allocopt.algorithms.stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from allocopt.algorithms.track_and_stop import c_tracking_epsilon, project_shrunk_simplex
 from allocopt.families import get_family
@@ -110,10 +111,10 @@ def test_posterior_samples_have_the_conjugate_posterior_moments(name, theta, var
         assert samples[:, arm].var() == pytest.approx(variance_, rel=0.05)
 
 
-def test_random_choice_index_is_uniform_over_ties():
+def test_random_candidate_is_uniform_over_ties():
     mask = np.array([False, True, False, True, True])
     uniforms = (np.arange(3000) + 0.5) / 3000
-    chosen = random_choice_index(np.broadcast_to(mask, (3000, 5)), uniforms)
+    chosen = random_candidate(np.broadcast_to(mask, (3000, 5)), uniforms)
     assert sorted(set(chosen.tolist())) == [1, 3, 4]
     assert np.bincount(chosen, minlength=5)[[1, 3, 4]].tolist() == [1000, 1000, 1000]
 
