@@ -21,7 +21,7 @@ from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
-from .protocol import POLICIES, BatchPull, Pull, RuleContext, RunView, SamplingRule, register_policy
+from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
@@ -30,11 +30,13 @@ from .uniform import Uniform
 __all__ = [
     "POLICIES",
     "BatchPull",
+    "BatchPullEach",
     "FixedBudgetResult",
     "HeuristicThreshold",
     "IdentificationResult",
     "KKTTS",
     "Pull",
+    "PullEach",
     "RuleContext",
     "RunView",
     "SamplingRule",
