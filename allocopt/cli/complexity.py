@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "H(0, eps) of Chen, Chen, Zhang, Zhou (2017), "
                     "and the optimal allocations of the top-k layer: Gamma*, T* = 1/Gamma*, the lower bound "
                     "T* kl(delta, 1-delta) and the fixed-budget exponent Gamma_B*, with certified gaps. (The CBMAI "
-                    "gaps need a CBMAI instance: use complexity.report(..., extra={'cbmai': ...}) in Python.) "
+                    "gaps need a CBMAI instance: use complexity.report(..., cbmai=...) in Python.) "
                     "See docs/complexity.md.",
     )
     parser.add_argument("--theta", type=float_list, required=True, metavar="MEANS",
