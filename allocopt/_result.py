@@ -75,13 +75,18 @@ class Result:
         """Derived quantities added to :meth:`to_dict` (override in subclasses)."""
         return {}
 
+    def core_dict(self) -> dict[str, Any]:
+        """The core fields, in the order of ``CORE_FIELDS`` (not yet converted to JSON): the start of every
+        ``to_dict()``, also of the results that choose their other keys themselves."""
+        return {name: getattr(self, name) for name in CORE_FIELDS}
+
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON dictionary: the core fields first, then every other field and derived quantity.
 
         Non-finite numbers are written as ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``; fields declared
         with :func:`omit_from_dict` are left out.
         """
-        payload: dict[str, Any] = {name: getattr(self, name) for name in CORE_FIELDS}
+        payload = self.core_dict()
         for field in dataclasses.fields(self):
             if field.name not in payload and field.metadata.get("to_dict", True):
                 payload[field.name] = getattr(self, field.name)

@@ -138,7 +138,7 @@ BUILDERS = {
 }
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
-                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "TopKResult"}
+                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "TopKResult", "TopKCertificate"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 
@@ -175,6 +175,16 @@ def test_results_carry_the_core_fields_first(name):
     assert list(payload)[:5] == ["status", "success", "message", "method", "time"]
     assert payload["success"] is result.success
     assert isinstance(result.status, str) and isinstance(result.method, str) and result.method
+
+
+def test_the_batch_result_carries_the_core_fields_per_row_first():
+    # a batch is R results side by side: status and success per row, message, method and time for the batch
+    batch = BUILDERS["TopKBatchResult"]()
+    payload = batch.to_dict()
+    assert list(payload)[:5] == ["status", "success", "message", "method", "time"]
+    assert payload["status"] == ["optimal", "invalid_instance"] and payload["success"] == [True, False]
+    assert payload["method"] == "exact" and isinstance(payload["message"], str) and payload["message"]
+    assert len(payload["messages"]) == len(batch) == 2
 
 
 def test_every_class_defining_to_dict_has_a_builder():

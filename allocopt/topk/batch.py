@@ -39,9 +39,17 @@ __all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES"]
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TopKBatchResult:
     r"""Solutions of R top-k instances, one row each.
+
+    A batch is R results side by side rather than one result, so it does not derive from the shared core
+    :class:`allocopt._result.Result`, whose ``status`` is one word: here ``status`` and ``success`` are per row
+    (arrays, like every other per-instance field, so that a sequential algorithm can select the certified rows
+    with a mask), and the per-row messages are :attr:`messages`. The other core fields are the batch's:
+    ``message`` (a summary), ``method`` and ``time``. :meth:`to_dict` follows the core convention: the five
+    core keys first, in the order of :data:`allocopt._result.CORE_FIELDS`, then the other fields, as strict
+    JSON.
 
     Attributes
     ----------
@@ -108,20 +116,20 @@ class TopKBatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON summary (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
-        return jsonable({
+        return jsonable({  # the core keys first, in the order of CORE_FIELDS
+            "status": self.status,
+            "success": self.success,
+            "message": self.message,
+            "method": self.method,
+            "time": self.time,
             "psi": self.psi,
             "value": self.value,
             "upper_bound": self.upper_bound,
             "gap": self.gap,
             "relative_gap": self.relative_gap,
-            "status": self.status.tolist(),
-            "success": self.success.tolist(),
-            "solved_individually": self.solved_individually.tolist(),
-            "method": self.method,
+            "solved_individually": self.solved_individually,
             "kind": self.kind,
             "tol": self.tol,
-            "time": self.time,
-            "message": self.message,
             "messages": list(self.messages),
         })
 

@@ -64,6 +64,10 @@ REFINEMENT_THRESHOLD = 1e-10
 class Certificate:
     r"""Optimality certificate of an allocation :math:`\psi` with multipliers :math:`\mu`.
 
+    A bundle of numbers that results carry (:class:`~allocopt.topk.TopKResult`,
+    :class:`~allocopt.topk.TopKCertificate`), not a result itself: :func:`certify` is a pure evaluation with no
+    method, status or timing of its own.
+
     Attributes
     ----------
     value : float

@@ -19,12 +19,14 @@ Given an allocation :math:`\psi` (from any source), :func:`check_topk`
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._json import jsonable
+from .._result import Result, omit_from_dict
 from .._validation import as_float, as_float_matrix, check_in_simplex, fail
 from ..exceptions import InvalidArgumentError, SolverError
 from .certificate import Certificate, certify
@@ -32,12 +34,21 @@ from .problem import TopKProblem
 from .structure import (Component, DoubleStarVerdict, binding_graph, binding_pairs, double_star_verdict,
                         graph_components, monotonicity_violations)
 
-__all__ = ["TopKCertificate", "check_topk"]
+__all__ = ["TopKCertificate", "check_topk", "CHECK_STATUSES"]
+
+CHECK_STATUSES = ("passed", "not_certified", "structure_violated")
 
 
-@dataclass(frozen=True)
-class TopKCertificate:
+@dataclass(frozen=True, kw_only=True)
+class TopKCertificate(Result):
     r"""Report of :func:`check_topk`.
+
+    It carries the core of every allocopt result (:mod:`allocopt._result`) and is built by keyword. Statuses:
+    ``"passed"`` (the only success: see :attr:`passed`), ``"not_certified"`` (the certified relative gap
+    exceeds ``tol``) and ``"structure_violated"`` (the gap is within ``tol`` but a structural condition fails:
+    an arm in no near-binding pair, an unbalanced component or a monotonicity violation); the message names
+    what failed. ``method`` is where the multipliers come from (as :attr:`multiplier_source`), ``time`` the
+    wall-clock seconds of the check.
 
     Attributes
     ----------
@@ -69,11 +80,15 @@ class TopKCertificate:
         Offending ``(better-ranked arm, worse-ranked arm)`` pairs.
     double_star : DoubleStarVerdict
         Theorem 3.4.
-    multiplier_source : str
+    method : str
         Where :attr:`mu` comes from: ``"kkt-lp"`` (the linear program of the module docstring) or ``"given"``
         (the ``mu`` passed to :func:`check_topk`, kept because it certifies a smaller gap or the linear
         program failed).
+    certificate : Certificate
+        The shared certifier's numbers for :attr:`mu` (:mod:`allocopt.topk.certificate`).
     """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"passed"})
 
     psi: np.ndarray
     value: float
@@ -83,7 +98,7 @@ class TopKCertificate:
     kkt_residual: float
     gap: float
     upper_bound: float
-    graph: Any = field(repr=False)
+    graph: Any = omit_from_dict(repr=False)
     components: tuple[Component, ...]
     every_arm_binding: bool
     non_binding_arms: tuple[int, ...]
@@ -91,25 +106,28 @@ class TopKCertificate:
     monotonicity_violations: tuple[tuple[int, int], ...]
     double_star: DoubleStarVerdict
     certificate: Certificate = field(repr=False)
-    multiplier_source: str = "kkt-lp"
+
+    @property
+    def multiplier_source(self) -> str:
+        """Where :attr:`mu` comes from (the core ``method``): ``"kkt-lp"`` or ``"given"``."""
+        return self.method
 
     @property
     def relative_gap(self) -> float:
         """``gap / value``."""
-        return self.gap / self.value if self.value > 0 else np.inf
+        return _relative_gap(self.gap, self.value)
 
     @property
     def balanced(self) -> bool:
         """Every component's balance residual is within ``tol`` (components with no balance equation pass)."""
-        return all(not abs(component.balance_residual) > self.tol for component in self.components)
+        return _balanced(self.components, self.tol)
 
     @property
     def passed(self) -> bool:
         """The allocation is certified optimal within ``tol`` and satisfies the structural conditions:
         certified relative gap <= tol, every arm binding, balanced components and (where it applies)
-        monotonicity."""
-        return (self.relative_gap <= self.tol and self.every_arm_binding and self.balanced
-                and self.monotone is not False)
+        monotonicity (the core ``success``, status ``"passed"``)."""
+        return self.success
 
     def component_indices(self, one_based: bool = False) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """Components as ``(top arms, bottom arms)`` tuples (optionally 1-based, as in the paper)."""
@@ -140,6 +158,7 @@ class TopKCertificate:
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON summary (non-finite numbers as ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
         return jsonable({
+            **self.core_dict(),
             "value": self.value, "gap": self.gap, "relative_gap": self.relative_gap,
             "kkt_residual": self.kkt_residual, "tol": self.tol, "multiplier_source": self.multiplier_source,
             "components": [{"top": list(c.top), "bottom": list(c.bottom), "balance_residual": c.balance_residual,
@@ -148,6 +167,31 @@ class TopKCertificate:
             "double_star": {"holds": self.double_star.holds, "reason": self.double_star.reason},
             "passed": self.passed,
         })
+
+
+def _relative_gap(gap: float, value: float) -> float:
+    return gap / value if value > 0 else np.inf
+
+
+def _balanced(components: tuple[Component, ...], tol: float) -> bool:
+    return all(not abs(component.balance_residual) > tol for component in components)
+
+
+def _check_status(relative_gap: float, tol: float, non_binding: tuple[int, ...], components: tuple[Component, ...],
+                  violations: tuple[tuple[int, int], ...] | None) -> tuple[str, str]:
+    """The status of a check and its message (what failed, or that everything holds)."""
+    if not relative_gap <= tol:
+        return "not_certified", f"the certified relative gap {relative_gap:.3g} exceeds tol = {tol:g}"
+    failures = []
+    if non_binding:
+        failures.append(f"arms {list(non_binding)} are in no near-binding pair (Prop. 3.1)")
+    if not _balanced(components, tol):
+        failures.append("a component of the binding graph does not balance (Prop. 3.3)")
+    if violations:
+        failures.append(f"{len(violations)} monotonicity violation(s) (Prop. 3.2)")
+    if failures:
+        return "structure_violated", "; ".join(failures)
+    return "passed", "certified optimal within tol; every structural condition holds"
 
 
 class _Multipliers(NamedTuple):
@@ -264,6 +308,7 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
     >>> report.component_indices(one_based=True)
     [((1,), (3,)), ((2,), (4, 5))]
     """
+    started = time.perf_counter()
     func = "check_topk"
     if not isinstance(problem, TopKProblem):
         raise InvalidArgumentError(
@@ -303,11 +348,13 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
     components = graph_components(problem, psi, graph, kind)
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
     violations = monotonicity_violations(problem, psi, tol)
+    status, message = _check_status(_relative_gap(certificate.gap, value), tol, non_binding, components, violations)
+    double_star = double_star_verdict(problem, psi, tol, kind)
     return TopKCertificate(
+        status=status, message=message, method=source, time=time.perf_counter() - started,
         psi=psi, value=value, kind=kind, tol=tol, mu=mu, kkt_residual=residual, gap=certificate.gap,
         upper_bound=certificate.upper_bound, graph=graph, components=components,
         every_arm_binding=not non_binding, non_binding_arms=non_binding,
         monotone=None if violations is None else not violations,
         monotonicity_violations=() if violations is None else violations,
-        double_star=double_star_verdict(problem, psi, tol, kind), certificate=certificate,
-        multiplier_source=source)
+        double_star=double_star, certificate=certificate)

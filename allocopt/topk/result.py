@@ -147,11 +147,7 @@ class TopKResult(Result):
         """A strict-JSON summary (arrays as lists, arm indices in the caller's order, non-finite numbers as
         ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
         return jsonable({
-            "status": self.status,
-            "success": self.success,
-            "message": self.message,
-            "method": self.method,
-            "time": self.time,
+            **self.core_dict(),
             "psi": self.psi.tolist(),
             "value": self.value,
             "characteristic_time": self.characteristic_time,

@@ -150,6 +150,22 @@ def test_non_optimal_allocations_are_reported():
     assert check_topk(heteroscedastic, _accurate(heteroscedastic).psi).monotone is None
 
 
+def test_check_statuses_say_what_failed():
+    problem = _example_1()
+    optimum = check_topk(problem, _accurate(problem).psi)
+    assert optimum.status == "passed" and optimum.success and optimum.method == "kkt-lp" and optimum.time >= 0
+    # uniform allocation psi = 1/5: the Gaussian costs are Delta^2 psi_i psi_j / (2 sigma^2 (psi_i + psi_j))
+    # = Delta^2 / 5, so Gamma = 0.5^2 / 5 (arms 2 and 3, 1-based) and arm 5's cheapest pair (with arm 2,
+    # Delta = 0.592) costs 0.592^2 / 0.25 = 1.40 Gamma: near-binding at tol 0.5, not at tol 0.35
+    uniform = np.full(5, 0.2)
+    strict = check_topk(problem, uniform, tol=0.01)
+    assert strict.status == "not_certified" and not strict.success and "exceeds tol" in strict.message
+    loose = check_topk(problem, uniform, tol=0.35)
+    assert loose.relative_gap <= 0.35 and loose.non_binding_arms == (4,)
+    assert loose.status == "structure_violated" and not loose.passed and "[4]" in loose.message
+    assert check_topk(problem, uniform, tol=0.5).non_binding_arms == ()
+
+
 def test_check_topk_rejects_bad_input():
     problem = _example_1()
     with pytest.raises(InvalidArgumentError, match="'psi' parameter of check_topk must be a point of the "
