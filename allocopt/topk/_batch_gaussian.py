@@ -77,7 +77,10 @@ class DoubleStarBatch:
 
 
 def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (in the top / bottom orders) of the star's edges, in the column order of ``multipliers``."""
+    """Theorem 3.4's double star on k top and ``n_arms - k`` bottom nodes (arms, or tie groups), each side in
+    decreasing order of the means: positions (in the top / bottom orders) of its edges, :math:`(i_k, j)` for
+    every bottom node, then :math:`(i, j_1)` for the other top nodes (the column order of ``multipliers``).
+    The one definition of the double star's edges (the batch, the exact solver and its forest layout)."""
     n_bottom = n_arms - k
     rows = np.concatenate([np.full(n_bottom, k - 1), np.arange(k - 1)])
     cols = np.concatenate([np.arange(n_bottom), np.zeros(k - 1, dtype=int)])

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,10 +55,10 @@ from .._validation import as_bool, as_choice, as_float, as_int, fail
 from ..exceptions import MissingDependencyError, SolverError
 from ..families import Bernoulli, Exponential, Gaussian, Poisson
 from .problem import TopKProblem
-from .certificate import certify
+from .certificate import Certificate, certify
 from .result import TopKResult, build_result
 
-__all__ = ["solve", "OPTIONS", "FORMULATIONS", "build_model"]
+__all__ = ["solve", "OPTIONS", "FORMULATIONS", "build_model", "CvxModel", "ConicCost"]
 
 FORMULATIONS = ("homogeneous", "epigraph")
 # Clarabel's defaults are 1e-8. The scaled models reach duality gaps near 1e-12; asking the primal residual
@@ -68,6 +69,47 @@ OPTIONS = {"formulation": "homogeneous", "scale": True, "solver": "CLARABEL", "s
            "tol": 1e-8, "max_rescalings": 2}
 
 
+class ConicCost(NamedTuple):
+    """A pair cost as CVXPY expressions: ``coef_top * w_top + coef_bottom * w_bottom - perspective``, with the
+    extra constraints that define the perspective's epigraph variables."""
+
+    coef_top: Any
+    coef_bottom: Any
+    perspective: Any
+    constraints: list
+
+
+class CvxModel(NamedTuple):
+    """A CVXPY model of the top-k problem: the problem, the (scaled) allocation variable, the cost constraint
+    whose duals are the pair multipliers, and the epigraph variable phi (``None`` for the homogeneous model)."""
+
+    problem: Any
+    allocation: Any
+    cost_constraint: Any
+    phi: Any
+
+
+class _Solved(NamedTuple):
+    """A model the solver solved, with the scale it was built with."""
+
+    model: CvxModel
+    formulation: str
+    factor: float
+    arm_scale: np.ndarray | None
+
+
+class _Candidate(NamedTuple):
+    """The certified answer of one rescaling round."""
+
+    psi: np.ndarray
+    mu: np.ndarray
+    certificate: Certificate
+    solver_status: str
+    factor: float
+    round_index: int
+    formulation: str
+
+
 def _import_cvxpy():
     try:
         import cvxpy as cp
@@ -76,9 +118,10 @@ def _import_cvxpy():
     return cp
 
 
-def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta_top, eta_bottom, centre):
-    """Return (linear coefficients on w_top, on w_bottom, convex perspective expression, extra constraints)
-    so that cost = coef_top * w_top + coef_bottom * w_bottom - perspective. ``centre`` is the per-pair
+def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta_top, eta_bottom,
+                 centre) -> ConicCost:
+    """The linear coefficients on w_top and w_bottom, the convex perspective expression and the extra
+    constraints, so that cost = coef_top * w_top + coef_bottom * w_bottom - perspective. ``centre`` is the per-pair
     centring point (a mean; for budget costs its natural parameter is used)."""
     total = w_top + w_bottom
     constraints = []
@@ -91,7 +134,7 @@ def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta
             deviation = moment - cp.multiply(centre, total)
             constraints.append(cp.SOC(total + epigraph, cp.vstack([np.sqrt(2.0) * deviation, total - epigraph]),
                                       axis=0))
-            return coef_top, coef_bottom, epigraph, constraints
+            return ConicCost(coef_top, coef_bottom, epigraph, constraints)
         if isinstance(family, Bernoulli):
             perspective = (cp.rel_entr(moment, cp.multiply(centre, total))
                            + cp.rel_entr(total - moment, cp.multiply(1.0 - centre, total)))
@@ -102,7 +145,7 @@ def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta
             perspective = cp.rel_entr(total, scaled) + scaled - total
         else:  # pragma: no cover - guarded by the caller
             raise SolverError(f"no conic model for family {family!r}")
-        return coef_top, coef_bottom, perspective, constraints
+        return ConicCost(coef_top, coef_bottom, perspective, constraints)
     # budget costs, non-Gaussian families
     mean_centre = centre
     eta_centre = family.unit_natural(centre)
@@ -126,14 +169,14 @@ def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta
         perspective = cp.rel_entr(total, scaled) + scaled - total
     else:  # pragma: no cover
         raise SolverError(f"no conic model for family {family!r}")
-    return coef_top, coef_bottom, perspective, constraints
+    return ConicCost(coef_top, coef_bottom, perspective, constraints)
 
 
 def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous", scale: float = 1.0,
-                arm_scale: np.ndarray | None = None, reference: np.ndarray | None = None):
-    """Build the CVXPY problem.
+                arm_scale: np.ndarray | None = None, reference: np.ndarray | None = None) -> CvxModel:
+    """Build the CVXPY problem (a :class:`CvxModel`).
 
-    Returns ``(cvxpy_problem, allocation_variable, cost_constraint, phi_variable_or_None)``. The costs are
+    The costs are
     multiplied by ``scale``; the allocation is ``arm_scale * allocation_variable``. Each pair's divergence
     is centred at its infimum point for the ``reference`` allocation (default :meth:`TopKProblem.heuristic_allocation`).
     """
@@ -154,21 +197,22 @@ def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous
         cost_constraint = (cp.multiply(coefficients[top] / bound, inverse[top])
                            + cp.multiply(coefficients[bottom] / bound, inverse[bottom])) <= 1.0
         model = cp.Problem(cp.Minimize(arm_scale @ allocation), [cost_constraint])
-        return model, allocation, cost_constraint, None
+        return CvxModel(model, allocation, cost_constraint, None)
     if reference is None:
         reference = problem.heuristic_allocation()
     centre = problem.pair_terms(reference, rows, cols, kind=kind).point
-    coef_top, coef_bottom, perspective, constraints = _perspective(
-        cp, problem.family, kind, w_top, w_bottom, theta[top], theta[bottom], eta[top], eta[bottom], centre)
-    cost = scale * (cp.multiply(coef_top, w_top) + cp.multiply(coef_bottom, w_bottom) - perspective)
+    conic = _perspective(cp, problem.family, kind, w_top, w_bottom, theta[top], theta[bottom], eta[top], eta[bottom],
+                         centre)
+    constraints = conic.constraints
+    cost = scale * (cp.multiply(conic.coef_top, w_top) + cp.multiply(conic.coef_bottom, w_bottom) - conic.perspective)
     if formulation == "homogeneous":
         cost_constraint = cost >= 1.0
         model = cp.Problem(cp.Minimize(arm_scale @ allocation), [cost_constraint] + constraints)
-        return model, allocation, cost_constraint, None
+        return CvxModel(model, allocation, cost_constraint, None)
     phi = cp.Variable()
     cost_constraint = cost >= phi
     model = cp.Problem(cp.Maximize(phi), [cost_constraint, arm_scale @ allocation == 1.0] + constraints)
-    return model, allocation, cost_constraint, phi
+    return CvxModel(model, allocation, cost_constraint, phi)
 
 
 def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", scale: bool = True,
@@ -198,7 +242,7 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
     # model, centring every pair at its equal-weight point)
     plan = [formulation] * (max_rescalings + 1) + [other] if scale else [formulation]
     reference = problem.heuristic_allocation()
-    best = None
+    best: _Candidate | None = None
     total_iterations = 0
     failures = []
     for round_index, primary in enumerate(plan):
@@ -208,7 +252,7 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
         if scale:
             attempts += [(secondary, tight, True, True), (primary, tight, True, False), (secondary, tight, True, False),
                          ("epigraph", loose, False, False)]  # last resort: the plain model (17)
-        solved = None
+        solved: _Solved | None = None
         for model_name, options, scaled, centred in attempts:
             factor, arm_scale = 1.0, None
             if scaled:
@@ -216,32 +260,31 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
                 factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
                 arm_scale = reference * problem.n_arms
             centres = reference if centred else problem.dispersion / problem.dispersion.sum()
-            model, allocation, cost_constraint, _ = build_model(problem, kind, model_name, factor, arm_scale,
-                                                                centres)
+            built = build_model(problem, kind, model_name, factor, arm_scale, centres)
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                    model.solve(solver=solver, **options)
+                    built.problem.solve(solver=solver, **options)
             except cp.error.SolverError as error:
                 failures.append(f"{model_name}: {error}".splitlines()[0])
                 continue
-            if model.status in ("optimal", "optimal_inaccurate") and allocation.value is not None:
-                solved = (model, allocation, cost_constraint, model_name, factor, arm_scale)
+            if built.problem.status in ("optimal", "optimal_inaccurate") and built.allocation.value is not None:
+                solved = _Solved(built, model_name, factor, arm_scale)
                 break
-            failures.append(f"{model_name}: status {model.status}")
+            failures.append(f"{model_name}: status {built.problem.status}")
         if solved is None:
             break
-        model, allocation, cost_constraint, model_name, factor, arm_scale = solved
+        model = solved.model.problem
         stats = model.solver_stats
         total_iterations += int(stats.num_iters) if stats is not None and stats.num_iters is not None else 0
-        raw = np.maximum(np.asarray(allocation.value, dtype=float), 0.0)
-        raw = raw * (1.0 if arm_scale is None else arm_scale)
+        raw = np.maximum(np.asarray(solved.model.allocation.value, dtype=float), 0.0)
+        raw = raw * (1.0 if solved.arm_scale is None else solved.arm_scale)
         psi = raw / raw.sum()
-        duals = np.maximum(np.asarray(cost_constraint.dual_value, dtype=float).ravel(), 0.0)
+        duals = np.maximum(np.asarray(solved.model.cost_constraint.dual_value, dtype=float).ravel(), 0.0)
         mu = duals.reshape(problem.k, problem.n_arms - problem.k)
         certificate = certify(problem, psi, mu, kind)
-        if best is None or certificate.relative_gap < best[2].relative_gap:
-            best = (psi, mu, certificate, model.status, factor, round_index, model_name)
+        if best is None or certificate.relative_gap < best.certificate.relative_gap:
+            best = _Candidate(psi, mu, certificate, model.status, solved.factor, round_index, solved.formulation)
         if certificate.relative_gap <= tol:
             break
         # rescale around the current solution (floored so that no arm's scale collapses to zero)
@@ -249,11 +292,10 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
         reference = reference / reference.sum()
     if best is None:
         raise SolverError(f"CVXPY solver {solver} failed on {problem!r}: " + "; ".join(failures))
-    psi, mu, certificate, solver_status, factor, round_index, formulation = best
-    status = "inaccurate" if solver_status == "optimal_inaccurate" else None
-    return build_result(problem, kind, "cvxpy", psi, mu, iterations=total_iterations, started=started,
-                        tol=tol, status=status, certificate=certificate,
-                        message=f"CVXPY {formulation} model, solver {solver}, status {solver_status}, "
-                                f"scale T0 = {factor:.6g}, {round_index} rescaling(s)",
-                        extras={"formulation": formulation, "solver": solver, "scale": factor,
-                                "solver_status": solver_status, "rescalings": round_index})
+    status = "inaccurate" if best.solver_status == "optimal_inaccurate" else None
+    return build_result(problem, kind, "cvxpy", best.psi, best.mu, iterations=total_iterations, started=started,
+                        tol=tol, status=status, certificate=best.certificate,
+                        message=f"CVXPY {best.formulation} model, solver {solver}, status {best.solver_status}, "
+                                f"scale T0 = {best.factor:.6g}, {best.round_index} rescaling(s)",
+                        extras={"formulation": best.formulation, "solver": solver, "scale": best.factor,
+                                "solver_status": best.solver_status, "rescalings": best.round_index})

@@ -27,15 +27,17 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
 from ..families import Gaussian
-from ._barrier import barrier_path
+from ._allpairs import PairScan
+from ._barrier import BarrierPoint, barrier_path
 from ._batch_gaussian import double_star_edges, gaussian_double_star
-from ._forest import layout_double_star, layout_forest, solve_forest
+from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
 from .certificate import certified_gap, certify
@@ -60,11 +62,49 @@ _GENERATION_GAP = 1e-4
 _DOUBLE_STAR_PIVOTS = 8
 
 
+class _Start(NamedTuple):
+    """A forest to start the active-set search from: its pairs (positions in ``top_groups`` /
+    ``bottom_groups``), the group allocation to start the forest passes at, the pivot budget and the layout
+    when it is known."""
+
+    origin: str
+    rows: np.ndarray
+    cols: np.ndarray
+    psi: np.ndarray
+    budget: int
+    layout: ForestLayout | None
+
+
+class _Found(NamedTuple):
+    """A forest solution met by the search: where the search started, the forest, its KKT solution and the
+    all-pairs scan at its allocation."""
+
+    origin: str
+    layout: ForestLayout
+    solution: ForestSolution
+    scan: PairScan
+
+
+class _BarrierRound(NamedTuple):
+    """The pairs the barrier ran on and the point it reached (continued by the next round)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    point: BarrierPoint
+
+
+class _BarrierForest(NamedTuple):
+    """The binding forest located by a barrier round, the allocation to start its passes at, and the round."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    psi: np.ndarray
+    round: _BarrierRound
+
+
 def _double_star(reduced: Reduced) -> tuple[np.ndarray, np.ndarray]:
-    n_top, n_bottom = reduced.n_top, reduced.n_bottom
-    rows = np.concatenate([np.full(n_bottom, n_top - 1), np.arange(n_top - 1)])
-    cols = np.concatenate([np.arange(n_bottom), np.zeros(n_top - 1, dtype=int)])
-    return rows, cols
+    """Theorem 3.4's double star of the reduced problem (the groups take the places of the arms)."""
+    return double_star_edges(reduced.n_top, reduced.n_groups)
 
 
 def _group_positions(reduced: Reduced):
@@ -76,8 +116,9 @@ def _group_positions(reduced: Reduced):
     return top_position, bottom_position
 
 
-def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
-    """The previous result's binding forest and allocation, mapped to the groups (None if unusable)."""
+def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult, budget: int) -> _Start | None:
+    """The previous result's binding forest and allocation, mapped to the groups, as a start with the given
+    pivot budget (None if unusable)."""
     if not isinstance(warm, TopKResult):
         raise InvalidArgumentError(
             f"The 'warm_start' parameter of solve_topk(method='exact') must be a TopKResult. "
@@ -87,16 +128,16 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
             "The 'warm_start' parameter of solve_topk(method='exact') must be a result for a problem with the "
             f"same K = {problem.n_arms} and k = {problem.k}. Got a result with K = {warm.problem.n_arms}, "
             f"k = {warm.problem.k} instead.")
-    forest = warm.extras.get("forest")
+    forest = warm.forest
     psi = np.bincount(reduced.arm_group, weights=warm.psi, minlength=reduced.n_groups) / reduced.multiplicity
-    if forest is not None and forest["double_star"] and np.all(psi > 0):
+    if forest is not None and forest.double_star and np.all(psi > 0):
         # the previous answer was a double star: the new instance's double star, from the previous allocation
         rows, cols = _double_star(reduced)
-        return rows, cols, psi, layout_double_star(reduced)
-    if (forest is not None and "layout" in forest and forest["kind"] == reduced.kind and np.array_equal(forest["arm_group"], reduced.arm_group)
-            and np.array_equal(forest["top_groups"], reduced.top_groups)):
+        return _Start("warm start", rows, cols, psi, budget, layout_double_star(reduced))
+    if forest is not None and forest.carries_over(reduced):
         # same tie groups in the same order: the previous forest and its layout carry over as they are
-        return forest["layout"].rows, forest["layout"].cols, forest["psi"], forest["layout"]
+        assert forest.layout is not None and forest.psi is not None  # (carries_over checks them)
+        return _Start("warm start", forest.layout.rows, forest.layout.cols, forest.psi, budget, forest.layout)
     rows, cols = warm.multipliers.rows, warm.multipliers.cols
     arm_top, arm_bottom = warm.problem.top[rows], warm.problem.bottom[cols]
     top_position, bottom_position = _group_positions(reduced)
@@ -111,7 +152,7 @@ def _warm_forest(problem: TopKProblem, reduced: Reduced, warm: TopKResult):
     rows, cols = pairs[:, 0], pairs[:, 1]
     if rows.shape[0] != reduced.n_groups - 1:  # not a spanning tree as it is: its heaviest spanning forest
         rows, cols = _spanning_forest(reduced, rows, cols, weights)
-    return rows, cols, psi, None
+    return _Start("warm start", rows, cols, psi, budget, None)
 
 
 def _spanning_forest(reduced: Reduced, rows, cols, weights):
@@ -275,7 +316,7 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
                       stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]),
                       status=status, method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
                       problem=problem, message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
-                      extras={"pivots": 0, "forest": {"kind": kind, "double_star": True}, "components": 1})
+                      extras={"pivots": 0, "components": 1}, forest=BindingForest(kind=kind, double_star=True))
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
@@ -290,8 +331,9 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
     if isinstance(problem.family, Gaussian) and problem.n_pairs <= FAST_PATH_PAIRS and (
-            warm_start is None or (isinstance(warm_start, TopKResult) and (warm_start.extras.get("forest") or {}).get(
-                "double_star") and warm_start.problem.n_arms == problem.n_arms and warm_start.problem.k == problem.k)):
+            warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.forest is not None
+                                   and warm_start.forest.double_star and warm_start.problem.n_arms == problem.n_arms
+                                   and warm_start.problem.k == problem.k)):
         fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
         if fast is not None:
             return fast
@@ -302,32 +344,34 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
 
     starts = []
     if warm_start is not None:
-        warm = _warm_forest(problem, reduced, warm_start)
+        # a nearby instance's forest is usually right or a few pivots away; pivots cost far less than a
+        # barrier round
+        warm = _warm_forest(problem, reduced, warm_start, min(max_pivots, 12))
         if warm is not None:
-            # a nearby instance's forest is usually right or a few pivots away; pivots cost far less than a
-            # barrier round
-            starts.append(("warm start", warm[0], warm[1], warm[2], min(max_pivots, 12), warm[3]))
+            starts.append(warm)
     rows, cols = _double_star(reduced)
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
-    starts.append(("double star", rows, cols, psi, min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2), layout_double_star(reduced)))
+    star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
+    starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
     found = None
-    for origin, rows, cols, psi, budget, layout in starts:
-        found = search.run(origin, rows, cols, psi, budget, layout=layout)
+    for start in starts:
+        found = search.run(start.origin, start.rows, start.cols, start.psi, start.budget, layout=start.layout)
         if found is not None:
             break
-    point = None
-    barrier_points = []
+    barrier_round = None
+    barrier_rounds = []
     for round_index in range(3):
         if found is not None:
             break
-        rows, cols, psi, point = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs,
-                                                 round_index, point)
-        barrier_points.append(point)
+        located = _barrier_forest(reduced, search.checker, search.best_psi(), barrier_pairs, round_index,
+                                  barrier_round)
+        barrier_round = located.round
+        barrier_rounds.append(barrier_round)
         # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
         budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
-        found = search.run("barrier", rows, cols, psi, budget)
+        found = search.run("barrier", located.rows, located.cols, located.psi, budget)
     if found is None:
         if search.best is None:
             raise SolverError(
@@ -335,21 +379,20 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
                 f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
         found = search.best
         message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
-                   f"({found[0]})")
-        origin, layout, solution, scan = found
-        forest_result = _result(problem, reduced, kind, layout, solution, tol, started, search.pivots, message, scan)
+                   f"({found.origin})")
+        forest_result = _result(problem, reduced, kind, found.layout, found.solution, tol, started, search.pivots,
+                                message, found.scan)
         # no fallback may be worse than an allocation already seen: the barrier's own points compete
         best = forest_result
-        for barrier_rows, barrier_cols, barrier_point in barrier_points:
-            candidate = _barrier_result(problem, reduced, kind, barrier_rows, barrier_cols, barrier_point, tol,
-                                        started, search.pivots)
+        for previous_round in barrier_rounds:
+            candidate = _barrier_result(problem, reduced, kind, previous_round.rows, previous_round.cols,
+                                        previous_round.point, tol, started, search.pivots)
             if candidate.value > best.value:
                 best = candidate
         return best
-    else:
-        message = (f"exact: {found[0]}, {search.pivots} pivot(s); forest of {found[1].n_components} tree(s)")
-    origin, layout, solution, scan = found
-    return _result(problem, reduced, kind, layout, solution, tol, started, search.pivots, message, scan)
+    message = (f"exact: {found.origin}, {search.pivots} pivot(s); forest of {found.layout.n_components} tree(s)")
+    return _result(problem, reduced, kind, found.layout, found.solution, tol, started, search.pivots, message,
+                   found.scan)
 
 
 class _Search:
@@ -359,12 +402,12 @@ class _Search:
         self.reduced = reduced
         self.checker = _Checker(reduced)
         self.pivots = 0
-        self.best = None  # (origin, layout, solution, scan)
+        self.best: _Found | None = None
         self.best_score = np.inf
 
     def best_psi(self) -> np.ndarray:
         if self.best is not None:
-            return self.best[2].psi
+            return self.best.solution.psi
         return np.ones(self.reduced.n_groups)
 
     # Means spread over hundreds of decades give optimal allocations down to ~1e-300, and the trial points of
@@ -372,9 +415,9 @@ class _Search:
     # Every forest solution is checked for finite positive allocations and finite multipliers before use, and
     # the answer is certified independently, so those intermediate infinities are handled, not hidden.
     @np.errstate(all="ignore")
-    def run(self, origin: str, rows, cols, psi, budget: int, layout=None):
+    def run(self, origin: str, rows, cols, psi, budget: int, layout: ForestLayout | None = None) -> _Found | None:
         """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
-        (origin, layout, solution, scan) or None."""
+        forest solution found, or None."""
         reduced = self.reduced
         seen = set()
         for attempt in range(budget + 1):
@@ -393,11 +436,11 @@ class _Search:
             score = (max(0.0, 1.0 - scan.minimum) + float(np.max(np.maximum(-solution.nu, 0.0)) / scale)
                      + (0.0 if solution.converged else 1.0))
             if score < self.best_score:
-                self.best, self.best_score = (origin, layout, solution, scan), score
+                self.best, self.best_score = _Found(origin, layout, solution, scan), score
             if not solution.converged:
                 return None
             if not negative.any() and scan.costs.size == 0:
-                return origin, layout, solution, scan
+                return _Found(origin, layout, solution, scan)
             signature = _forest_signature(rows, cols)
             if attempt == budget or signature in seen:
                 return None
@@ -427,17 +470,17 @@ def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):
 
 @np.errstate(all="ignore")  # see _Search.run: the points it returns are checked the same way
 def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
-                    previous=None):
+                    previous: _BarrierRound | None = None) -> _BarrierForest:
     """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over
     candidate pairs grown by column generation; ``psi`` selects the first candidates (pairs of small cost at a
-    good allocation), the path starts from the uniform allocation; ``previous`` is the previous round's
-    (rows, cols, point), whose path is continued."""
+    good allocation), the path starts from the uniform allocation; ``previous`` is the previous round, whose
+    path is continued."""
     n_pairs = reduced.n_top * reduced.n_bottom
     target_gap = 10.0 ** (-8 - 2 * round_index)
     start = np.ones(reduced.n_groups)
-    resume = previous[2] if previous is not None else None
+    resume = previous.point if previous is not None else None
     if previous is not None:
-        rows, cols = previous[0], previous[1]
+        rows, cols = previous.rows, previous.cols
     elif n_pairs <= barrier_pairs:
         rows, cols = np.divmod(np.arange(n_pairs), reduced.n_bottom)
     else:
@@ -464,7 +507,7 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
     weights = point.nu / reference
     active = weights >= 1e-5
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
-    return forest_rows, forest_cols, point.psi, (rows, cols, point)
+    return _BarrierForest(forest_rows, forest_cols, point.psi, _BarrierRound(rows, cols, point))
 
 
 def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
@@ -477,14 +520,23 @@ def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit
     return pairs[:, 0], pairs[:, 1]
 
 
-def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray):
-    """Positions (in ``arms``) of the members of each of ``groups``: (flat positions, start offsets, counts)."""
+class _Members(NamedTuple):
+    """The members of some groups: ``order[starts[g]:starts[g] + counts[g]]`` are the positions (in the arms
+    given) of the members of the g-th group."""
+
+    order: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+
+
+def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray) -> _Members:
+    """Positions (in ``arms``) of the members of each of ``groups``."""
     group_of = arm_group[arms]
     order = np.argsort(group_of, kind="stable")
     sorted_groups = group_of[order]
     starts = np.searchsorted(sorted_groups, groups)
     counts = np.searchsorted(sorted_groups, groups, side="right") - starts
-    return order, starts, counts
+    return _Members(order, starts, counts)
 
 
 def _expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.ndarray) -> PairMultipliers:
@@ -522,7 +574,7 @@ def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, col
                         message=(f"exact: not certified after {pivots} pivot(s); returning the interior-point "
                                  f"allocation (duality gap {point.relative_gap:.1e}), better than every forest "
                                  "found"),
-                        extras={"pivots": pivots, "forest": None, "groups": reduced.n_groups})
+                        extras={"pivots": pivots, "groups": reduced.n_groups})
 
 
 @dataclass(frozen=True)
@@ -549,11 +601,9 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     certificate = certify(problem, psi, mu, kind, value=value)
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
                         status=status, message=message, certificate=certificate,
-                        extras={"pivots": pivots,
-                                "forest": {"kind": kind, "arm_group": reduced.arm_group,
-                                           "double_star": _is_double_star(reduced, layout),
-                                           "top_groups": reduced.top_groups, "layout": layout,
-                                           "psi": solution.psi},
-                                "components": layout.n_components, "groups": reduced.n_groups,
+                        forest=BindingForest(kind=kind, double_star=_is_double_star(reduced, layout),
+                                             arm_group=reduced.arm_group, top_groups=reduced.top_groups,
+                                             layout=layout, psi=solution.psi),
+                        extras={"pivots": pivots, "components": layout.n_components, "groups": reduced.n_groups,
                                 "edge_residual": solution.edge_residual,
                                 "balance_residual": solution.balance_residual})

@@ -28,14 +28,19 @@ double star).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..families import Gaussian
+from ._batch_gaussian import double_star_edges
+from ._graph import SMALL_GRAPH, connected_components
 from ._groups import Reduced
+from ._pairs import PairTerms
 
-__all__ = ["ForestLayout", "ForestSolution", "layout_forest", "layout_double_star", "solve_forest",
+__all__ = ["ForestLayout", "ForestSolution", "BindingForest", "layout_forest", "layout_double_star", "solve_forest",
            "exact_multipliers"]
 
 _EPS = np.finfo(float).eps
@@ -78,25 +83,6 @@ class ForestLayout:
         return self.roots.shape[0]
 
 
-def _components_small(n_groups: int, edge_top: np.ndarray, edge_bottom: np.ndarray):
-    """Connected components by union-find (Python; for small graphs, where scipy's overhead dominates)."""
-    parent = list(range(n_groups))
-
-    def find(node):
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for a, b in zip(edge_top.tolist(), edge_bottom.tolist()):
-        root_a, root_b = find(a), find(b)
-        if root_a != root_b:
-            parent[root_a] = root_b
-    roots = [find(node) for node in range(n_groups)]
-    _, component = np.unique(roots, return_inverse=True)
-    return int(component.max()) + 1, component.ravel()
-
-
 def _bfs_small(n_groups: int, edge_top: np.ndarray, edge_bottom: np.ndarray, roots: np.ndarray):
     """Parents and parent edges by breadth-first search from ``roots`` (Python, small graphs)."""
     neighbours: list[list[tuple[int, int]]] = [[] for _ in range(n_groups)]
@@ -120,7 +106,7 @@ def _bfs_small(n_groups: int, edge_top: np.ndarray, edge_bottom: np.ndarray, roo
     return parent, parent_edge
 
 
-SMALL_FOREST = 400
+SMALL_FOREST = SMALL_GRAPH
 
 
 def layout_forest(reduced: Reduced, rows: np.ndarray, cols: np.ndarray) -> ForestLayout | None:
@@ -130,15 +116,7 @@ def layout_forest(reduced: Reduced, rows: np.ndarray, cols: np.ndarray) -> Fores
     rows, cols = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)
     edge_top, edge_bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     small = n_groups <= SMALL_FOREST
-    if small:
-        n_components, component = _components_small(n_groups, edge_top, edge_bottom)
-    else:
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        n_components, component = connected_components(
-            coo_matrix((np.ones(rows.shape[0]), (edge_top, edge_bottom)), shape=(n_groups, n_groups)),
-            directed=False)
+    n_components, component = connected_components(n_groups, edge_top, edge_bottom)
     if rows.shape[0] != n_groups - n_components:
         return None  # cycles (or duplicated edges)
     is_top = np.zeros(n_groups, dtype=bool)
@@ -188,8 +166,7 @@ def layout_double_star(reduced: Reduced) -> ForestLayout:
     """The layout of Theorem 3.4's double star, built directly (root i_k, then every bottom group, then the
     other top groups under j_1); edges are (i_k, j) for every bottom j, then (i, j_1) for the other tops."""
     n_top, n_bottom = reduced.n_top, reduced.n_bottom
-    rows = np.concatenate([np.full(n_bottom, n_top - 1), np.arange(n_top - 1)])
-    cols = np.concatenate([np.arange(n_bottom), np.zeros(n_top - 1, dtype=int)])
+    rows, cols = double_star_edges(n_top, reduced.n_groups)
     edge_top, edge_bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     root = reduced.top_groups[-1]
     hub = reduced.bottom_groups[0]
@@ -205,6 +182,48 @@ def layout_double_star(reduced: Reduced) -> ForestLayout:
     return ForestLayout(rows=rows, cols=cols, edge_top=edge_top, edge_bottom=edge_bottom,
                         order=np.concatenate(levels), levels=levels, parent=parent, parent_edge=parent_edge,
                         component=np.zeros(n_groups, dtype=int), roots=np.array([root]))
+
+
+@dataclass(frozen=True)
+class BindingForest:
+    """The exact solver's final binding forest, kept on its result so that the next solve of a nearby
+    instance can start from it (``solve_topk(..., warm_start=result)``).
+
+    Attributes
+    ----------
+    kind : str
+        The cost type it was solved for.
+    double_star : bool
+        Whether it is Theorem 3.4's double star (then only that fact is needed: the next instance's double
+        star is built directly).
+    arm_group, top_groups : ndarray of int or None
+        The tie groups of the instance (group of each arm; top groups in order): the forest and its layout
+        carry over only to an instance with the same groups.
+    layout : ForestLayout or None
+        The forest's breadth-first layout over the groups.
+    psi : ndarray or None
+        The group allocation on the homogeneous scale (every forest cost equal to one).
+    """
+
+    kind: str
+    double_star: bool
+    arm_group: np.ndarray | None = None
+    top_groups: np.ndarray | None = None
+    layout: ForestLayout | None = None
+    psi: np.ndarray | None = None
+
+    def carries_over(self, reduced: Reduced) -> bool:
+        """Whether the forest and its layout apply as they are to ``reduced`` (same kind and tie groups)."""
+        return (self.layout is not None and self.psi is not None and self.kind == reduced.kind
+                and self.arm_group is not None and np.array_equal(self.arm_group, reduced.arm_group)
+                and self.top_groups is not None and np.array_equal(self.top_groups, reduced.top_groups))
+
+    def rescaled(self, exponent: int) -> BindingForest:
+        """The forest of the same instance with its costs scaled by :math:`2^{exponent}`: the homogeneous
+        allocation (forest costs equal to one) scales by :math:`2^{-exponent}`."""
+        if self.psi is None:
+            return self
+        return dataclasses.replace(self, psi=np.ldexp(self.psi, -exponent))
 
 
 @dataclass(frozen=True)
@@ -225,12 +244,37 @@ class ForestSolution:
     edge_costs: np.ndarray
 
 
-def _edge_coefficients(reduced: Reduced, layout: ForestLayout, psi: np.ndarray):
+class _Surrogate(NamedTuple):
+    """The forest's pair terms at psi and the surrogate coefficients a (top end) and b (bottom end) of its
+    edges (module docstring)."""
+
+    terms: PairTerms
+    a: np.ndarray
+    b: np.ndarray
+
+
+class _Affine(NamedTuple):
+    """u_v = alpha_v + beta_v s (s the value at v's root), and v's coefficient in its parent edge."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    own: np.ndarray
+
+
+class _Peeled(NamedTuple):
+    """Multiplier of each node's parent edge (indexed by node), and the roots' residuals and their scales."""
+
+    multiplier: np.ndarray
+    root_residual: np.ndarray
+    root_scale: np.ndarray
+
+
+def _edge_coefficients(reduced: Reduced, layout: ForestLayout, psi: np.ndarray) -> _Surrogate:
     terms = reduced.terms(psi, layout.rows, layout.cols)
     cost = terms.cost
     a = terms.grad_top * psi[layout.edge_top] ** 2 / cost**2
     b = terms.grad_bottom * psi[layout.edge_bottom] ** 2 / cost**2
-    return terms, a, b
+    return _Surrogate(terms, a, b)
 
 
 def _coefficient_of(layout: ForestLayout, a: np.ndarray, b: np.ndarray, nodes: np.ndarray, edges: np.ndarray):
@@ -238,7 +282,7 @@ def _coefficient_of(layout: ForestLayout, a: np.ndarray, b: np.ndarray, nodes: n
     return np.where(layout.edge_top[edges] == nodes, a[edges], b[edges])
 
 
-def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int):
+def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int) -> _Affine:
     """u_v = alpha_v + beta_v s_(tree of v) from the surrogate edge equations, level by level."""
     alpha, beta = np.zeros(n_groups), np.zeros(n_groups)
     beta[layout.roots] = 1.0
@@ -251,13 +295,13 @@ def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_gr
         alpha[level] = (1.0 - parent_coefficient * alpha[parents]) / own_coefficient
         beta[level] = -parent_coefficient * beta[parents] / own_coefficient
         own[level] = own_coefficient
-    return alpha, beta, own
+    return _Affine(alpha, beta, own)
 
 
 def _peel(layout: ForestLayout, coefficient_parent_side: np.ndarray, own: np.ndarray, demand: np.ndarray,
-          n_groups: int):
-    """Peel the stationarity equations from the leaves: returns the multiplier of each node's parent edge
-    (indexed by node), the roots' residuals and their scales.
+          n_groups: int) -> _Peeled:
+    """Peel the stationarity equations from the leaves: the multiplier of each node's parent edge (indexed by
+    node), the roots' residuals and their scales.
 
     Node v's equation: sum over its edges e of nu_e * coef(e, v) = demand_v.
     """
@@ -269,7 +313,7 @@ def _peel(layout: ForestLayout, coefficient_parent_side: np.ndarray, own: np.nda
         inflow += np.bincount(parents, weights=multiplier[level] * coefficient_parent_side[level],
                               minlength=n_groups)
     roots = layout.roots
-    return multiplier, demand[roots] - inflow[roots], demand[roots] + np.abs(inflow[roots])
+    return _Peeled(multiplier, demand[roots] - inflow[roots], demand[roots] + np.abs(inflow[roots]))
 
 
 def _parent_side_coefficients(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..families import ExponentialFamily
-from ._pairs import PairTerms, pair_terms
+from ._pairs import PairTerms, allocation_pair_terms
 from .problem import TopKProblem
 
 __all__ = ["Reduced", "reduce_problem"]
@@ -61,13 +61,9 @@ class Reduced:
         """Costs and psi-derivatives of the pairs ``(top_groups[rows], bottom_groups[cols])``."""
         top, bottom = self.top_groups[rows], self.bottom_groups[cols]
         inverse_top, inverse_bottom = 1.0 / self.dispersion[top], 1.0 / self.dispersion[bottom]
-        terms = pair_terms(self.family, self.kind, self.theta[top], self.theta[bottom], self.eta[top],
-                           self.eta[bottom], psi[top] * inverse_top, psi[bottom] * inverse_bottom, second_order)
-        if not second_order:
-            return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point)
-        return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point,
-                         terms.hess_top * inverse_top**2, terms.hess_cross * inverse_top * inverse_bottom,
-                         terms.hess_bottom * inverse_bottom**2)
+        return allocation_pair_terms(self.family, self.kind, self.theta[top], self.theta[bottom], self.eta[top],
+                                     self.eta[bottom], psi[top] * inverse_top, psi[bottom] * inverse_bottom,
+                                     inverse_top, inverse_bottom, second_order)
 
     def expand_allocation(self, psi_groups: np.ndarray) -> np.ndarray:
         """Allocation per arm (each member of a group gets the group's value), normalised to the simplex."""

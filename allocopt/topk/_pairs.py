@@ -36,7 +36,7 @@ import numpy as np
 
 from ..families import ExponentialFamily
 
-__all__ = ["PairTerms", "pair_terms", "KINDS"]
+__all__ = ["PairTerms", "pair_terms", "allocation_pair_terms", "KINDS"]
 
 KINDS = ("confidence", "budget")
 
@@ -109,3 +109,30 @@ def pair_terms(
     with np.errstate(over="ignore"):
         return PairTerms(cost, pair.top, pair.bottom, pair.point, -factor_top * factor_top,
                          -factor_top * factor_bottom, -factor_bottom * factor_bottom)
+
+
+def allocation_pair_terms(
+    family: ExponentialFamily,
+    kind: str,
+    theta_top: np.ndarray,
+    theta_bottom: np.ndarray,
+    eta_top: np.ndarray,
+    eta_bottom: np.ndarray,
+    w_top: np.ndarray,
+    w_bottom: np.ndarray,
+    inverse_top: np.ndarray,
+    inverse_bottom: np.ndarray,
+    second_order: bool = False,
+) -> PairTerms:
+    r""":func:`pair_terms` with the derivatives taken with respect to the allocations :math:`\psi` instead of
+    the effective weights :math:`w_a = \psi_a / \phi_a`: by the chain rule
+    :math:`\partial_{\psi_a} = \partial_{w_a} / \phi_a` and :math:`\partial^2_{\psi_a \psi_b} =
+    \partial^2_{w_a w_b} / (\phi_a \phi_b)`. ``inverse_*`` are :math:`1/\phi` of the pairs' arms (or tie
+    groups), ``w_*`` their effective weights."""
+    terms = pair_terms(family, kind, theta_top, theta_bottom, eta_top, eta_bottom, w_top, w_bottom, second_order)
+    if not second_order:
+        return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point)
+    assert terms.hess_top is not None and terms.hess_cross is not None and terms.hess_bottom is not None
+    return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point,
+                     terms.hess_top * inverse_top**2, terms.hess_cross * inverse_top * inverse_bottom,
+                     terms.hess_bottom * inverse_bottom**2)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
@@ -145,8 +146,9 @@ def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily):
     return inside & unique_top, reasons
 
 
-def solve_topk_batch(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", variance: Any = 1.0,
-                     kind: str = "confidence", tol: float = 1e-9, warm_start: Any = None) -> TopKBatchResult:
+def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
+                     variance: ArrayLike = 1.0, kind: str = "confidence", tol: float = 1e-9,
+                     warm_start: ArrayLike | None = None) -> TopKBatchResult:
     r"""Solve R top-k allocation problems :math:`\max_{\psi} \min_{i,j} C_{ij}(\psi)` exactly, with one
     certificate per instance.
 

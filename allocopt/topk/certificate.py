@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._threads import single_blas_thread
+from ._graph import connected_components
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
@@ -96,13 +98,23 @@ class Certificate:
         return self.gap / self.value if self.value > 0 else np.inf
 
 
-def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultipliers, kind: str):
+class _ArmSums(NamedTuple):
+    """Per-arm sums of mu_p * d_a C_p(psi) (top arms, bottom arms, in ``top`` / ``bottom`` order), and the
+    multipliers and pair costs on the support of mu."""
+
+    top: np.ndarray
+    bottom: np.ndarray
+    weights: np.ndarray
+    costs: np.ndarray
+
+
+def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultipliers, kind: str) -> _ArmSums:
     """Per-arm sums of mu_p * d_a C_p(psi) over the support of mu, and the pair costs there."""
     rows, cols, weights = multipliers.rows, multipliers.cols, multipliers.values
     terms = problem.pair_terms(psi, rows, cols, kind=kind)
     top_sums = np.bincount(rows, weights=weights * terms.grad_top, minlength=problem.k)
     bottom_sums = np.bincount(cols, weights=weights * terms.grad_bottom, minlength=problem.n_arms - problem.k)
-    return top_sums, bottom_sums, weights, terms.cost
+    return _ArmSums(top_sums, bottom_sums, weights, terms.cost)
 
 
 def certified_gap(bound, value, relative_error: float = ROUNDING_ALLOWANCE, terms: int = 1):
@@ -131,22 +143,13 @@ def upper_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confiden
     multipliers = PairMultipliers.from_any(mu)
     if multipliers.size == 0:
         return np.inf
-    top_sums, bottom_sums, _, _ = _arm_sums(problem, psi, multipliers, kind)
-    return float(max(top_sums.max(), bottom_sums.max()))
+    sums = _arm_sums(problem, psi, multipliers, kind)
+    return float(max(sums.top.max(), sums.bottom.max()))
 
 
-def _support_graph(problem: TopKProblem, rows: np.ndarray, cols: np.ndarray):
-    """Arm indices of each pair and connected components of the support graph (over all K arms)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    top, bottom = problem.top[rows], problem.bottom[cols]
-    adjacency = coo_matrix((np.ones(rows.shape[0]), (top, bottom)), shape=(problem.n_arms, problem.n_arms))
-    _, labels = connected_components(adjacency, directed=False)
-    return top, bottom, labels
 
 
-def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind: str = "confidence",
+def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: Any, kind: str = "confidence",
                     max_steps: int = 30) -> tuple[float, np.ndarray]:
     r"""Tightest linearised bound :math:`\min_{\psi_0} U(\mu, \psi_0)` found by Newton's method.
 
@@ -171,7 +174,8 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, kind:
     if multipliers.size == 0:
         return np.inf, np.asarray(psi, dtype=float).copy()
     rows, cols, weights = multipliers.rows, multipliers.cols, multipliers.values
-    top, bottom, labels = _support_graph(problem, rows, cols)
+    top, bottom = problem.top[rows], problem.bottom[cols]
+    labels = connected_components(problem.n_arms, top, bottom).labels  # of the support graph, over all K arms
     arms = np.unique(np.concatenate([top, bottom]))
     position = np.full(problem.n_arms, -1)
     position[arms] = np.arange(arms.size)
@@ -288,12 +292,13 @@ def certify(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confidence",
         value = problem.minimum_cost(psi, kind)[0]
     if multipliers.size == 0:
         return Certificate(value, np.inf, np.inf, np.inf, np.inf)
-    top_sums, bottom_sums, weights, costs = _arm_sums(problem, psi, multipliers, kind)
+    sums = _arm_sums(problem, psi, multipliers, kind)
+    top_sums, bottom_sums = sums.top, sums.bottom
     bound = float(max(top_sums.max(), bottom_sums.max()))
     if refine and bound - value > REFINEMENT_THRESHOLD * abs(value):
         bound = min(bound, refined_bound(problem, psi, multipliers, kind))
     gap = certified_gap(bound, value, problem.evaluation_error(kind), _largest_arm_degree(problem, multipliers))
     scale = value if value > 0 else np.inf
     stationarity = float(max(np.abs(top_sums - value).max(), np.abs(bottom_sums - value).max()) / scale)
-    complementarity = float(np.dot(weights, costs - value) / scale)
+    complementarity = float(np.dot(sums.weights, sums.costs - value) / scale)
     return Certificate(value, bound, gap, stationarity, complementarity)

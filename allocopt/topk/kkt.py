@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._json import jsonable
 from .._result import Result, omit_from_dict
@@ -202,6 +203,23 @@ class _Multipliers(NamedTuple):
     message: str
 
 
+class _Candidate(NamedTuple):
+    """Multipliers of one source with their certificate and KKT residual."""
+
+    source: str
+    certificate: Certificate
+    mu: np.ndarray
+    residual: float
+
+
+class _PairMultipliers(NamedTuple):
+    """Multipliers on the pairs ``(rows[e], cols[e])`` (positions in ``top`` / ``bottom``)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    multipliers: _Multipliers
+
+
 def _gradient_matrix(problem: TopKProblem, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray, value: float,
                      kind: str):
     r"""The sparse ``(K, |E|)`` matrix :math:`G_{a e} = \partial_a C_e(\psi) / \Gamma(\psi)`."""
@@ -265,17 +283,17 @@ def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarr
 
 
 def _given_multipliers(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, value: float,
-                       kind: str) -> tuple[np.ndarray, np.ndarray, _Multipliers]:
+                       kind: str) -> _PairMultipliers:
     """The pairs carrying ``mu`` (normalised) and the KKT residual of ``mu`` on them."""
     rows, cols = np.nonzero(mu > 0)
     weights = mu[rows, cols] / mu[rows, cols].sum()
     gradients = _gradient_matrix(problem, psi, rows, cols, value, kind)
     residual = _residual(gradients, weights) if np.all(np.isfinite(gradients.data)) else np.inf
-    return rows, cols, _Multipliers(weights, residual, "")
+    return _PairMultipliers(rows, cols, _Multipliers(weights, residual, ""))
 
 
-def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "confidence",
-               mu: Any = None) -> TopKCertificate:
+def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: str = "confidence",
+               mu: ArrayLike | None = None) -> TopKCertificate:
     r"""Certify an allocation and report the structure of its binding pairs.
 
     Parameters
@@ -313,8 +331,7 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
     if not isinstance(problem, TopKProblem):
         raise InvalidArgumentError(
             f"The 'problem' parameter of {func} must be a TopKProblem. Got {type(problem).__name__} instead.")
-    psi = check_in_simplex(psi, func, "psi", length=problem.n_arms)
-    psi = np.maximum(psi, 0.0)
+    allocation = np.maximum(check_in_simplex(psi, func, "psi", length=problem.n_arms), 0.0)
     tol = as_float(tol, func, "tol", low=0.0, high=1.0, low_open=True)
     kind = problem.check_kind(kind, func)
     shape = (problem.k, problem.n_arms - problem.k)
@@ -323,36 +340,37 @@ def check_topk(problem: TopKProblem, psi: Any, tol: float = 1e-6, kind: str = "c
         if np.any(mu < 0) or not np.any(mu > 0):
             fail(func, "mu", f"nonnegative multipliers of shape {shape}, not all zero", mu)
 
-    rows, cols, costs, value = binding_pairs(problem, psi, tol, kind)
+    rows, cols, costs, value = binding_pairs(problem, allocation, tol, kind)
     if not value > 0:
         raise InvalidArgumentError(
             f"The 'psi' parameter of {func} must give every pair a positive cost (Gamma(psi) > 0), which needs "
             f"positive allocation on the arms of some pair of each kind. Got Gamma(psi) = {value!r}.")
-    solved = _solve_kkt_multipliers(problem, psi, rows, cols, value, kind)
-    candidates = []
+    solved = _solve_kkt_multipliers(problem, allocation, rows, cols, value, kind)
+    candidates: dict[str, _PairMultipliers] = {}
     if solved.weights is not None:
-        candidates.append(("kkt-lp", rows, cols, solved))
+        candidates["kkt-lp"] = _PairMultipliers(rows, cols, solved)
     if mu is not None:
-        candidates.append(("given", *_given_multipliers(problem, psi, mu, value, kind)))
+        candidates["given"] = _given_multipliers(problem, allocation, mu, value, kind)
     if not candidates:
         raise SolverError(f"{func}: {solved.message}; pass the solver's multipliers as mu= to certify with them")
-    best = None
-    for source, pair_rows, pair_cols, multipliers in candidates:
+    best: _Candidate | None = None
+    for source, pairs in candidates.items():
         dense = np.zeros(shape)
-        dense[pair_rows, pair_cols] = multipliers.weights
-        certificate = certify(problem, psi, dense, kind, value=value)
-        if best is None or certificate.gap < best[1].gap:
-            best = (source, certificate, dense, multipliers.residual)
-    source, certificate, mu, residual = best
-    graph = binding_graph(problem, psi, tol, kind, mu=mu)
-    components = graph_components(problem, psi, graph, kind)
+        dense[pairs.rows, pairs.cols] = pairs.multipliers.weights
+        certificate = certify(problem, allocation, dense, kind, value=value)
+        if best is None or certificate.gap < best.certificate.gap:
+            best = _Candidate(source, certificate, dense, pairs.multipliers.residual)
+    assert best is not None  # (candidates is not empty)
+    source, certificate, mu, residual = best.source, best.certificate, best.mu, best.residual
+    graph = binding_graph(problem, allocation, tol, kind, mu=mu)
+    components = graph_components(problem, allocation, graph, kind)
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
-    violations = monotonicity_violations(problem, psi, tol)
+    violations = monotonicity_violations(problem, allocation, tol)
     status, message = _check_status(_relative_gap(certificate.gap, value), tol, non_binding, components, violations)
-    double_star = double_star_verdict(problem, psi, tol, kind)
+    double_star = double_star_verdict(problem, allocation, tol, kind)
     return TopKCertificate(
         status=status, message=message, method=source, time=time.perf_counter() - started,
-        psi=psi, value=value, kind=kind, tol=tol, mu=mu, kkt_residual=residual, gap=certificate.gap,
+        psi=allocation, value=value, kind=kind, tol=tol, mu=mu, kkt_residual=residual, gap=certificate.gap,
         upper_bound=certificate.upper_bound, graph=graph, components=components,
         every_arm_binding=not non_binding, non_binding_arms=non_binding,
         monotone=None if violations is None else not violations,

@@ -20,11 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import as_choice, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 from ..families import ExponentialFamily, get_family
-from ._pairs import KINDS, PairTerms, pair_terms
+from ._pairs import KINDS, PairTerms, allocation_pair_terms
 
 __all__ = ["TopKProblem", "KINDS", "sampling_function_top"]
 
@@ -76,8 +77,8 @@ class TopKProblem:
     0.05
     """
 
-    def __init__(self, theta: Any, k: int, family: str | ExponentialFamily = "gaussian",
-                 variance: float | Any = 1.0):
+    def __init__(self, theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
+                 variance: ArrayLike = 1.0):
         func = "TopKProblem"
         resolved = get_family(family, variance=variance, func=func)
         theta = resolved.validate_means(theta, func, "theta")
@@ -220,7 +221,7 @@ class TopKProblem:
         """Validate a ``kind`` argument (``"confidence"`` or ``"budget"``)."""
         return as_choice(kind, func, "kind", KINDS)
 
-    def check_allocation(self, psi: Any, func: str, name: str = "psi") -> np.ndarray:
+    def check_allocation(self, psi: ArrayLike, func: str, name: str = "psi") -> np.ndarray:
         """A nonnegative finite vector of length K (not necessarily summing to one: costs are homogeneous)."""
         requirement = f"a nonnegative finite vector of length K = {self.n_arms}"
         try:
@@ -272,15 +273,10 @@ class TopKProblem:
             theta_bottom, eta_bottom, inverse_bottom = (self._theta[bottom], self._eta[bottom],
                                                         1.0 / self._dispersion[bottom])
             w_top, w_bottom = psi[top] * inverse_top, psi[bottom] * inverse_bottom
-        terms = pair_terms(self._family, kind, theta_top, theta_bottom, eta_top, eta_bottom, w_top, w_bottom,
-                           second_order)
-        if second_order:
-            return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom,
-                             terms.point, terms.hess_top * inverse_top**2,
-                             terms.hess_cross * inverse_top * inverse_bottom, terms.hess_bottom * inverse_bottom**2)
-        return PairTerms(terms.cost, terms.grad_top * inverse_top, terms.grad_bottom * inverse_bottom, terms.point)
+        return allocation_pair_terms(self._family, kind, theta_top, theta_bottom, eta_top, eta_bottom, w_top, w_bottom,
+                                     inverse_top, inverse_bottom, second_order)
 
-    def costs(self, psi: Any, kind: str = "confidence") -> np.ndarray:
+    def costs(self, psi: ArrayLike, kind: str = "confidence") -> np.ndarray:
         r"""The matrix of pairwise costs at ``psi``.
 
         Parameters
@@ -299,7 +295,7 @@ class TopKProblem:
         kind = self.check_kind(kind, "TopKProblem.costs")
         return self.pair_terms(psi, kind=kind).cost
 
-    def value(self, psi: Any, kind: str = "confidence") -> float:
+    def value(self, psi: ArrayLike, kind: str = "confidence") -> float:
         r""":math:`\Gamma(\psi) = \min_{i \in I, j \in J} C_{ij}(\psi)` (or the minimum of :math:`B_{ij}`).
 
         Evaluated without materialising the cost matrix (chunks, pruned by a closed-form lower bound), so it
@@ -323,7 +319,7 @@ class TopKProblem:
                           weights[self._top], weights[self._bottom], threshold)
         return float(scan.minimum), scan
 
-    def gradients(self, psi: Any, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+    def gradients(self, psi: ArrayLike, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
         r"""Partial derivatives of every pair cost: :math:`(\partial C_{ij}/\partial\psi_i,
         \partial C_{ij}/\partial\psi_j)`, each of shape (k, K-k).
 
@@ -334,7 +330,7 @@ class TopKProblem:
         terms = self.pair_terms(psi, kind=kind)
         return terms.grad_top, terms.grad_bottom
 
-    def sampling_functions(self, psi: Any, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+    def sampling_functions(self, psi: ArrayLike, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
         r"""The sampling functions :math:`h_{i;j} = \psi_i \partial_i C_{ij} / C_{ij}` and
         :math:`h_{j;i} = 1 - h_{i;j}`, each of shape (k, K-k).
 

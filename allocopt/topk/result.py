@@ -11,6 +11,7 @@ import numpy as np
 
 from .._json import jsonable
 from .._result import Result
+from ._forest import BindingForest
 from .certificate import Certificate, certify
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
@@ -100,6 +101,10 @@ class TopKResult(Result):
         Wall-clock seconds spent in the solver.
     history : IterationHistory or None
         Per-iteration values and certified gaps, for iterative methods.
+    forest : BindingForest or None
+        The exact solver's final binding forest, for ``warm_start=`` (None for the other methods).
+    extras : dict
+        Method-specific diagnostics (numbers and strings: pivots, components, solver names).
     problem : TopKProblem
         The instance.
     message : str
@@ -117,7 +122,8 @@ class TopKResult(Result):
     iterations: int
     problem: TopKProblem = field(repr=False)
     history: IterationHistory | None = field(default=None, repr=False)
-    extras: dict = field(default_factory=dict, repr=False)
+    forest: BindingForest | None = field(default=None, repr=False)
+    extras: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "psi", _frozen(self.psi))
@@ -162,11 +168,12 @@ class TopKResult(Result):
         })
 
 
-def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, mu: np.ndarray, *,
+def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, mu: Any, *,
                  iterations: int, started: float, tol: float, history: IterationHistory | None = None,
                  status: str | None = None, message: str = "", certificate: Certificate | None = None,
-                 extras: dict | None = None) -> TopKResult:
-    """Assemble a :class:`TopKResult`, certifying ``psi`` with ``mu`` through the shared certifier.
+                 forest: BindingForest | None = None, extras: dict[str, Any] | None = None) -> TopKResult:
+    """Assemble a :class:`TopKResult`, certifying ``psi`` with ``mu`` (dense, scipy sparse or
+    :class:`~allocopt.topk.multipliers.PairMultipliers`) through the shared certifier.
 
     The status is ``"optimal"`` exactly when the certified relative gap is at most ``tol``, whatever the
     method reports; otherwise it is the method's reason (``"iteration_limit"``, ``"inaccurate"``) or
@@ -186,4 +193,4 @@ def build_result(problem: TopKProblem, kind: str, method: str, psi: np.ndarray, 
                       gap=certificate.gap, stationarity=certificate.stationarity,
                       complementarity=certificate.complementarity, status=status, method=method, kind=kind,
                       iterations=int(iterations), time=elapsed, problem=problem, history=history,
-                      message=message, extras=dict(extras or {}))
+                      message=message, forest=forest, extras=dict(extras or {}))

@@ -99,14 +99,11 @@ def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> Top
         history = IterationHistory(iteration=history.iteration, value=np.ldexp(history.value, exponent),
                                    upper_bound=np.ldexp(history.upper_bound, exponent),
                                    gap=np.ldexp(history.gap, exponent))
-    extras = dict(result.extras)
-    forest = extras.get("forest")
-    if forest and "psi" in forest:  # the forest allocation is on the homogeneous scale (forest costs equal to one)
-        extras["forest"] = {**forest, "psi": np.ldexp(forest["psi"], -exponent)}
+    forest = None if result.forest is None else result.forest.rescaled(exponent)
     message = f"{result.message} (solved with the costs scaled by 2**{-exponent})".strip()
     return dataclasses.replace(result, problem=problem, value=value,
                                upper_bound=float(np.ldexp(result.upper_bound, exponent)),
-                               gap=float(np.ldexp(result.gap, exponent)), history=history, extras=extras,
+                               gap=float(np.ldexp(result.gap, exponent)), history=history, forest=forest,
                                message=message)
 
 

@@ -30,16 +30,18 @@ multipliers obtained by peeling its leaves are nonnegative - condition (14), whi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..families import Gaussian
+from ._graph import connected_components
 from .problem import TopKProblem
 
 __all__ = [
     "Component",
     "DoubleStarVerdict",
+    "BindingPairs",
     "binding_pairs",
     "binding_graph",
     "graph_components",
@@ -105,12 +107,22 @@ class DoubleStarVerdict:
     gaussian_condition: float | None
 
 
-def binding_pairs(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence"):
-    """Positions ``(rows, cols)`` (in ``top``/``bottom`` order) of the pairs with cost <= (1 + tol) Gamma."""
+class BindingPairs(NamedTuple):
+    r"""The near-binding pairs of an allocation: their positions ``(rows, cols)`` in ``top`` / ``bottom`` order,
+    the full cost matrix and :math:`\Gamma(\psi)`, its minimum."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    costs: np.ndarray
+    value: float
+
+
+def binding_pairs(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence") -> BindingPairs:
+    """The pairs with cost <= (1 + tol) Gamma (see :class:`BindingPairs`)."""
     costs = problem.pair_terms(psi, kind=kind).cost
     value = costs.min()
     rows, cols = np.nonzero(costs <= value * (1.0 + tol))
-    return rows, cols, costs, float(value)
+    return BindingPairs(rows, cols, costs, float(value))
 
 
 def binding_graph(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence",
@@ -216,21 +228,30 @@ def _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom, max_node
 
 
 def graph_components(problem: TopKProblem, psi: np.ndarray, graph, kind: str = "confidence") -> tuple[Component, ...]:
-    """Connected components of the binding graph with their balance residuals, ordered by smallest arm."""
-    import networkx as nx
-
+    """Connected components of the binding graph (a graph of :func:`binding_graph`, over the arms
+    ``0 .. K-1``) with their balance residuals, ordered by smallest arm."""
+    is_top = np.zeros(problem.n_arms, dtype=bool)
+    is_top[problem.top] = True
+    pairs = np.array([(a, b) if is_top[a] else (b, a) for a, b in graph.edges()], dtype=int).reshape(-1, 2)
+    count, labels = connected_components(problem.n_arms, pairs[:, 0], pairs[:, 1])  # components by smallest arm
+    # nodes and edges grouped by component (labels number the components by smallest arm)
+    node_order = np.argsort(labels, kind="stable")
+    node_bounds = np.searchsorted(labels[node_order], np.arange(count + 1))
+    edge_labels = labels[pairs[:, 0]]
+    edge_order = np.argsort(edge_labels, kind="stable")
+    edge_bounds = np.searchsorted(edge_labels[edge_order], np.arange(count + 1))
     components = []
-    for nodes in nx.connected_components(graph):
-        top = tuple(sorted(node for node in nodes if graph.nodes[node]["side"] == "top"))
-        bottom = tuple(sorted(node for node in nodes if graph.nodes[node]["side"] == "bottom"))
-        edges = tuple(sorted((a, b) if graph.nodes[a]["side"] == "top" else (b, a)
-                             for a, b in graph.subgraph(nodes).edges()))
+    for label in range(count):
+        nodes = node_order[node_bounds[label]:node_bounds[label + 1]]
+        top = tuple(int(arm) for arm in nodes[is_top[nodes]])
+        bottom = tuple(int(arm) for arm in nodes[~is_top[nodes]])
+        edges = tuple(sorted((int(a), int(b)) for a, b in pairs[edge_order[edge_bounds[label]:edge_bounds[label + 1]]]))
         if not top or not bottom:
             residual = float("nan")
         else:
             residual = balance_residual(problem, psi, top, bottom, edges, kind)
         components.append(Component(top, bottom, edges, len(edges) == len(nodes) - 1, residual))
-    return tuple(sorted(components, key=lambda component: min(component.top + component.bottom)))
+    return tuple(components)
 
 
 def monotonicity_violations(problem: TopKProblem, psi: np.ndarray, tol: float) -> tuple[tuple[int, int], ...] | None:
