@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: install demo test test-slow test-all docs bench examples clean
+.PHONY: install demo test typecheck test-slow test-all docs bench examples clean
 
 install: $(STAMP)
 
@@ -26,7 +26,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n $(WORKERS) -m "not slow"
+	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs
+
+# Static types of the package (mypy, configured in pyproject.toml).
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 # The documentation site (Sphinx: docs/ pages and the API reference from the docstrings); warnings are errors.
 docs: $(STAMP)
@@ -46,4 +51,4 @@ examples: $(STAMP)
 	for script in examples/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis examples/output benchmarks/output
+	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis .mypy_cache examples/output benchmarks/output

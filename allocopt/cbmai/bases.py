@@ -289,6 +289,7 @@ class BasisValues:
     @property
     def weighted_x(self) -> np.ndarray:
         """``x_j u_j``, shape (..., C, L+1)."""
+        assert self.slot_weighted_x is not None, "the bases were evaluated without diagnostics"
         return np.swapaxes(self.slot_weighted_x, -1, -2)
 
 
@@ -356,6 +357,7 @@ def evaluate_bases(
             involved = _slot_sum(spent) + (absolute_bounds[..., row, None] if row < n_costs else 1.0)
             share = spent / np.where(involved > 0, involved, 1.0)[..., None, :]  # spent = 0 where involved = 0
             largest_share = share if largest_share is None else np.maximum(largest_share, share)
+        assert largest_share is not None  # (the loop above runs n_costs + 1 >= 1 times)
         weighted_x = np.copysign(largest_share, x)  # x_j u_j; NaN for singular bases
         feasible = np.all(weighted_x >= -feasibility_tol, axis=-2)  # NaN (singular) compares False
         if pinned is not None:
@@ -719,6 +721,8 @@ def enumerate_bases(
     """
     table = checked_evaluation(problem, arms, "enumerate_bases", singular_tol, feasibility_tol, extend=False)
     evaluated = table.evaluated
+    # (checked_evaluation evaluates with diagnostics: the ratios and determinants are there)
+    assert evaluated.hadamard_ratio is not None and evaluated.determinant is not None
     arrays = (table.subset, table.subset[table.layout.combos], evaluated.invertible, evaluated.feasible,
               np.ascontiguousarray(evaluated.x), evaluated.values, evaluated.hadamard_ratio, evaluated.determinant)
     for array in arrays:

@@ -53,6 +53,7 @@ from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._result import Result, omit_from_dict
 from .._validation import as_int, as_positive_float, fail
@@ -589,6 +590,7 @@ def _exact_low_dimensional(problem: CBMAIProblem, support: tuple[int, ...], base
                 continue
             fixed, held = "x", point[basis < n_arms]
         else:
+            assert support_point is not None  # (the optimal support's basis matrix is invertible)
             fixed, held = "y", support_point[support_array < n_arms]
         value, point_x, point_y = _one_side_fixed(data, fixed, held, n_starts, max_points)
         gaps[row] = value
@@ -688,7 +690,7 @@ class CBMAIHardness(Result):
             fail("CBMAIHardness.bound", "budget", requirement, given)
         return (budget - problem.n_unknown) / (3 * ((problem.n_costs + 1) / 2 + math.log(problem.n_unknown)))
 
-    def bound(self, budget: Any) -> np.ndarray:
+    def bound(self, budget: ArrayLike) -> np.ndarray:
         """Theorem 1 (12) with the constants of its proof: an upper bound on SFSR's error probability at
         budget ``N`` (array-like; the bound exceeds 1 for small ``N``)."""
         problem = self.problem
@@ -704,7 +706,7 @@ class CBMAIHardness(Result):
     def _elimination_rate(self) -> float:
         return _elimination_rate(self.sorted_gaps, self.problem.n_arms, self.problem.n_costs)
 
-    def basis_gap(self, basis: Any) -> float:
+    def basis_gap(self, basis: ArrayLike) -> float:
         """``Delta_J^2`` of the basis ``J`` (any order of its columns)."""
         return float(self.basis_gaps[self._basis_row(basis)])
 
@@ -727,7 +729,7 @@ class CBMAIHardness(Result):
             fail(func, "basis", requirement, [int(column) for column in array])
         return int(matches[0])
 
-    def witness(self, basis: Any) -> tuple[np.ndarray, np.ndarray]:
+    def witness(self, basis: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Perturbed means ``(r~, c~)`` attaining :meth:`basis_gap` (``J``'s BFS value reaches ``I*``'s, both
         feasible). Known arms are unchanged. Raises :class:`~allocopt.exceptions.InvalidArgumentError` (a
         ``ValueError``) when the gap is infinite."""
@@ -824,7 +826,7 @@ def _infeasibility_gap(problem: CBMAIProblem, support: tuple[int, ...]) -> tuple
         nonlocal best, best_witness
         if arm_set.size == 0 or not rows:
             return
-        h = shifted[np.ix_(rows, arm_set)]
+        h = shifted[np.ix_(np.asarray(rows, dtype=int), arm_set)]
         numerator = h.T @ h
         denominator = np.diag((arm_set < unknown).astype(float))
         value, z = _min_rayleigh(numerator, denominator, subspace)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import as_float_matrix, as_float_vector, as_int, fail
 
@@ -35,7 +36,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class CBMAIProblem:
     """A constrained best-mixed-arm identification instance (Tang, Jain, Nayyar, Nuzzo, Section 2).
 
@@ -80,21 +81,22 @@ class CBMAIProblem:
     rewards: np.ndarray
     costs: np.ndarray
     bounds: np.ndarray
-    # None at construction means every arm is unknown; __post_init__ stores the resolved integer
-    n_unknown: int = None  # type: ignore[assignment]
+    n_unknown: int
     _standard_form: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __init__(self, rewards: ArrayLike, costs: ArrayLike, bounds: ArrayLike, n_unknown: int | None = None) -> None:
+        # the inputs are array_like; the fields hold read-only float arrays (and n_unknown the resolved integer:
+        # None means every arm is unknown)
         func = "CBMAIProblem"
-        rewards = as_float_vector(self.rewards, func, "rewards")
+        rewards = as_float_vector(rewards, func, "rewards")
         n_arms = rewards.shape[0]
-        costs = as_float_matrix(self.costs, func, "costs", shape=(None, n_arms))
-        if costs.shape[0] < 1:
-            fail(func, "costs", f"a two-dimensional array with at least one row and {n_arms} columns", self.costs)
+        costs_array = as_float_matrix(costs, func, "costs", shape=(None, n_arms))
+        if costs_array.shape[0] < 1:
+            fail(func, "costs", f"a two-dimensional array with at least one row and {n_arms} columns", costs)
+        costs = costs_array
         n_costs = costs.shape[0]
-        bounds = as_float_vector(self.bounds, func, "bounds", length=n_costs)
-        n_unknown = n_arms if self.n_unknown is None else as_int(self.n_unknown, func, "n_unknown", low=1,
-                                                                  high=n_arms)
+        bounds = as_float_vector(bounds, func, "bounds", length=n_costs)
+        n_unknown = n_arms if n_unknown is None else as_int(n_unknown, func, "n_unknown", low=1, high=n_arms)
         object.__setattr__(self, "rewards", _read_only(rewards))
         object.__setattr__(self, "costs", _read_only(costs))
         object.__setattr__(self, "bounds", _read_only(bounds))
@@ -135,7 +137,7 @@ class CBMAIProblem:
         """
         return self._standard_form
 
-    def with_means(self, rewards: Any = None, costs: Any = None) -> "CBMAIProblem":
+    def with_means(self, rewards: ArrayLike | None = None, costs: ArrayLike | None = None) -> "CBMAIProblem":
         """A copy with other mean rewards and/or costs (same shapes, bounds and ``n_unknown``)."""
         func = "CBMAIProblem.with_means"
         if rewards is not None:
@@ -161,7 +163,8 @@ class CBMAIProblem:
             fail("CBMAIProblem.from_reference", "name", "the name of a CBMAI reference instance, one of "
                  + ", ".join(repr(key) for key in names), name)
         parameters = CBMAI_INSTANCES[name].parameters
-        return cls(parameters["rewards"], parameters["costs"], parameters["bounds"], parameters.get("n_unknown"))
+        return cls(parameters["rewards"], parameters["costs"], parameters["bounds"],
+                   parameters.get("n_unknown", len(parameters["rewards"])))
 
     def arm_label(self, column: int) -> str:
         """``"arm a"`` for a true arm, ``"slack l"`` for the virtual arm ``K + l`` (0-based)."""

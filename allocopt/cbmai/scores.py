@@ -41,6 +41,7 @@ def iv_scores_from_bases(evaluated: BasisValues, layout: BasisLayout, *, strict:
         return np.full(batch_shape + (layout.n_columns,), -np.inf)
     basis_value = np.where(evaluated.feasible, evaluated.values, -np.inf)[..., None, :]
     if strict:
+        assert evaluated.slot_weighted_x is not None, "strict scores need bases evaluated with diagnostics"
         slot_value = np.where(evaluated.slot_weighted_x > feasibility_tol, basis_value, -np.inf)
     else:
         slot_value = np.broadcast_to(basis_value, evaluated.slot_x.shape)

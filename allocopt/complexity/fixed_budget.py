@@ -69,7 +69,7 @@ class ErrorBound:
         return np.maximum(0.0, self.alpha * np.log(self.beta / delta))
 
 
-def _top_m_ingredients(means: ArrayLike, m: int, p: float, func: str) -> tuple[np.ndarray, int, float, float]:
+def _top_m_ingredients(means: ArrayLike, m: int, p: float, func: str) -> tuple[np.ndarray, int, np.ndarray, float]:
     r"""Sorted top-``m`` gaps, ``K``, :math:`H^{(m)}(p)` and :math:`C_p`, validated in the name of ``func``."""
     ordered = sorted_gaps(means, m, func=func)
     p = as_positive_float(p, func, "p")

@@ -68,17 +68,17 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
     0.175166
     """
     func = "lil_radius"
-    form = as_choice(form, func, "form", LIL_FORMS)
+    checked_form = as_choice(form, func, "form", LIL_FORMS)
     counts = _as_float_array(t, func, "t", "a number >= 1 or an array of numbers >= 1")
     if counts.size == 0 or not np.all(np.isfinite(counts)) or np.any(counts < 1):
         fail(func, "t", "a number >= 1 or an array of numbers >= 1 (sample counts)", t)
     omega = as_positive_float(omega, func, "omega")
-    if form == "paper":
+    if checked_form == "paper":
         eps = as_positive_float(eps, func, "eps")
     else:
         eps = as_float(eps, func, "eps", low=0.0, requirement="a finite number >= 0")
     sigma = as_positive_float(sigma, func, "sigma")
-    shift = 0.0 if form == "paper" else 2.0
+    shift = 0.0 if checked_form == "paper" else 2.0
     iterated = np.log((1.0 + eps) * counts + shift)
     ratio = iterated / omega
     if np.any(ratio < 1.0):

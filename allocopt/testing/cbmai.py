@@ -37,6 +37,7 @@ def gap_constraint_violation(problem: CBMAIProblem, support: Sequence[int], basi
     x_basis, value_basis = perturbed_basic_solution(problem, rewards, costs, basis)
     if x_support is None or x_basis is None:
         return None
+    assert value_support is not None and value_basis is not None  # (None exactly with x)
     return float(max(-x_support.min(), -x_basis.min(), value_support - value_basis))
 
 
@@ -64,6 +65,7 @@ def direct_gap_search(problem: CBMAIProblem, support: Sequence[int], basis: Sequ
         x_basis, value_basis = perturbed_basic_solution(problem, rewards, costs, basis)
         if x_support is None or x_basis is None:
             return -np.ones(2 * (n_costs + 1) + 1)
+        assert value_support is not None and value_basis is not None  # (None exactly with x)
         return np.concatenate([x_support, x_basis, [value_basis - value_support]])
 
     best = np.inf
