@@ -62,7 +62,12 @@ from .bases import basis_layout, check_problem
 from .problem import CBMAIProblem
 from .solve import solve_cbmai
 
-__all__ = ["CBMAIHardness", "cbmai_hardness"]
+__all__ = ["CBMAIHardness", "cbmai_hardness", "SIGMA_R", "SIGMA_C"]
+
+SIGMA_R = 1.0
+"""Default reward noise level of :func:`cbmai_hardness` (the paper's experiments)."""
+SIGMA_C = 0.5
+"""Default cost noise level of :func:`cbmai_hardness` (the paper's experiments)."""
 
 _FEASIBILITY_SLACK = 1e-12  # tolerance (relative to the cost scale) of the closed-form constraint checks
 _MIN_STEP = 1e-12
@@ -855,8 +860,8 @@ def _infeasibility_gap(problem: CBMAIProblem, support: tuple[int, ...]) -> tuple
 
 def cbmai_hardness(
     problem: CBMAIProblem,
-    sigma_r: float = 1.0,
-    sigma_c: float = 0.5,
+    sigma_r: float = SIGMA_R,
+    sigma_c: float = SIGMA_C,
     *,
     resolution: int | None = None,
     n_starts: int = 3,

@@ -55,12 +55,13 @@ def _cbmai_measures(context: ReportContext) -> list[Measure]:
             "a CBMAI instance is not described by theta and k; pass one as "
             "report(..., cbmai=allocopt.CBMAIProblem(rewards, costs, bounds))"
         )
-    from ..cbmai import cbmai_hardness  # here, not at the top: importing allocopt.complexity stays cheap
+    # here, not at the top: importing allocopt.complexity stays cheap
+    from ..cbmai.hardness import SIGMA_C, SIGMA_R, cbmai_hardness
 
-    noise = {name: value for name, value in (("sigma_r", context.sigma_r), ("sigma_c", context.sigma_c))
-             if value is not None}
+    sigma_r = SIGMA_R if context.sigma_r is None else context.sigma_r
+    sigma_c = SIGMA_C if context.sigma_c is None else context.sigma_c
     try:
-        hardness = cbmai_hardness(context.cbmai, **noise)
+        hardness = cbmai_hardness(context.cbmai, sigma_r, sigma_c)
     except InvalidInstanceError as error:
         raise MeasureNotApplicable(f"the CBMAI instance has no hardness gaps: {error}") from error
     out = GroupBuilder(GROUP_CBMAI)

@@ -73,17 +73,17 @@ def pair_terms(
     kind: str,
     theta_top: np.ndarray,
     theta_bottom: np.ndarray,
-    eta_top: np.ndarray,
-    eta_bottom: np.ndarray,
+    eta_top: np.ndarray | None,
+    eta_bottom: np.ndarray | None,
     w_top: np.ndarray,
     w_bottom: np.ndarray,
     second_order: bool = False,
 ) -> PairTerms:
     """Evaluate a batch of pairs (all array arguments broadcast together).
 
-    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``). The family
-    evaluates the divergences to the infimum point from the shares :math:`s_a = w_a/(w_i + w_j)`
-    (:meth:`~allocopt.families.ExponentialFamily.unit_confidence_pair`,
+    ``eta_*`` are the *unit* natural parameters of the means (only used for ``kind="budget"``; may be None
+    otherwise). The family evaluates the divergences to the infimum point from the shares
+    :math:`s_a = w_a/(w_i + w_j)` (:meth:`~allocopt.families.ExponentialFamily.unit_confidence_pair`,
     :meth:`~allocopt.families.ExponentialFamily.unit_budget_pair`) in forms that keep full relative precision
     over the whole mean domain: nearly tied means, Bernoulli means within :math:`10^{-15}` of 0 or 1 (the
     complement of the infimum point is formed as a share-weighted sum, never as ``1 - point``), and means
@@ -97,6 +97,7 @@ def pair_terms(
     if kind == "confidence":
         pair = family.unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
     else:
+        assert eta_top is not None and eta_bottom is not None, "budget costs need the natural parameters"
         pair = family.unit_budget_pair(theta_top, theta_bottom, eta_top, eta_bottom, share_top, share_bottom)
     cost = w_top * pair.top + w_bottom * pair.bottom
     if not second_order:
