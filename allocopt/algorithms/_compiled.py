@@ -1,0 +1,231 @@
+r"""Compiled (numba) kernels of the engine's Gaussian hot path, each the twin of a pure numpy function.
+
+Two kernels loop over the replications of a batch (shape (R, K)) and do, row by row, exactly the floating-point
+operations of their numpy twins, in the same order, so that they return bit-identical numbers:
+
+* :func:`gaussian_glr` is the Gaussian branch of :func:`allocopt.algorithms.stopping.glr_statistic` (the
+  Chernoff statistic, the empirical top-k and the pair attaining the minimum);
+* :func:`gaussian_kkt_ts_arms` is the Gaussian branch of :meth:`allocopt.algorithms.KKTTS.select_batch` (the
+  posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin).
+
+Why compiled: the numpy form builds a (R, k, K-k) grid and about forty (R, K) temporaries per step; with
+K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loop below touches each
+number once (measured in ``benchmarks/engine_kernels.py``). The Gaussian family is the hot case (Wang, Yang,
+You 2022, Section 5); the other families keep the numpy path, whose general pair kernel is shared with the
+top-k layer.
+
+The twins agree bit for bit because both evaluate, per arm, :math:`w_a = N_a/\sigma_a^2` and
+:math:`v_a = 1/w_a`, and per pair :math:`0.5\,(\theta_i - \theta_j)^2 / (v_i + v_j)` with IEEE double
+operations (no fast-math, so no reassociation or fused multiply-add), and both take the top-k of a row as the
+first k entries of a stable sort by decreasing value: arm ``a`` is in the top-k when fewer than k arms have a
+larger value or an equal value and a smaller index. The tests compare them on many random states, with ties.
+
+:func:`compiled_kernels` switches the kernels off (for instance to time the numpy twins); without numba the
+numpy path runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import NamedTuple
+
+import numpy as np
+
+try:  # numba is a dependency; the numpy twins keep the engine working where it cannot be imported
+    import numba
+except ImportError:  # pragma: no cover - exercised only on installations without numba
+    numba = None
+
+__all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
+           "gaussian_kkt_ts_arms"]
+
+AVAILABLE = numba is not None
+"""Whether numba could be imported."""
+
+_state = {"enabled": AVAILABLE}
+
+
+def compiled_enabled() -> bool:
+    """Whether the engine uses the compiled kernels now."""
+    return _state["enabled"]
+
+
+@contextlib.contextmanager
+def compiled_kernels(enabled: bool):
+    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels.
+
+    Examples
+    --------
+    >>> with compiled_kernels(False):
+    ...     compiled_enabled()
+    False
+    """
+    previous = _state["enabled"]
+    _state["enabled"] = bool(enabled) and AVAILABLE
+    try:
+        yield
+    finally:
+        _state["enabled"] = previous
+
+
+def _njit(function):
+    if numba is None:  # pragma: no cover
+        return function
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+@_njit
+def _split_top_k(values, k, top, bottom):
+    """Write the top-k arms of one row of ``values`` into ``top`` and the others into ``bottom``, each in
+    increasing arm order (the set of the first k entries of a stable sort by decreasing value)."""
+    n_arms = values.shape[0]
+    n_top = 0
+    n_bottom = 0
+    for arm in range(n_arms):
+        value = values[arm]
+        above = 0
+        for other in range(n_arms):
+            other_value = values[other]
+            if other_value > value or (other_value == value and other < arm):
+                above += 1
+                if above >= k:
+                    break
+        if above < k:
+            top[n_top] = arm
+            n_top += 1
+        else:
+            bottom[n_bottom] = arm
+            n_bottom += 1
+
+
+@_njit
+def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
+    n_rows, n_arms = means.shape
+    inverse = np.empty(n_arms)
+    for row in range(n_rows):
+        for arm in range(n_arms):
+            inverse[arm] = 1.0 / (counts[row, arm] / dispersion[arm])
+        _split_top_k(means[row], k, top[row], bottom[row])
+        best = 0.0
+        best_top = 0
+        best_bottom = 0
+        first = True
+        for i in range(k):
+            arm_top = top[row, i]
+            mean_top = means[row, arm_top]
+            inverse_top = inverse[arm_top]
+            for j in range(n_arms - k):
+                arm_bottom = bottom[row, j]
+                mean_bottom = means[row, arm_bottom]
+                if mean_top > mean_bottom:
+                    gap = mean_top - mean_bottom
+                    cost = 0.5 * (gap * gap) / (inverse_top + inverse[arm_bottom])
+                else:  # a tie across the boundary: nothing separates the two arms
+                    cost = 0.0
+                if first or cost < best:
+                    best, best_top, best_bottom, first = cost, arm_top, arm_bottom, False
+        value[row] = best
+        pair_top[row] = best_top
+        pair_bottom[row] = best_bottom
+
+
+@_njit
+def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
+    n_rows, n_arms = counts.shape
+    n_bottom = n_arms - k
+    theta = np.empty(n_arms)
+    inverse = np.empty(n_arms)
+    top = np.empty(k, dtype=np.int64)
+    bottom = np.empty(n_bottom, dtype=np.int64)
+    cost = np.empty(k * n_bottom)
+    for row in range(n_rows):
+        for arm in range(n_arms):
+            count = counts[row, arm]
+            theta[arm] = sums[row, arm] / count + np.sqrt(dispersion[arm] / count) * normal_quantiles[row, arm]
+            inverse[arm] = 1.0 / (count / dispersion[arm])
+        _split_top_k(theta, k, top, bottom)
+        best = np.inf
+        for i in range(k):
+            theta_top = theta[top[i]]
+            inverse_top = inverse[top[i]]
+            for j in range(n_bottom):
+                gap = theta_top - theta[bottom[j]]
+                value = 0.5 * (gap * gap) / (inverse_top + inverse[bottom[j]])
+                cost[i * n_bottom + j] = value
+                if value < best:
+                    best = value
+        n_candidates = 0
+        for pair in range(k * n_bottom):
+            if cost[pair] == best:
+                n_candidates += 1
+        pick = min(int(tie_uniforms[row] * n_candidates), n_candidates - 1)
+        chosen = 0
+        for pair in range(k * n_bottom):
+            if cost[pair] == best:
+                if pick == 0:
+                    chosen = pair
+                    break
+                pick -= 1
+        arm_top, arm_bottom = top[chosen // n_bottom], bottom[chosen % n_bottom]
+        inverse_top, inverse_bottom = inverse[arm_top], inverse[arm_bottom]
+        h = inverse_top / (inverse_top + inverse_bottom)
+        arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
+
+
+class GaussianGLR(NamedTuple):
+    """The fields of :class:`allocopt.algorithms.stopping.GLRStatistic`, from the compiled kernel."""
+
+    value: np.ndarray
+    top: np.ndarray
+    bottom: np.ndarray
+    pair_top: np.ndarray
+    pair_bottom: np.ndarray
+
+
+def gaussian_glr(dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray, k: int) -> GaussianGLR:
+    r"""The Gaussian Chernoff statistic of a batch (``counts``, ``means`` of shape (R, K)), compiled.
+
+    Twin of the numpy branch of :func:`allocopt.algorithms.stopping.glr_statistic` (same numbers, bit for bit).
+
+    Examples
+    --------
+    Two arms of variance 1 pulled 4 and 2 times with means 1 and 0: :math:`Z = 1/(2 (1/4 + 1/2)) = 2/3`.
+
+    >>> glr = gaussian_glr(np.ones(2), np.array([[4, 2]]), np.array([[1.0, 0.0]]), 1)
+    >>> round(float(glr.value[0]), 12), glr.top.tolist(), glr.bottom.tolist()
+    (0.666666666667, [[0]], [[1]])
+    """
+    n_rows, n_arms = means.shape
+    value = np.empty(n_rows)
+    top = np.empty((n_rows, k), dtype=np.int64)
+    bottom = np.empty((n_rows, n_arms - k), dtype=np.int64)
+    pair_top = np.empty(n_rows, dtype=np.int64)
+    pair_bottom = np.empty(n_rows, dtype=np.int64)
+    _glr_rows(counts, np.asarray(means, dtype=float), np.asarray(dispersion, dtype=float), k, value, top, bottom,
+              pair_top, pair_bottom)
+    return GaussianGLR(value, top, bottom, pair_top, pair_bottom)
+
+
+def gaussian_kkt_ts_arms(dispersion: np.ndarray, counts: np.ndarray, sums: np.ndarray, k: int,
+                         normal_quantiles: np.ndarray, tie_uniforms: np.ndarray,
+                         coin_uniforms: np.ndarray) -> np.ndarray:
+    r"""KKT-TS's arms for a batch of Gaussian runs, compiled (twin of the numpy branch of
+    :meth:`allocopt.algorithms.KKTTS.select_batch`).
+
+    ``normal_quantiles`` are :math:`\Phi^{-1}(u)` of the step's K posterior uniforms (shape (R, K)); the
+    posterior sample is ``sums/counts + sqrt(dispersion/counts) * normal_quantiles``.
+
+    Examples
+    --------
+    Arm 0 is far ahead of arms 1 and 2 (k = 1); the pair (0, 1) is closest and, with equal counts and
+    variances, :math:`h = 1/2`: a coin of 0.3 pulls arm 0 and one of 0.7 arm 1.
+
+    >>> counts, sums = np.array([[10, 10, 10]] * 2), np.array([[10.0, 5.0, 0.0]] * 2)
+    >>> gaussian_kkt_ts_arms(np.full(3, 0.25), counts, sums, 1, np.zeros((2, 3)), np.full(2, 0.5),
+    ...                      np.array([0.3, 0.7])).tolist()
+    [0, 1]
+    """
+    arms = np.empty(counts.shape[0], dtype=np.int64)
+    _kkt_ts_rows(counts, np.asarray(sums, dtype=float), np.asarray(dispersion, dtype=float), k, normal_quantiles,
+                 np.ascontiguousarray(tie_uniforms), np.ascontiguousarray(coin_uniforms), arms)
+    return arms
