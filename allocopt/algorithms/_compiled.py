@@ -71,26 +71,44 @@ def compiled_kernels(enabled: bool):
 def _njit(function):
     if numba is None:  # pragma: no cover
         return function
-    return numba.njit(cache=True, nogil=True)(function)
+    # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
+    # keep the pair loops from vectorising
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
 
 
 @_njit
-def _split_top_k(values, k, top, bottom):
+def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
     """Write the top-k arms of one row of ``values`` into ``top`` and the others into ``bottom``, each in
-    increasing arm order (the set of the first k entries of a stable sort by decreasing value)."""
+    increasing arm order: the set of the first k entries of a stable sort by decreasing value.
+
+    The k best (value, arm) seen so far are kept in decreasing order of value; a later arm enters only with a
+    strictly larger value than the k-th, so among equal values the smaller arm index stays ahead, as in a stable
+    sort. ``best_values``, ``best_arms`` (length k) and ``member`` (length K) are work arrays.
+    """
     n_arms = values.shape[0]
+    size = 0
+    for arm in range(n_arms):
+        value = values[arm]
+        if size == k:
+            if not value > best_values[k - 1]:
+                continue
+            position = k - 1
+        else:
+            position = size
+            size += 1
+        while position > 0 and best_values[position - 1] < value:
+            best_values[position] = best_values[position - 1]
+            best_arms[position] = best_arms[position - 1]
+            position -= 1
+        best_values[position] = value
+        best_arms[position] = arm
+    member[:] = False
+    for position in range(k):
+        member[best_arms[position]] = True
     n_top = 0
     n_bottom = 0
     for arm in range(n_arms):
-        value = values[arm]
-        above = 0
-        for other in range(n_arms):
-            other_value = values[other]
-            if other_value > value or (other_value == value and other < arm):
-                above += 1
-                if above >= k:
-                    break
-        if above < k:
+        if member[arm]:
             top[n_top] = arm
             n_top += 1
         else:
@@ -101,74 +119,81 @@ def _split_top_k(values, k, top, bottom):
 @_njit
 def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
     n_rows, n_arms = means.shape
+    n_bottom = n_arms - k
     inverse = np.empty(n_arms)
+    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
+    mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
     for row in range(n_rows):
         for arm in range(n_arms):
             inverse[arm] = 1.0 / (counts[row, arm] / dispersion[arm])
-        _split_top_k(means[row], k, top[row], bottom[row])
-        best = 0.0
-        best_top = 0
+        _split_top_k(means[row], k, top[row], bottom[row], best_values, best_arms, member)
+        for j in range(n_bottom):
+            mean_bottom[j] = means[row, bottom[row, j]]
+            inverse_bottom[j] = inverse[bottom[row, j]]
+        best = np.inf
+        best_top = top[row, 0]
         best_bottom = 0
-        first = True
         for i in range(k):
             arm_top = top[row, i]
             mean_top = means[row, arm_top]
             inverse_top = inverse[arm_top]
-            for j in range(n_arms - k):
-                arm_bottom = bottom[row, j]
-                mean_bottom = means[row, arm_bottom]
-                if mean_top > mean_bottom:
-                    gap = mean_top - mean_bottom
-                    cost = 0.5 * (gap * gap) / (inverse_top + inverse[arm_bottom])
-                else:  # a tie across the boundary: nothing separates the two arms
-                    cost = 0.0
-                if first or cost < best:
-                    best, best_top, best_bottom, first = cost, arm_top, arm_bottom, False
+            for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
+                gap = mean_top - mean_bottom[j]
+                cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+            for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
+                if cost[j] < best:
+                    best, best_top, best_bottom = cost[j], arm_top, j
         value[row] = best
         pair_top[row] = best_top
-        pair_bottom[row] = best_bottom
+        pair_bottom[row] = bottom[row, best_bottom]
 
 
 @_njit
 def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
     n_rows, n_arms = counts.shape
     n_bottom = n_arms - k
-    theta = np.empty(n_arms)
-    inverse = np.empty(n_arms)
-    top = np.empty(k, dtype=np.int64)
-    bottom = np.empty(n_bottom, dtype=np.int64)
-    cost = np.empty(k * n_bottom)
+    n_pairs = k * n_bottom
+    theta, inverse = np.empty(n_arms), np.empty(n_arms)
+    top, bottom = np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64)
+    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
+    theta_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_pairs)
     for row in range(n_rows):
+        # 1. theta~ from the posterior, by inversion: sums/counts + sqrt(variance/counts) * ndtri(u)
         for arm in range(n_arms):
             count = counts[row, arm]
             theta[arm] = sums[row, arm] / count + np.sqrt(dispersion[arm] / count) * normal_quantiles[row, arm]
             inverse[arm] = 1.0 / (count / dispersion[arm])
-        _split_top_k(theta, k, top, bottom)
-        best = np.inf
+        # 2. its top-k and the other arms
+        _split_top_k(theta, k, top, bottom, best_values, best_arms, member)
+        for j in range(n_bottom):
+            theta_bottom[j] = theta[bottom[j]]
+            inverse_bottom[j] = inverse[bottom[j]]
+        # 3. the pair costs, and one of the minimal pairs uniformly at random (allocopt._rng.random_candidate)
         for i in range(k):
-            theta_top = theta[top[i]]
-            inverse_top = inverse[top[i]]
+            theta_top, inverse_top = theta[top[i]], inverse[top[i]]
             for j in range(n_bottom):
-                gap = theta_top - theta[bottom[j]]
-                value = 0.5 * (gap * gap) / (inverse_top + inverse[bottom[j]])
-                cost[i * n_bottom + j] = value
-                if value < best:
-                    best = value
+                gap = theta_top - theta_bottom[j]
+                cost[i * n_bottom + j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+        best = np.inf
+        for pair in range(n_pairs):
+            if cost[pair] < best:
+                best = cost[pair]
         n_candidates = 0
-        for pair in range(k * n_bottom):
+        for pair in range(n_pairs):
             if cost[pair] == best:
                 n_candidates += 1
         pick = min(int(tie_uniforms[row] * n_candidates), n_candidates - 1)
         chosen = 0
-        for pair in range(k * n_bottom):
+        for pair in range(n_pairs):
             if cost[pair] == best:
                 if pick == 0:
                     chosen = pair
                     break
                 pick -= 1
+        # 4. pull the top arm with probability h = v_i / (v_i + v_j), else the other
         arm_top, arm_bottom = top[chosen // n_bottom], bottom[chosen % n_bottom]
-        inverse_top, inverse_bottom = inverse[arm_top], inverse[arm_bottom]
-        h = inverse_top / (inverse_top + inverse_bottom)
+        inverse_top, inverse_bottom_arm = inverse[arm_top], inverse[arm_bottom]
+        h = inverse_top / (inverse_top + inverse_bottom_arm)
         arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
 
 
