@@ -37,8 +37,8 @@ from ..families import ExponentialFamily, Gaussian
 from ._compiled import compiled_enabled, gaussian_glr
 from ._pair_kernels import pair_cost_grid, sort_arms
 
-__all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "HeuristicThreshold", "TheoreticalThreshold",
-           "THRESHOLDS", "get_threshold"]
+__all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "HeuristicThreshold",
+           "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
 
 
 class GLRStatistic(NamedTuple):
