@@ -27,22 +27,21 @@ numpy path runs.
 from __future__ import annotations
 
 import contextlib
-from typing import NamedTuple
+import importlib.util
+import threading
+from typing import Any, NamedTuple
 
 import numpy as np
-
-try:  # numba is a dependency; the numpy twins keep the engine working where it cannot be imported
-    import numba
-except ImportError:  # pragma: no cover - exercised only on installations without numba
-    numba = None
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
            "gaussian_kkt_ts_arms"]
 
-AVAILABLE = numba is not None
-"""Whether numba could be imported."""
+AVAILABLE = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
 
 _state = {"enabled": AVAILABLE}
+_KERNELS: dict[str, Any] = {}
+_KERNELS_LOCK = threading.Lock()
 
 
 def compiled_enabled() -> bool:
@@ -68,15 +67,28 @@ def compiled_kernels(enabled: bool):
         _state["enabled"] = previous
 
 
-def _njit(function):
-    if numba is None:  # pragma: no cover
-        return function
+def _kernels() -> dict[str, Any]:
+    """The compiled kernels, built on first use (numba is imported, and the machine code loaded from numba's
+    cache or compiled, only when a Gaussian batch needs them)."""
+    if _KERNELS:
+        return _KERNELS
+    with _KERNELS_LOCK:
+        if not _KERNELS:
+            _compile_kernels()
+    return _KERNELS
+
+
+def _compile_kernels() -> None:
+    import numba
+
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+    compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+    # the row kernels call _split_top_k by its global name: it must be compiled first
+    globals()["_split_top_k"] = compile_(_split_top_k)
+    _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows))
 
 
-@_njit
 def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
     """Write the top-k arms of one row of ``values`` into ``top`` and the others into ``bottom``, each in
     increasing arm order: the set of the first k entries of a stable sort by decreasing value.
@@ -116,7 +128,6 @@ def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
             n_bottom += 1
 
 
-@_njit
 def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
     n_rows, n_arms = means.shape
     n_bottom = n_arms - k
@@ -148,7 +159,6 @@ def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_b
         pair_bottom[row] = bottom[row, best_bottom]
 
 
-@_njit
 def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
     n_rows, n_arms = counts.shape
     n_bottom = n_arms - k
@@ -226,8 +236,8 @@ def gaussian_glr(dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray, 
     bottom = np.empty((n_rows, n_arms - k), dtype=np.int64)
     pair_top = np.empty(n_rows, dtype=np.int64)
     pair_bottom = np.empty(n_rows, dtype=np.int64)
-    _glr_rows(counts, np.asarray(means, dtype=float), np.asarray(dispersion, dtype=float), k, value, top, bottom,
-              pair_top, pair_bottom)
+    _kernels()["glr"](counts, np.asarray(means, dtype=float), np.asarray(dispersion, dtype=float), k, value, top,
+                      bottom, pair_top, pair_bottom)
     return GaussianGLR(value, top, bottom, pair_top, pair_bottom)
 
 
@@ -251,6 +261,7 @@ def gaussian_kkt_ts_arms(dispersion: np.ndarray, counts: np.ndarray, sums: np.nd
     [0, 1]
     """
     arms = np.empty(counts.shape[0], dtype=np.int64)
-    _kkt_ts_rows(counts, np.asarray(sums, dtype=float), np.asarray(dispersion, dtype=float), k, normal_quantiles,
-                 np.ascontiguousarray(tie_uniforms), np.ascontiguousarray(coin_uniforms), arms)
+    _kernels()["kkt_ts"](counts, np.asarray(sums, dtype=float), np.asarray(dispersion, dtype=float), k,
+                         normal_quantiles, np.ascontiguousarray(tie_uniforms), np.ascontiguousarray(coin_uniforms),
+                         arms)
     return arms
