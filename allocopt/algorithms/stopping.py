@@ -65,6 +65,10 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
                   k: int) -> GLRStatistic:
     r""":math:`Z_t` for one run (``counts``, ``means`` of shape (K,)) or a batch (shape (R, K)).
 
+    A batch of Gaussian runs (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) goes
+    through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`; everything else through
+    :func:`glr_statistic_numpy`. Both give the same numbers.
+
     Examples
     --------
     Two Gaussian arms of variance 1 pulled 4 and 2 times with means 1 and 0:
@@ -74,7 +78,8 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     >>> round(float(glr_statistic(Gaussian(1.0), np.ones(2), np.array([4, 2]), np.array([1.0, 0.0]), 1).value), 12)
     0.666666666667
     """
-    if isinstance(family, Gaussian) and means.ndim == 2 and compiled_enabled():
+    if (isinstance(family, Gaussian) and means.ndim == 2 and np.shape(counts) == means.shape
+            and np.shape(dispersion) == means.shape[-1:] and compiled_enabled()):
         return GLRStatistic(*gaussian_glr(dispersion, counts, means, k))
     return glr_statistic_numpy(family, dispersion, counts, means, k)
 
