@@ -9,8 +9,8 @@ operations of their numpy twins, in the same order, so that they return bit-iden
   posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin).
 
 Why compiled: the numpy form builds a (R, k, K-k) grid and about forty (R, K) temporaries per step; with
-K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loop below touches each
-number once (measured in ``benchmarks/engine_kernels.py``). The Gaussian family is the hot case (Wang, Yang,
+K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loops below touch each
+number once (``benchmarks/engine_speed.py`` measures both in one run). The Gaussian family is the hot case (Wang, Yang,
 You 2022, Section 5); the other families keep the numpy path, whose general pair kernel is shared with the
 top-k layer.
 
@@ -18,7 +18,8 @@ The twins agree bit for bit because both evaluate, per arm, :math:`w_a = N_a/\si
 :math:`v_a = 1/w_a`, and per pair :math:`0.5\,(\theta_i - \theta_j)^2 / (v_i + v_j)` with IEEE double
 operations (no fast-math, so no reassociation or fused multiply-add), and both take the top-k of a row as the
 first k entries of a stable sort by decreasing value: arm ``a`` is in the top-k when fewer than k arms have a
-larger value or an equal value and a smaller index. The tests compare them on many random states, with ties.
+larger value or an equal value and a smaller index. A tie across the boundary then has gap 0 and cost 0, the
+value the numpy twin assigns it explicitly. The tests compare the twins on many random states, with ties.
 
 :func:`compiled_kernels` switches the kernels off (for instance to time the numpy twins); without numba the
 numpy path runs.
