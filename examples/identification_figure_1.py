@@ -12,15 +12,18 @@ error rate against delta; the average allocation N/t at a large budget against p
 ``docs/identification_figure_1.md`` (the tables, with date and machine).
 
 Usage: ``python examples/identification_figure_1.py [--runs 10000] [--uniform-runs 2000] [--tas-runs 1000]
-[--jobs 2] [--budget 20000] [--allocation-runs 200] [--tas-budget 20000]``.
+[--jobs 2] [--budget 20000] [--allocation-runs 200] [--tas-budget 20000]``; ``--replot`` redraws the figure
+from the tables of an earlier run (after a change of the drawing code) without simulating.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +31,116 @@ import numpy as np
 import allocopt
 from allocopt import TopKProblem
 from allocopt.algorithms import KKTTS, TrackAndStop, Uniform, identify, identify_fixed_budget
+from allocopt.algorithms.results import IdentificationSummaryRow
+from allocopt.simulate import binomial_confidence_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 THETA = 1.0 - np.arange(20) / 20.0
 DELTAS = (0.1, 0.01, 0.001)
+
+
+def draw_error_rates(ax, summaries) -> None:
+    """The realised error rates against delta on a log axis, with their 95% Clopper-Pearson intervals.
+
+    A run set without a single error has error rate 0, which a log axis cannot show: it is drawn as an open
+    downward triangle at the upper end of its interval, 1 - 0.025^(1/n) for n runs (the largest error rate
+    that n error-free runs leave plausible), so that zero errors read as "below this line".
+    """
+    for offset, (label, (n_runs, rows)) in enumerate(summaries.items()):
+        x = np.arange(len(rows)) + (offset - 1) * 0.12
+        rates = np.array([row.error_rate for row in rows])
+        low = np.array([row.error_low for row in rows])
+        high = np.array([row.error_high for row in rows])
+        some, color = rates > 0, f"C{offset}"
+        if some.any():
+            ax.errorbar(x[some], rates[some], yerr=[rates[some] - low[some], high[some] - rates[some]], fmt="o",
+                        capsize=3, color=color, label=f"{label}: error rate, 95% interval")
+        if not some.all():
+            ax.plot(x[~some], high[~some], "v", mfc="none", color=color,
+                    label=f"{label}: no error in {n_runs} runs (95% upper bound)")
+    deltas = [row.delta for row in next(iter(summaries.values()))[1]]
+    ax.plot(np.arange(len(deltas)), deltas, "k:", label="delta")
+    ax.set_yscale("log")
+    ax.set_ylim(top=1.0)  # room above the points for the legend
+    ax.set_ylabel("realised error rate")
+
+
+def draw_figure(path: Path, summaries, allocations, psi_star) -> None:
+    """Write the three panels: mean stopping time, realised error rate, average allocation against psi*.
+
+    ``summaries`` maps a rule's label to its number of runs and its summary rows (one per delta);
+    ``allocations`` maps it to the average N/t, the number of runs and the budget.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for offset, (label, (n_runs, rows)) in enumerate(summaries.items()):
+        x = np.arange(len(rows)) + (offset - 1) * 0.12
+        axes[0].errorbar(x, [row.mean_stopping_time for row in rows], yerr=[1.96 * row.standard_error for row in rows],
+                         fmt="o-", capsize=3, color=f"C{offset}", label=f"{label} ({n_runs} runs)")
+    first_rows = next(iter(summaries.values()))[1]
+    deltas = [row.delta for row in first_rows]
+    axes[0].plot(np.arange(len(deltas)), [row.lower_bound for row in first_rows], "k--",
+                 label="T* kl(delta, 1-delta)")
+    draw_error_rates(axes[1], summaries)
+    for ax in axes[:2]:
+        ax.set_xticks(np.arange(len(deltas)), [str(delta) for delta in deltas])
+        ax.set_xlabel("delta")
+    axes[0].set_ylabel("mean stopping time (95% error bars)")
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=7, loc="upper right")
+    arms = np.arange(1, len(psi_star) + 1)
+    axes[2].plot(arms, psi_star, "k-", lw=2, label="psi* (exact solver)")
+    for label, (allocation, runs, budget) in allocations.items():
+        axes[2].plot(arms, allocation, "o--", ms=4, label=f"{label} N/t at t = {budget} ({runs} runs)")
+    axes[2].set_xlabel("arm i (theta_i = 1 - (i-1)/20)")
+    axes[2].set_ylabel("allocation")
+    axes[2].set_yscale("log")
+    axes[2].legend(fontsize=8)
+    fig.suptitle("Top-5 of 20 gaussian arms (Wang, Yang, You 2022, Section 5), heuristic threshold")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _table_rows(lines: list[str], header: str) -> list[list[str]]:
+    start = next(index for index, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def read_tables(path: Path):
+    """The figure's data from the tables of ``identification_figure_1.md`` written by an earlier run.
+
+    The error counts are the printed rates times the runs (rates are multiples of 1/runs, printed to four
+    decimals, so this is exact up to 10^4 runs); their Clopper-Pearson intervals are recomputed.
+    """
+    lines = path.read_text().splitlines()
+    summaries: dict[str, tuple[int, list[IdentificationSummaryRow]]] = {}
+    for label, runs, delta, mean, error, rate, _, lower, ratio, _ in _table_rows(lines, "| rule | runs |"):
+        n_runs = int(runs)
+        errors = round(float(rate) * n_runs)
+        low, high = binomial_confidence_interval(errors, n_runs)
+        row = IdentificationSummaryRow(delta=float(delta), mean_stopping_time=float(mean), standard_error=float(error),
+                                       error_rate=errors / n_runs, error_low=low, error_high=high,
+                                       lower_bound=float(lower), ratio=float(ratio), stopped_fraction=math.nan)
+        summaries.setdefault(label, (n_runs, []))[1].append(row)
+    header = next(line for line in lines if line.startswith("| arm | psi* |"))
+    columns = [cell.strip() for cell in header.strip().strip("|").split("|")][2:]
+    values = np.array([[float(cell) for cell in row[1:]] for row in _table_rows(lines, "| arm | psi* |")])
+    allocations = {}
+    for position, column in enumerate(columns):
+        label, budget, runs = re.fullmatch(r"(.+) \(t = (\d+), (\d+) runs\)", column).groups()
+        allocations[label] = (values[:, position + 1], int(runs), int(budget))
+    return summaries, allocations, values[:, 0]
 
 
 def main() -> None:
@@ -44,12 +153,13 @@ def main() -> None:
     parser.add_argument("--allocation-runs", type=int, default=200)
     parser.add_argument("--tas-budget", type=int, default=20_000, help="budget of Track-and-Stop's allocation")
     parser.add_argument("--output", type=Path, default=ROOT / "docs")
+    parser.add_argument("--replot", action="store_true",
+                        help="redraw the figure from the tables an earlier run wrote in OUTPUT, without simulating")
     args = parser.parse_args()
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    if args.replot:
+        summaries, allocations, psi_star = read_tables(args.output / "identification_figure_1.md")
+        draw_figure(args.output / "images" / "identification_figure_1.png", summaries, allocations, psi_star)
+        return
     problem = TopKProblem(THETA, 5, variance=0.25)
     psi_star = allocopt.solve_topk(problem).psi
     experiments = [("KKT-TS", KKTTS(), args.runs), ("Track-and-Stop", TrackAndStop(), args.tas_runs),
@@ -65,39 +175,8 @@ def main() -> None:
         fixed = identify_fixed_budget(problem, rule, budget, n_runs=runs, rng=7, n_jobs=args.jobs)
         allocations[label] = (fixed.pulls / fixed.pulls.sum(axis=1, keepdims=True)).mean(axis=0), runs, budget
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    for offset, (label, result) in enumerate(results.items()):
-        rows = result.summary()
-        x = np.arange(len(DELTAS)) + (offset - 1) * 0.12
-        axes[0].errorbar(x, [row.mean_stopping_time for row in rows], yerr=[1.96 * row.standard_error for row in rows],
-                         fmt="o-", capsize=3, label=f"{label} ({result.n_runs} runs)")
-        axes[1].errorbar(x, [row.error_rate for row in rows],
-                         yerr=[[row.error_rate - row.error_low for row in rows],
-                               [row.error_high - row.error_rate for row in rows]], fmt="o", capsize=3, label=label)
-    lower = [row.lower_bound for row in results["KKT-TS"].summary()]
-    axes[0].plot(np.arange(len(DELTAS)), lower, "k--", label="T* kl(delta, 1-delta)")
-    axes[1].plot(np.arange(len(DELTAS)), DELTAS, "k:", label="delta")
-    for ax in axes[:2]:
-        ax.set_xticks(np.arange(len(DELTAS)), [str(d) for d in DELTAS])
-        ax.set_xlabel("delta")
-    axes[0].set_ylabel("mean stopping time (95% error bars)")
-    axes[1].set_ylabel("realised error rate (95% Clopper-Pearson)")
-    axes[1].set_yscale("symlog", linthresh=1e-3)
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=8)
-    arms = np.arange(1, 21)
-    axes[2].plot(arms, psi_star, "k-", lw=2, label="psi* (exact solver)")
-    for label, (allocation, runs, budget) in allocations.items():
-        axes[2].plot(arms, allocation, "o--", ms=4, label=f"{label} N/t at t = {budget} ({runs} runs)")
-    axes[2].set_xlabel("arm i (theta_i = 1 - (i-1)/20)")
-    axes[2].set_ylabel("allocation")
-    axes[2].set_yscale("log")
-    axes[2].legend(fontsize=8)
-    fig.suptitle("Top-5 of 20 gaussian arms (Wang, Yang, You 2022, Section 5), heuristic threshold")
-    fig.tight_layout()
-    images = args.output / "images"
-    images.mkdir(parents=True, exist_ok=True)
-    fig.savefig(images / "identification_figure_1.png", dpi=120)
+    summaries = {label: (result.n_runs, result.summary()) for label, result in results.items()}
+    draw_figure(args.output / "images" / "identification_figure_1.png", summaries, allocations, psi_star)
 
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Figure 1 of Wang, Yang, You (2022): KKT-TS, Track-and-Stop and uniform sampling", "",

@@ -23,6 +23,7 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.sfsr", "allocopt.algorithms.uslp", "allocopt.algorithms.cbmai_error_rate",
     "allocopt.algorithms.statistics", "allocopt.algorithms.stopping", "allocopt.algorithms.uniform",
     "allocopt.algorithms.kkt_ts", "allocopt.algorithms.track_and_stop", "allocopt.algorithms.identify",
+    "allocopt.algorithms._compiled",
 ]
 
 

@@ -14,6 +14,10 @@ costs are 1-homogeneous and :math:`h` is scale-free, so they are evaluated at th
 weights :math:`N_a/\phi_a`) rather than at :math:`N/t`: the pair and the probability are the same. Each step
 consumes K + 2 uniforms: K for the posterior sample, one for the tie-break among minimal pairs, one for the
 coin.
+
+``select`` is the step of one run, line by line; ``select_batch`` the same step for many runs, through a
+compiled kernel for Gaussian arms (:func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`) and through
+its numpy twin ``select_batch_numpy`` otherwise. All three choose the same arms.
 """
 
 from __future__ import annotations
@@ -21,9 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from .._validation import as_choice
+from ..families import Gaussian
 from ..topk._pairs import KINDS
+from ._compiled import compiled_enabled, gaussian_kkt_ts_arms
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from .protocol import RuleContext, RunView, register_policy
 from .._rng import random_candidate
@@ -82,6 +89,16 @@ class KKTTS:
         return int(top[row]) if uniforms[n_arms + 1] < h else int(bottom[col])
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
+        n_arms, k = context.n_arms, context.k
+        if isinstance(context.family, Gaussian) and compiled_enabled():
+            return gaussian_kkt_ts_arms(context.dispersion, view.counts, view.sums, k,
+                                        special.ndtri(uniforms[:, :n_arms]), uniforms[:, n_arms],
+                                        uniforms[:, n_arms + 1])
+        return self.select_batch_numpy(context, view, state, uniforms)
+
+    def select_batch_numpy(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
+        """:meth:`select_batch` in numpy for every family (the twin of the compiled Gaussian kernel
+        :func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`)."""
         n_arms, k = context.n_arms, context.k
         n_bottom = n_arms - k
         theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])

@@ -93,14 +93,18 @@ class RewardStreams:
 
     def next(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
         """The next reward of arm ``arms[r]`` in row ``rows[r]`` (rows distinct), advancing its stream."""
-        position = self.position[rows, arms]
+        # flat indices into the C-ordered (R, K) positions and (R, K, block) buffer: one-dimensional takes are
+        # several times cheaper than numpy's multi-array fancy indexing
+        stream = rows * self.position.shape[1] + arms
+        positions = self.position.reshape(-1)
+        position = positions.take(stream)
         exhausted = np.flatnonzero(position >= self.block)
         for index in exhausted:
             self._refill(int(rows[index]), int(arms[index]))
         if exhausted.size:
-            position = self.position[rows, arms]
-        rewards = self.buffer[rows, arms, position]
-        self.position[rows, arms] = position + 1
+            position = positions.take(stream)
+        rewards = self.buffer.reshape(-1).take(stream * self.block + position)
+        positions.put(stream, position + 1)
         return rewards
 
     def next_sums(self, rows: np.ndarray, arm: int, counts: np.ndarray) -> np.ndarray:
@@ -136,28 +140,31 @@ class RewardStreams:
 
 class PolicyStreams:
     """Block-buffered policy uniforms of a batch of replications; every active row consumes ``per_step``
-    uniforms per step, so all rows share one column offset."""
+    uniforms per step, so all rows share one step offset.
+
+    The buffer holds ``block`` steps, step-major (shape (block, R, per_step)), so that one step of the active
+    rows is read from one contiguous slab. A refill draws ``block * per_step`` uniforms from the generator of
+    every row asked for, in order: the numbers a row reads do not depend on the block size. Rows that are not
+    asked for at a refill have finished (the engine's set of active rows only shrinks) and are not refilled.
+    """
 
     def __init__(self, entropy: int, replications, per_step: int, block: int = UNIFORM_BLOCK):
         self.replications = np.asarray(replications, dtype=np.int64)
         self.per_step = int(per_step)
-        self.width = max(1, self.per_step) * int(block)
+        self.block = int(block)
         self.generators = [policy_generator(entropy, index) for index in self.replications]
-        self.buffer = np.empty((self.replications.shape[0], self.width))
-        self.offset = self.width
+        self.buffer = np.empty((self.block, self.replications.shape[0], self.per_step))
+        self.step = self.block
 
     def next(self, rows: np.ndarray) -> np.ndarray:
         """Uniforms in (0, 1) for one step of ``rows``: shape (len(rows), per_step)."""
         if self.per_step == 0:
             return np.empty((rows.shape[0], 0))
-        if self.offset + self.per_step > self.width:
-            # every row still active has consumed the same number of uniforms: refill the remainder in order
-            keep = self.width - self.offset
-            tail = self.buffer[:, self.offset:].copy()
-            for row, generator in enumerate(self.generators):
-                self.buffer[row, :keep] = tail[row]
-                self.buffer[row, keep:] = generator.random(self.width - keep) + _HALF_ULP
-            self.offset = 0
-        out = self.buffer[rows, self.offset:self.offset + self.per_step]
-        self.offset += self.per_step
+        if self.step >= self.block:
+            for row in rows.tolist():
+                self.buffer[:, row, :] = (self.generators[row].random(self.block * self.per_step)
+                                          + _HALF_ULP).reshape(self.block, self.per_step)
+            self.step = 0
+        out = self.buffer[self.step, rows]
+        self.step += 1
         return out

@@ -11,7 +11,8 @@ that is :math:`t\, C_{ij}(N/t)` at :math:`\theta = \hat\theta`. The run stops at
 :math:`Z_t > \beta(t, \delta)` and recommends :math:`\hat I`. The pair costs come from the top-k layer's
 vectorised kernel (:func:`allocopt.topk._pairs.pair_terms`, with a closed form for Gaussian arms, see
 :mod:`allocopt.algorithms._pair_kernels`) evaluated at effective weights :math:`N_a/\phi_a`, for one run or
-a batch of runs at once.
+a batch of runs at once. For a batch of Gaussian runs a compiled kernel computes the same numbers
+(:mod:`allocopt.algorithms._compiled`; :func:`glr_statistic_numpy` is its numpy twin).
 
 Thresholds
     * ``"heuristic"``: :math:`\beta(t, \delta) = \log((\log t + 1)/\delta)`, used in the experiments of Wang,
@@ -33,10 +34,11 @@ import numpy as np
 
 from .._validation import as_float, fail
 from ..families import ExponentialFamily, Gaussian
+from ._compiled import compiled_enabled, gaussian_glr
 from ._pair_kernels import pair_cost_grid, sort_arms
 
-__all__ = ["GLRStatistic", "glr_statistic", "Threshold", "HeuristicThreshold", "TheoreticalThreshold",
-           "THRESHOLDS", "get_threshold"]
+__all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "HeuristicThreshold",
+           "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
 
 
 class GLRStatistic(NamedTuple):
@@ -63,6 +65,10 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
                   k: int) -> GLRStatistic:
     r""":math:`Z_t` for one run (``counts``, ``means`` of shape (K,)) or a batch (shape (R, K)).
 
+    A batch of Gaussian runs (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) goes
+    through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`; everything else through
+    :func:`glr_statistic_numpy`. Both give the same numbers.
+
     Examples
     --------
     Two Gaussian arms of variance 1 pulled 4 and 2 times with means 1 and 0:
@@ -72,6 +78,16 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     >>> round(float(glr_statistic(Gaussian(1.0), np.ones(2), np.array([4, 2]), np.array([1.0, 0.0]), 1).value), 12)
     0.666666666667
     """
+    if (isinstance(family, Gaussian) and means.ndim == 2 and np.shape(counts) == means.shape
+            and np.shape(dispersion) == means.shape[-1:] and compiled_enabled()):
+        return GLRStatistic(*gaussian_glr(dispersion, counts, means, k))
+    return glr_statistic_numpy(family, dispersion, counts, means, k)
+
+
+def glr_statistic_numpy(family: ExponentialFamily, dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray,
+                        k: int) -> GLRStatistic:
+    """:func:`glr_statistic` in numpy for every family (the twin of the compiled Gaussian kernel
+    :func:`allocopt.algorithms._compiled.gaussian_glr`)."""
     arms = sort_arms(means, counts / dispersion, k)
     cost, _ = pair_cost_grid(family, "confidence", arms)
     # a tie across the boundary, or a degenerate pair at the edge of the domain (e.g. two bernoulli means at 0),

@@ -1,0 +1,268 @@
+r"""Compiled (numba) kernels of the engine's Gaussian hot path, each the twin of a pure numpy function.
+
+Two kernels loop over the replications of a batch (shape (R, K)) and do, row by row, exactly the floating-point
+operations of their numpy twins, in the same order, so that they return bit-identical numbers:
+
+* :func:`gaussian_glr` is the Gaussian branch of :func:`allocopt.algorithms.stopping.glr_statistic` (the
+  Chernoff statistic, the empirical top-k and the pair attaining the minimum);
+* :func:`gaussian_kkt_ts_arms` is the Gaussian branch of :meth:`allocopt.algorithms.KKTTS.select_batch` (the
+  posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin).
+
+Why compiled: the numpy form builds a (R, k, K-k) grid and about forty (R, K) temporaries per step; with
+K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loops below touch each
+number once (``benchmarks/engine_speed.py`` measures both in one run). The Gaussian family is the hot case (Wang, Yang,
+You 2022, Section 5); the other families keep the numpy path, whose general pair kernel is shared with the
+top-k layer.
+
+The twins agree bit for bit because both evaluate, per arm, :math:`w_a = N_a/\sigma_a^2` and
+:math:`v_a = 1/w_a`, and per pair :math:`0.5\,(\theta_i - \theta_j)^2 / (v_i + v_j)` with IEEE double
+operations (no fast-math, so no reassociation or fused multiply-add), and both take the top-k of a row as the
+first k entries of a stable sort by decreasing value: arm ``a`` is in the top-k when fewer than k arms have a
+larger value or an equal value and a smaller index. A tie across the boundary then has gap 0 and cost 0, the
+value the numpy twin assigns it explicitly. The tests compare the twins on many random states, with ties.
+
+:func:`compiled_kernels` switches the kernels off (for instance to time the numpy twins); without numba the
+numpy path runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import threading
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
+           "gaussian_kkt_ts_arms"]
+
+AVAILABLE = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
+
+_state = {"enabled": AVAILABLE}
+_KERNELS: dict[str, Any] = {}
+_KERNELS_LOCK = threading.Lock()
+
+
+def compiled_enabled() -> bool:
+    """Whether the engine uses the compiled kernels now."""
+    return _state["enabled"]
+
+
+@contextlib.contextmanager
+def compiled_kernels(enabled: bool):
+    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels.
+
+    Examples
+    --------
+    >>> with compiled_kernels(False):
+    ...     compiled_enabled()
+    False
+    """
+    previous = _state["enabled"]
+    _state["enabled"] = bool(enabled) and AVAILABLE
+    try:
+        yield
+    finally:
+        _state["enabled"] = previous
+
+
+def _kernels() -> dict[str, Any]:
+    """The compiled kernels, built on first use (numba is imported, and the machine code loaded from numba's
+    cache or compiled, only when a Gaussian batch needs them)."""
+    if _KERNELS:
+        return _KERNELS
+    with _KERNELS_LOCK:
+        if not _KERNELS:
+            _compile_kernels()
+    return _KERNELS
+
+
+def _compile_kernels() -> None:
+    import numba
+
+    # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
+    # keep the pair loops from vectorising
+    compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+    # the row kernels call _split_top_k by its global name: it must be compiled first
+    globals()["_split_top_k"] = compile_(_split_top_k)
+    _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows))
+
+
+def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
+    """Write the top-k arms of one row of ``values`` into ``top`` and the others into ``bottom``, each in
+    increasing arm order: the set of the first k entries of a stable sort by decreasing value.
+
+    The k best (value, arm) seen so far are kept in decreasing order of value; a later arm enters only with a
+    strictly larger value than the k-th, so among equal values the smaller arm index stays ahead, as in a stable
+    sort. ``best_values``, ``best_arms`` (length k) and ``member`` (length K) are work arrays.
+    """
+    n_arms = values.shape[0]
+    size = 0
+    for arm in range(n_arms):
+        value = values[arm]
+        if size == k:
+            if not value > best_values[k - 1]:
+                continue
+            position = k - 1
+        else:
+            position = size
+            size += 1
+        while position > 0 and best_values[position - 1] < value:
+            best_values[position] = best_values[position - 1]
+            best_arms[position] = best_arms[position - 1]
+            position -= 1
+        best_values[position] = value
+        best_arms[position] = arm
+    member[:] = False
+    for position in range(k):
+        member[best_arms[position]] = True
+    n_top = 0
+    n_bottom = 0
+    for arm in range(n_arms):
+        if member[arm]:
+            top[n_top] = arm
+            n_top += 1
+        else:
+            bottom[n_bottom] = arm
+            n_bottom += 1
+
+
+def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
+    n_rows, n_arms = means.shape
+    n_bottom = n_arms - k
+    inverse = np.empty(n_arms)
+    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
+    mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
+    for row in range(n_rows):
+        for arm in range(n_arms):
+            inverse[arm] = 1.0 / (counts[row, arm] / dispersion[arm])
+        _split_top_k(means[row], k, top[row], bottom[row], best_values, best_arms, member)
+        for j in range(n_bottom):
+            mean_bottom[j] = means[row, bottom[row, j]]
+            inverse_bottom[j] = inverse[bottom[row, j]]
+        best = np.inf
+        best_top = top[row, 0]
+        best_bottom = 0
+        for i in range(k):
+            arm_top = top[row, i]
+            mean_top = means[row, arm_top]
+            inverse_top = inverse[arm_top]
+            for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
+                gap = mean_top - mean_bottom[j]
+                cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+            for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
+                if cost[j] < best:
+                    best, best_top, best_bottom = cost[j], arm_top, j
+        value[row] = best
+        pair_top[row] = best_top
+        pair_bottom[row] = bottom[row, best_bottom]
+
+
+def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
+    n_rows, n_arms = counts.shape
+    n_bottom = n_arms - k
+    n_pairs = k * n_bottom
+    theta, inverse = np.empty(n_arms), np.empty(n_arms)
+    top, bottom = np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64)
+    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
+    theta_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_pairs)
+    for row in range(n_rows):
+        # 1. theta~ from the posterior, by inversion: sums/counts + sqrt(variance/counts) * ndtri(u)
+        for arm in range(n_arms):
+            count = counts[row, arm]
+            theta[arm] = sums[row, arm] / count + np.sqrt(dispersion[arm] / count) * normal_quantiles[row, arm]
+            inverse[arm] = 1.0 / (count / dispersion[arm])
+        # 2. its top-k and the other arms
+        _split_top_k(theta, k, top, bottom, best_values, best_arms, member)
+        for j in range(n_bottom):
+            theta_bottom[j] = theta[bottom[j]]
+            inverse_bottom[j] = inverse[bottom[j]]
+        # 3. the pair costs, and one of the minimal pairs uniformly at random (allocopt._rng.random_candidate)
+        for i in range(k):
+            theta_top, inverse_top = theta[top[i]], inverse[top[i]]
+            for j in range(n_bottom):
+                gap = theta_top - theta_bottom[j]
+                cost[i * n_bottom + j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+        best = np.inf
+        for pair in range(n_pairs):
+            if cost[pair] < best:
+                best = cost[pair]
+        n_candidates = 0
+        for pair in range(n_pairs):
+            if cost[pair] == best:
+                n_candidates += 1
+        pick = min(int(tie_uniforms[row] * n_candidates), n_candidates - 1)
+        chosen = 0
+        for pair in range(n_pairs):
+            if cost[pair] == best:
+                if pick == 0:
+                    chosen = pair
+                    break
+                pick -= 1
+        # 4. pull the top arm with probability h = v_i / (v_i + v_j), else the other
+        arm_top, arm_bottom = top[chosen // n_bottom], bottom[chosen % n_bottom]
+        inverse_top, inverse_bottom_arm = inverse[arm_top], inverse[arm_bottom]
+        h = inverse_top / (inverse_top + inverse_bottom_arm)
+        arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
+
+
+class GaussianGLR(NamedTuple):
+    """The fields of :class:`allocopt.algorithms.stopping.GLRStatistic`, from the compiled kernel."""
+
+    value: np.ndarray
+    top: np.ndarray
+    bottom: np.ndarray
+    pair_top: np.ndarray
+    pair_bottom: np.ndarray
+
+
+def gaussian_glr(dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray, k: int) -> GaussianGLR:
+    r"""The Gaussian Chernoff statistic of a batch (``counts``, ``means`` of shape (R, K)), compiled.
+
+    Twin of the numpy branch of :func:`allocopt.algorithms.stopping.glr_statistic` (same numbers, bit for bit).
+
+    Examples
+    --------
+    Two arms of variance 1 pulled 4 and 2 times with means 1 and 0: :math:`Z = 1/(2 (1/4 + 1/2)) = 2/3`.
+
+    >>> glr = gaussian_glr(np.ones(2), np.array([[4, 2]]), np.array([[1.0, 0.0]]), 1)
+    >>> round(float(glr.value[0]), 12), glr.top.tolist(), glr.bottom.tolist()
+    (0.666666666667, [[0]], [[1]])
+    """
+    n_rows, n_arms = means.shape
+    value = np.empty(n_rows)
+    top = np.empty((n_rows, k), dtype=np.int64)
+    bottom = np.empty((n_rows, n_arms - k), dtype=np.int64)
+    pair_top = np.empty(n_rows, dtype=np.int64)
+    pair_bottom = np.empty(n_rows, dtype=np.int64)
+    _kernels()["glr"](counts, np.asarray(means, dtype=float), np.asarray(dispersion, dtype=float), k, value, top,
+                      bottom, pair_top, pair_bottom)
+    return GaussianGLR(value, top, bottom, pair_top, pair_bottom)
+
+
+def gaussian_kkt_ts_arms(dispersion: np.ndarray, counts: np.ndarray, sums: np.ndarray, k: int,
+                         normal_quantiles: np.ndarray, tie_uniforms: np.ndarray,
+                         coin_uniforms: np.ndarray) -> np.ndarray:
+    r"""KKT-TS's arms for a batch of Gaussian runs, compiled (twin of the numpy branch of
+    :meth:`allocopt.algorithms.KKTTS.select_batch`).
+
+    ``normal_quantiles`` are :math:`\Phi^{-1}(u)` of the step's K posterior uniforms (shape (R, K)); the
+    posterior sample is ``sums/counts + sqrt(dispersion/counts) * normal_quantiles``.
+
+    Examples
+    --------
+    Arm 0 is far ahead of arms 1 and 2 (k = 1); the pair (0, 1) is closest and, with equal counts and
+    variances, :math:`h = 1/2`: a coin of 0.3 pulls arm 0 and one of 0.7 arm 1.
+
+    >>> counts, sums = np.array([[10, 10, 10]] * 2), np.array([[10.0, 5.0, 0.0]] * 2)
+    >>> gaussian_kkt_ts_arms(np.full(3, 0.25), counts, sums, 1, np.zeros((2, 3)), np.full(2, 0.5),
+    ...                      np.array([0.3, 0.7])).tolist()
+    [0, 1]
+    """
+    arms = np.empty(counts.shape[0], dtype=np.int64)
+    _kernels()["kkt_ts"](counts, np.asarray(sums, dtype=float), np.asarray(dispersion, dtype=float), k,
+                         normal_quantiles, np.ascontiguousarray(tie_uniforms), np.ascontiguousarray(coin_uniforms),
+                         arms)
+    return arms

@@ -1,0 +1,132 @@
+"""The compiled Gaussian kernels against their numpy twins, bit for bit, and identify's outcomes with and
+without them.
+
+The numpy twins (``glr_statistic_numpy``, ``KKTTS.select_batch_numpy``) are the engine's vectorised code and
+``KKTTS.select`` is the step of one run written after Wang, Yang, You (2022), Algorithm 2; the compiled kernels
+must choose the same arms and return the same floating-point numbers on every state, including exact ties of
+means across the top-k boundary, exact ties of pair costs (the random tie-break), near-ties one ulp apart,
+k = 1 and k = K - 1, and per-arm variances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allocopt import TopKProblem
+from allocopt.algorithms import KKTTS, RuleContext, RunView, identify, identify_fixed_budget
+from allocopt.algorithms._compiled import AVAILABLE, compiled_enabled, compiled_kernels, gaussian_glr
+from allocopt.algorithms.stopping import glr_statistic, glr_statistic_numpy
+from allocopt.families import get_family
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
+
+
+def _random_state(rng, trial):
+    """A batch of 40 Gaussian runs: random K, k (including 1 and K - 1), counts, means and variances; every
+    third trial has integer means (exact ties across the boundary and between pair costs), every fifth has
+    means one ulp apart."""
+    n_arms = int(rng.integers(2, 24))
+    k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+    per_arm = trial % 2 == 1
+    dispersion = rng.uniform(0.05, 3.0, n_arms) if per_arm else np.full(n_arms, 0.25)
+    family = get_family("gaussian", variance=dispersion if per_arm else 0.25)
+    n_runs = 40
+    counts = rng.integers(1, [4, 200, 10**6][trial % 3], size=(n_runs, n_arms))
+    if trial % 3 == 0:
+        counts = np.where(rng.random((n_runs, n_arms)) < 0.5, 3, counts)  # equal counts: equal pair costs
+        means = rng.integers(0, 3, size=(n_runs, n_arms)).astype(float)
+    elif trial % 5 == 0:
+        means = np.nextafter(0.5, np.where(rng.random((n_runs, n_arms)) < 0.5, 0.0, 1.0))
+    else:
+        means = rng.normal(0.0, rng.choice([1e-6, 1.0, 1e3]), size=(n_runs, n_arms))
+    return family, dispersion, k, counts, means * counts, means
+
+
+def test_compiled_glr_equals_its_numpy_twin_bit_for_bit(rng):
+    for trial in range(150):
+        family, dispersion, k, counts, sums, _ = _random_state(rng, trial)
+        means = sums / counts
+        compiled = glr_statistic(family, dispersion, counts, means, k)
+        numpy_twin = glr_statistic_numpy(family, dispersion, counts, means, k)
+        for field in compiled._fields:
+            got, expected = getattr(compiled, field), getattr(numpy_twin, field)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), (trial, field)
+
+
+def test_compiled_glr_is_used_for_gaussian_batches_only():
+    counts, means = np.array([[4, 2, 3]]), np.array([[1.0, 0.0, 0.5]])
+    assert compiled_enabled()
+    glr = glr_statistic(get_family("gaussian", variance=1.0), np.ones(3), counts, means, 1)
+    # independent: (1 - 0.5)^2 / (2 (1/4 + 1/3)) is the smallest pair cost (eq. (22) of Wang, Yang, You 2022)
+    assert glr.value[0] == pytest.approx(0.25 / (2 * (1 / 4 + 1 / 3)), rel=1e-15)
+    assert np.array_equal(gaussian_glr(np.ones(3), counts, means, 1).value, glr.value)
+    with compiled_kernels(False):
+        assert not compiled_enabled()
+        assert np.array_equal(glr_statistic(get_family("gaussian", variance=1.0), np.ones(3), counts, means,
+                                            1).value, glr.value)
+    assert compiled_enabled()
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+def test_compiled_kkt_ts_step_equals_its_numpy_twin_and_the_scalar_select(kind, rng):
+    rule = KKTTS(kind=kind)
+    for trial in range(120):
+        family, dispersion, k, counts, sums, means = _random_state(rng, trial)
+        n_runs, n_arms = counts.shape
+        context = RuleContext(n_arms, k, family, dispersion)
+        glr = glr_statistic_numpy(family, dispersion, counts, means, k)
+        view = RunView(counts.sum(axis=1), counts, sums, means, *glr)
+        uniforms = rng.random((n_runs, n_arms + 2))
+        if trial % 3 == 0:
+            uniforms[:, :n_arms] = 0.5  # theta~ = the means: exact ties of theta~ and of the pair costs
+        compiled = rule.select_batch(context, view, {}, uniforms)
+        numpy_twin = rule.select_batch_numpy(context, view, {}, uniforms)
+        assert np.array_equal(compiled, numpy_twin), trial
+        scalar = [rule.select(context, RunView(*(value[row] for value in view)), {}, uniforms[row])
+                  for row in range(n_runs)]
+        assert compiled.tolist() == scalar, trial
+
+
+def test_compiled_kkt_ts_breaks_exact_cost_ties_uniformly():
+    # three arms with equal means and counts, k = 1: the two pairs (top, other) tie exactly; the tie uniform
+    # picks the first pair below 1/2 and the second above, and h = 1/2 for equal counts (coin 0.9: bottom arm)
+    family = get_family("gaussian", variance=1.0)
+    context = RuleContext(3, 1, family, np.ones(3))
+    counts, sums = np.full((2, 3), 5), np.full((2, 3), 5.0)
+    view = RunView(counts.sum(axis=1), counts, sums, sums / counts,
+                   *glr_statistic_numpy(family, np.ones(3), counts, sums / counts, 1))
+    uniforms = np.array([[0.5, 0.5, 0.5, 0.25, 0.9], [0.5, 0.5, 0.5, 0.75, 0.9]])
+    assert KKTTS().select_batch(context, view, {}, uniforms).tolist() == [1, 2]
+
+
+IDENTIFY_CASES = {
+    "paper, 20 arms, k = 5": TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25),
+    "per-arm variances": TopKProblem([1.0, 0.9, 0.85, 0.5, 0.5, 0.1], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0, 0.2]),
+    "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
+    "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDENTIFY_CASES))
+def test_identify_outcomes_are_the_same_with_and_without_the_compiled_kernels(name):
+    problem = IDENTIFY_CASES[name]
+    options = dict(delta=(0.1, 0.001), n_runs=8, rng=5, n_jobs=1, max_samples=2500)
+    compiled = identify(problem, "kkt-ts", **options)
+    with compiled_kernels(False):
+        numpy_twins = identify(problem, "kkt-ts", **options)
+        scalar = identify(problem, "kkt-ts", batched=False, chunk_size=4, **options)
+    for other in (numpy_twins, scalar):
+        assert np.array_equal(compiled.stopping_times, other.stopping_times)
+        assert np.array_equal(compiled.recommendations, other.recommendations)
+        assert np.array_equal(compiled.stopped, other.stopped)
+        assert np.array_equal(compiled.pulls, other.pulls)
+
+
+def test_fixed_budget_outcomes_are_the_same_with_and_without_the_compiled_kernels():
+    problem = IDENTIFY_CASES["per-arm variances"]
+    compiled = identify_fixed_budget(problem, KKTTS(kind="budget"), [50, 200, 600], n_runs=20, rng=2, n_jobs=1)
+    with compiled_kernels(False):
+        numpy_twins = identify_fixed_budget(problem, KKTTS(kind="budget"), [50, 200, 600], n_runs=20, rng=2,
+                                            n_jobs=1)
+    assert np.array_equal(compiled.recommendations, numpy_twins.recommendations)
