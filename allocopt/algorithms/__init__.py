@@ -12,7 +12,10 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
   vectorised over replications, parallel through :func:`allocopt.simulate.monte_carlo`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
-  (:mod:`allocopt.algorithms.protocol`).
+  (:mod:`allocopt.algorithms.protocol`);
+* fixed-budget elimination rules for the top M: :class:`NSAR` (``"nsar"``; ``"sar"`` is its p = 1 case,
+  :func:`SAR`), :class:`SuccessiveRejects` (``"successive-rejects"``) and :class:`SequentialHalving`
+  (``"sequential-halving"``).
 """
 
 from ._cbmai_common import CBMAIRunResult
@@ -26,6 +29,8 @@ from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
 from .uniform import Uniform
+from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
+                          successive_rejects_schedule)
 
 __all__ = [
     "POLICIES",
@@ -43,6 +48,13 @@ __all__ = [
     "TheoreticalThreshold",
     "TrackAndStop",
     "Uniform",
+    "NSAR",
+    "SAR",
+    "SuccessiveRejects",
+    "SequentialHalving",
+    "nsar_schedule",
+    "successive_rejects_schedule",
+    "sequential_halving_schedule",
     "glr_statistic",
     "identify",
     "identify_fixed_budget",
