@@ -16,6 +16,11 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
 * fixed-budget elimination rules for the top M: :class:`NSAR` (``"nsar"``; ``"sar"`` is its p = 1 case,
   :func:`SAR`), :class:`SuccessiveRejects` (``"successive-rejects"``) and :class:`SequentialHalving`
   (``"sequential-halving"``).
+
+PAC identification (epsilon-top-k by the aggregate regret):
+
+* :func:`pac_identify` runs :class:`AdaptiveTopK` (``"adaptive-topk"``); its fixed-budget conversion is
+  :class:`AdaptiveTopKFixedBudget` (``"adaptive-topk-budget"``).
 """
 
 from ._cbmai_common import CBMAIRunResult
@@ -25,12 +30,14 @@ from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
-from .results import FixedBudgetResult, IdentificationResult
+from .results import FixedBudgetResult, IdentificationResult, PACResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
 from .uniform import Uniform
 from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
                           successive_rejects_schedule)
+from .adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
+from .pac import pac_identify
 
 __all__ = [
     "POLICIES",
@@ -55,6 +62,11 @@ __all__ = [
     "nsar_schedule",
     "successive_rejects_schedule",
     "sequential_halving_schedule",
+    "AdaptiveTopK",
+    "AdaptiveTopKFixedBudget",
+    "adaptive_topk_round_pulls",
+    "pac_identify",
+    "PACResult",
     "glr_statistic",
     "identify",
     "identify_fixed_budget",
