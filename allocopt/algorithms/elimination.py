@@ -78,10 +78,14 @@ def nsar_schedule(n_arms: int, budget: int, p: float) -> np.ndarray:
     >>> nsar_schedule(3, 20, 1.0).tolist()  # C_1 = 1/2 + 1/2 + 1/3 = 4/3: ceil(17/4), ceil(17/(8/3))
     [5, 7]
     """
-    budget, n_arms = _check_budget_and_arms(budget, n_arms, "nsar_schedule")
-    p = as_positive_float(p, "nsar_schedule", "p")
+    return _nsar_schedule(n_arms, budget, p, "nsar_schedule")
+
+
+def _nsar_schedule(n_arms, budget, p, func: str) -> np.ndarray:
+    budget, n_arms = _check_budget_and_arms(budget, n_arms, func)
+    p = as_positive_float(p, func, "p")
     if budget <= n_arms:
-        fail("nsar_schedule", "budget", f"an integer >= K + 1 = {n_arms + 1} (so that every arm gets at least one "
+        fail(func, "budget", f"an integer >= K + 1 = {n_arms + 1} (so that every arm gets at least one "
              f"pull in the first round)", budget)
     remaining_arms = np.arange(n_arms, 1, -1, dtype=float)  # K - r + 1 for r = 1..K-1
     return np.ceil((budget - n_arms) / (c_p(n_arms, p) * remaining_arms**p)).astype(np.int64)
@@ -98,9 +102,13 @@ def successive_rejects_schedule(n_arms: int, budget: int) -> np.ndarray:
     >>> successive_rejects_schedule(3, 20).tolist()
     [5, 7]
     """
-    budget, n_arms = _check_budget_and_arms(budget, n_arms, "successive_rejects_schedule")
+    return _successive_rejects_schedule(n_arms, budget, "successive_rejects_schedule")
+
+
+def _successive_rejects_schedule(n_arms, budget, func: str) -> np.ndarray:
+    budget, n_arms = _check_budget_and_arms(budget, n_arms, func)
     if budget <= n_arms:
-        fail("successive_rejects_schedule", "budget", f"an integer >= K + 1 = {n_arms + 1} (so that every arm gets "
+        fail(func, "budget", f"an integer >= K + 1 = {n_arms + 1} (so that every arm gets "
              f"at least one pull in the first phase)", budget)
     phase = np.arange(1, n_arms, dtype=float)
     return np.ceil((budget - n_arms) / (logbar(n_arms) * (n_arms + 1 - phase))).astype(np.int64)
@@ -124,12 +132,16 @@ def sequential_halving_schedule(n_arms: int, m: int, budget: int) -> np.ndarray:
     >>> sequential_halving_schedule(8, 1, 96).tolist()  # L = 3: 96 // 24, 96 // 12, 96 // 6
     [4, 8, 16]
     """
-    budget, n_arms = _check_budget_and_arms(budget, n_arms, "sequential_halving_schedule")
-    m = as_int(m, "sequential_halving_schedule", "m", low=1, high=n_arms - 1)
+    return _sequential_halving_schedule(n_arms, m, budget, "sequential_halving_schedule")
+
+
+def _sequential_halving_schedule(n_arms, m, budget, func: str) -> np.ndarray:
+    budget, n_arms = _check_budget_and_arms(budget, n_arms, func)
+    m = as_int(m, func, "m", low=1, high=n_arms - 1)
     sizes = _halving_sizes(n_arms, m)[:-1]
     rounds = len(sizes)
     if budget < n_arms * rounds:
-        fail("sequential_halving_schedule", "budget", f"an integer >= K L = {n_arms * rounds} (one pull per arm "
+        fail(func, "budget", f"an integer >= K L = {n_arms * rounds} (one pull per arm "
              f"in each of the L = {rounds} rounds)", budget)
     return np.array([budget // (size * rounds) for size in sizes], dtype=np.int64)
 
@@ -344,7 +356,7 @@ class NSAR(_Rounds):
         return "sar" if self.p == 1.0 else f"nsar(p={self.p:g})"
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return nsar_schedule(context.n_arms, int(context.budget), self.p)
+        return _nsar_schedule(context.n_arms, int(context.budget), self.p, "NSAR")
 
     def _decide(self, values, priority, to_accept):
         order = np.lexsort((priority, -values))  # decreasing empirical mean; ties in the run's random order
@@ -407,7 +419,7 @@ class SuccessiveRejects(_Rounds):
     name = "successive-rejects"
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return successive_rejects_schedule(context.n_arms, int(context.budget))
+        return _successive_rejects_schedule(context.n_arms, int(context.budget), "SuccessiveRejects")
 
     def _decide(self, values, priority, to_accept):
         return int(np.lexsort((priority, values))[0]), False  # the lowest empirical mean is rejected
@@ -441,7 +453,8 @@ class SequentialHalving(_Rounds):
     fresh_means: ClassVar[bool] = True
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return np.cumsum(sequential_halving_schedule(context.n_arms, context.k, int(context.budget)))
+        return np.cumsum(_sequential_halving_schedule(context.n_arms, context.k, int(context.budget),
+                                                      "SequentialHalving"))
 
     def _decide(self, values, priority, to_accept):
         keep = max(to_accept, math.ceil(values.size / 2))
