@@ -26,11 +26,11 @@ from ..families import ExponentialFamily
 
 __all__ = ["RewardStreams", "PolicyStreams", "draw_rewards", "REWARD_BLOCK", "BUFFER_VALUES", "UNIFORM_BLOCK"]
 
-REWARD_BLOCK = 128
+REWARD_BLOCK = 256
 """Rewards drawn per refill of an arm's buffer (at most; see :data:`BUFFER_VALUES`)."""
 
-BUFFER_VALUES = 2**22
-"""Cap on the buffered rewards of one batch (rows x arms x block, 32 MiB): many arms or rows get shorter
+BUFFER_VALUES = 2**23
+"""Cap on the buffered rewards of one batch (rows x arms x block, 64 MiB): many arms or rows get shorter
 buffers (never below 8 rewards), which changes speed, never values."""
 
 UNIFORM_BLOCK = 256
@@ -114,14 +114,21 @@ class RewardStreams:
         """The sum of the next ``counts[r]`` rewards of ``arm`` in row ``rows[r]`` (rows distinct, counts >= 1).
 
         The sum is sequential, left to right in the order drawn (``numpy.cumsum(block)[-1]``; a single reward is
-        returned as drawn), so the value depends only on the row's stream, its position and the count. Rows
-        whose block is already buffered are summed together; each longer block costs one generator call.
+        returned as drawn), so the value depends only on the row's stream, its position and the count. Blocks
+        up to the buffer's length are summed together (a row whose buffer runs short first moves its unread
+        rewards to the front and draws the rest behind them); each longer block costs one generator call.
         """
         rows = np.asarray(rows, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         out = np.empty(rows.shape[0])
         position = self.position[rows, arm]
         fits = counts <= self.block - position
+        short = np.flatnonzero(~fits & (counts <= self.block))
+        for index in short:  # move the unread rewards to the front and draw the rest of the buffer behind them
+            self._top_up(int(rows[index]), arm)
+        if short.size:
+            position = self.position[rows, arm]
+            fits = counts <= self.block - position
         if fits.any():
             local = np.flatnonzero(fits)
             fit_rows, fit_counts, start = rows[local], counts[local], position[local]
@@ -134,6 +141,14 @@ class RewardStreams:
         for index in np.flatnonzero(~fits):
             out[index] = np.cumsum(self.next_block(int(rows[index]), arm, int(counts[index])))[-1]
         return out
+
+    def _top_up(self, row: int, arm: int) -> None:
+        start = int(self.position[row, arm])
+        unread = self.block - start
+        self.buffer[row, arm, :unread] = self.buffer[row, arm, start:].copy()
+        self.buffer[row, arm, unread:] = draw_rewards(self.family, self.theta[arm], self.dispersion[arm],
+                                                      self.block - unread, self.generators[row][arm])
+        self.position[row, arm] = 0
 
     def next_block(self, row: int, arm: int, count: int) -> np.ndarray:
         """The next ``count`` rewards of one arm of one row, in order (one generator call when the buffer runs

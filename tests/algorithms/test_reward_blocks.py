@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allocopt.algorithms.rewards import RewardStreams, reward_generator
+from allocopt.algorithms.rewards import REWARD_BLOCK, RewardStreams, reward_generator
 from allocopt.families import get_family
 
 
@@ -57,7 +57,7 @@ def test_many_arms_get_shorter_buffers_and_the_same_values():
     theta = np.linspace(0.0, 1.0, 300)
     wide = RewardStreams(family, theta, np.ones(300), 3, range(200))
     narrow = RewardStreams(family, theta, np.ones(300), 3, [150], block=128)
-    assert wide.block < 128
+    assert wide.block < REWARD_BLOCK
     counts = np.full(200, 37)
     assert wide.next_sums(np.arange(200), 299, counts)[150] == narrow.next_sums(np.array([0]), 299,
                                                                                 np.array([37]))[0]
