@@ -115,6 +115,14 @@ def _policy_comparison():
     return dataclasses.replace(comparison, time=np.nan, results=results)
 
 
+def _pac_result():
+    from allocopt.algorithms import pac_identify
+
+    result = pac_identify(TopKProblem([0.9, 0.5, 0.1], 1, family="bernoulli"), "adaptive-topk", epsilon=0.2,
+                          delta=0.2, n_runs=2, rng=0)
+    return dataclasses.replace(result, hardness=np.inf, time=np.nan)
+
+
 def _topk_batch_result():
     # the second row has a tie at the top-1 boundary: invalid, reported with NaN entries, not raised
     batch = allocopt.solve_topk_batch([[1.0, 0.5, 0.0], [1.0, 1.0, 0.0]], 1, variance=0.25)
@@ -126,6 +134,7 @@ BUILDERS = {
     "IdentificationResult": _identification_result,
     "FixedBudgetResult": _fixed_budget_result,
     "PolicyComparison": _policy_comparison,
+    "PACResult": _pac_result,
     "TopKBatchResult": _topk_batch_result,
     "TopKResult": _topk_result,
     "TopKCertificate": _topk_certificate,
@@ -139,6 +148,7 @@ BUILDERS = {
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
                   "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "TopKResult", "TopKCertificate"}
+                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "PACResult", "TopKResult"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 

@@ -14,7 +14,15 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
   :mod:`allocopt.algorithms.plotting`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
-  (:mod:`allocopt.algorithms.protocol`).
+  (:mod:`allocopt.algorithms.protocol`);
+* fixed-budget elimination rules for the top M: :class:`NSAR` (``"nsar"``; ``"sar"`` is its p = 1 case,
+  :func:`SAR`), :class:`SuccessiveRejects` (``"successive-rejects"``) and :class:`SequentialHalving`
+  (``"sequential-halving"``).
+
+PAC identification (epsilon-top-k by the aggregate regret):
+
+* :func:`pac_identify` runs :class:`AdaptiveTopK` (``"adaptive-topk"``); its fixed-budget conversion is
+  :class:`AdaptiveTopKFixedBudget` (``"adaptive-topk-budget"``).
 """
 
 from ._cbmai_common import CBMAIRunResult
@@ -25,10 +33,14 @@ from .identify import identify, identify_fixed_budget
 from .compare import PairedDifference, PolicyComparison, compare_policies
 from .kkt_ts import KKTTS
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
-from .results import FixedBudgetResult, IdentificationResult
+from .results import FixedBudgetResult, IdentificationResult, PACResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
 from .uniform import Uniform
+from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
+                          successive_rejects_schedule)
+from .adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
+from .pac import pac_identify
 
 __all__ = [
     "POLICIES",
@@ -46,6 +58,18 @@ __all__ = [
     "TheoreticalThreshold",
     "TrackAndStop",
     "Uniform",
+    "NSAR",
+    "SAR",
+    "SuccessiveRejects",
+    "SequentialHalving",
+    "nsar_schedule",
+    "successive_rejects_schedule",
+    "sequential_halving_schedule",
+    "AdaptiveTopK",
+    "AdaptiveTopKFixedBudget",
+    "adaptive_topk_round_pulls",
+    "pac_identify",
+    "PACResult",
     "glr_statistic",
     "identify",
     "compare_policies",

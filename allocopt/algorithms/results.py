@@ -11,7 +11,8 @@ import numpy as np
 from .._result import Result
 from ..simulate import binomial_confidence_interval
 
-__all__ = ["IdentificationResult", "IdentificationSummaryRow", "FixedBudgetResult", "FixedBudgetSummaryRow"]
+__all__ = ["IdentificationResult", "IdentificationSummaryRow", "FixedBudgetResult", "FixedBudgetSummaryRow",
+           "PACResult", "PACSummary"]
 
 
 @dataclass(frozen=True)
@@ -179,3 +180,119 @@ class FixedBudgetResult(Result):
         """One row per budget."""
         return [FixedBudgetSummaryRow(int(budget), float(rate), float(low), float(high))
                 for budget, rate, low, high in zip(self.budgets, self.error_rate, self.error_low, self.error_high)]
+
+
+@dataclass(frozen=True)
+class PACSummary:
+    r"""Summary of a PAC experiment (:func:`~allocopt.algorithms.pac_identify`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+    mean_samples, samples_standard_error, samples_low, samples_high : float
+        Mean number of pulls, its standard error and a normal 95% interval (mean +- 1.96 s.e.).
+    failure_rate, failure_low, failure_high : float
+        Fraction of runs whose aggregate regret exceeds epsilon, with its 95% Clopper-Pearson interval (at most
+        delta is guaranteed).
+    mean_regret, regret_standard_error : float
+        Mean aggregate regret and its standard error.
+    hardness : float
+        :math:`H(t,\epsilon)` of the instance (Chen, Chen, Zhang, Zhou 2017, eq. (6)).
+    samples_over_hardness : float
+        Mean samples over :math:`H(t,\epsilon)`.
+    stopped_fraction : float
+        Fraction of runs that ended before the sample cap.
+    """
+
+    epsilon: float
+    delta: float
+    mean_samples: float
+    samples_standard_error: float
+    samples_low: float
+    samples_high: float
+    failure_rate: float
+    failure_low: float
+    failure_high: float
+    mean_regret: float
+    regret_standard_error: float
+    hardness: float
+    samples_over_hardness: float
+    stopped_fraction: float
+
+
+def _standard_error(values: np.ndarray) -> float:
+    return float(values.std(ddof=1)) / math.sqrt(values.size) if values.size > 1 else math.nan
+
+
+@dataclass(frozen=True, kw_only=True)
+class PACResult(Result):
+    r"""Outcome of :func:`~allocopt.algorithms.pac_identify`: epsilon-top-k with probability 1 - delta.
+
+    Statuses: ``"completed"`` (every run ended by its own rule) and ``"sample_cap_reached"`` (some run reached
+    ``max_samples`` first; its recommendation is the rule's at the cap).
+
+    Attributes
+    ----------
+    policy : str
+    epsilon, delta : float
+    samples : ndarray of int, shape (n_runs,)
+        Pulls when the run ended.
+    recommendations : ndarray of int, shape (n_runs, k)
+        The chosen arms, in increasing arm order.
+    aggregate_regret : ndarray, shape (n_runs,)
+        :math:`R_T = (\sum_{i \le k}\theta_{[i]} - \sum_{i \in T}\theta_i)/k` of each recommendation
+        (Chen, Chen, Zhang, Zhou 2017, eq. (1); :func:`allocopt.complexity.aggregate_regret`).
+    correct : ndarray of bool, shape (n_runs,)
+        ``aggregate_regret <= epsilon``.
+    stopped : ndarray of bool, shape (n_runs,)
+    pulls : ndarray of int, shape (n_runs, K)
+    hardness : float
+        :math:`H(t,\epsilon)`.
+    """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"completed"})
+
+    policy: str
+    epsilon: float
+    delta: float
+    samples: np.ndarray
+    recommendations: np.ndarray
+    aggregate_regret: np.ndarray
+    correct: np.ndarray
+    stopped: np.ndarray
+    pulls: np.ndarray
+    diagnostics: dict[str, np.ndarray] = field(default_factory=dict)
+    hardness: float
+    entropy: int
+    max_samples: int
+    n_runs: int
+    replication_steps: int
+
+    def summary(self) -> PACSummary:
+        """Mean samples and regret with their intervals, and the failure rate (see :class:`PACSummary`)."""
+        samples = self.samples.astype(float)
+        n_runs = samples.size
+        failures = int(n_runs - self.correct.sum())
+        low, high = binomial_confidence_interval(failures, n_runs)
+        spread = _standard_error(samples)
+        mean = float(samples.mean())
+        return PACSummary(
+            epsilon=float(self.epsilon), delta=float(self.delta), mean_samples=mean, samples_standard_error=spread,
+            samples_low=mean - 1.96 * spread, samples_high=mean + 1.96 * spread, failure_rate=failures / n_runs,
+            failure_low=low, failure_high=high, mean_regret=float(self.aggregate_regret.mean()),
+            regret_standard_error=_standard_error(self.aggregate_regret), hardness=float(self.hardness),
+            samples_over_hardness=mean / float(self.hardness), stopped_fraction=float(self.stopped.mean()))
+
+    def format_summary(self) -> str:
+        """The summary as a text table."""
+        row = self.summary()
+        return "\n".join([
+            f"{self.policy}: {self.n_runs} runs, epsilon = {row.epsilon:g}, delta = {row.delta:g}, {self.time:.1f} s",
+            f"{'E[samples]':>12} {'s.e.':>10} {'failure':>8} {'95% interval':>19} {'E[regret]':>10} "
+            f"{'H(t,eps)':>10} {'E[samples]/H':>12} {'stopped':>8}",
+            f"{row.mean_samples:12.1f} {row.samples_standard_error:10.1f} {row.failure_rate:8.4f} "
+            f"[{row.failure_low:7.4f}, {row.failure_high:7.4f}] {row.mean_regret:10.4g} {row.hardness:10.4g} "
+            f"{row.samples_over_hardness:12.3f} {row.stopped_fraction:8.3f}"])
+
+    def _dict_extras(self) -> dict[str, Any]:
+        return {"summary": self.summary()}

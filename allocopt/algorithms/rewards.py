@@ -11,6 +11,12 @@ a time or in blocks of any size (each draw consumes the bit generator sequential
 speed, never values. Rewards are built from standard draws: gaussian ``theta + sigma * standard_normal``,
 bernoulli ``random < theta``, poisson ``poisson(theta)``, exponential ``theta * standard_exponential``, gamma
 of shape alpha ``(theta / alpha) * standard_gamma(alpha)``.
+
+A block pull ("arm ``a``, ``c`` times") adds the *sequential* sum of its ``c`` rewards, taken left to right in
+the order drawn (``numpy.cumsum(block)[-1]``): the value depends only on the stream, the position and ``c``,
+whichever way it is computed. Blocks that fit in the buffered rewards are summed for many replications at once
+(one ``cumsum`` over a zero-padded matrix, exact because adding zeros after the last reward changes nothing);
+longer blocks draw their rewards, and the next buffer, in one call of the arm's generator.
 """
 
 from __future__ import annotations
@@ -19,10 +25,14 @@ import numpy as np
 
 from ..families import ExponentialFamily
 
-__all__ = ["RewardStreams", "PolicyStreams", "draw_rewards", "REWARD_BLOCK", "UNIFORM_BLOCK"]
+__all__ = ["RewardStreams", "PolicyStreams", "draw_rewards", "REWARD_BLOCK", "BUFFER_VALUES", "UNIFORM_BLOCK"]
 
-REWARD_BLOCK = 128
-"""Rewards drawn per refill of an arm's buffer."""
+REWARD_BLOCK = 256
+"""Rewards drawn per refill of an arm's buffer (at most; see :data:`BUFFER_VALUES`)."""
+
+BUFFER_VALUES = 2**23
+"""Cap on the buffered rewards of one batch (rows x arms x block, 64 MiB): many arms or rows get shorter
+buffers (never below 8 rewards), which changes speed, never values."""
 
 UNIFORM_BLOCK = 256
 """Steps of policy uniforms drawn per refill."""
@@ -80,7 +90,7 @@ class RewardStreams:
         self.entropy = int(entropy)
         self.replications = np.asarray(replications, dtype=np.int64)
         n_rows, n_arms = self.replications.shape[0], self.theta.shape[0]
-        self.block = int(block)
+        self.block = min(int(block), max(8, BUFFER_VALUES // max(1, n_rows * n_arms)))
         self.generators = [[reward_generator(self.entropy, index, arm) for arm in range(n_arms)]
                            for index in self.replications]
         self.buffer = np.empty((n_rows, n_arms, self.block))
@@ -110,31 +120,57 @@ class RewardStreams:
     def next_sums(self, rows: np.ndarray, arm: int, counts: np.ndarray) -> np.ndarray:
         """The sum of the next ``counts[r]`` rewards of ``arm`` in row ``rows[r]`` (rows distinct, counts >= 1).
 
-        A single reward is returned as drawn; a block of several is summed with ``numpy.sum`` over the block
-        in the order drawn, so the value depends only on the row's stream and the count.
+        The sum is sequential, left to right in the order drawn (``numpy.cumsum(block)[-1]``; a single reward is
+        returned as drawn), so the value depends only on the row's stream, its position and the count. Blocks
+        up to the buffer's length are summed together (a row whose buffer runs short first moves its unread
+        rewards to the front and draws the rest behind them); each longer block costs one generator call.
         """
         rows = np.asarray(rows, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         out = np.empty(rows.shape[0])
-        single = counts == 1
-        if single.any():
-            out[single] = self.next(rows[single], np.full(int(single.sum()), arm))
-        for index in np.flatnonzero(~single):
-            out[index] = self.next_block(int(rows[index]), arm, int(counts[index])).sum()
+        position = self.position[rows, arm]
+        fits = counts <= self.block - position
+        short = np.flatnonzero(~fits & (counts <= self.block))
+        for index in short:  # move the unread rewards to the front and draw the rest of the buffer behind them
+            self._top_up(int(rows[index]), arm)
+        if short.size:
+            position = self.position[rows, arm]
+            fits = counts <= self.block - position
+        if fits.any():
+            local = np.flatnonzero(fits)
+            fit_rows, fit_counts, start = rows[local], counts[local], position[local]
+            offsets = np.arange(int(fit_counts.max()))
+            inside = offsets[None, :] < fit_counts[:, None]
+            index = np.minimum(start[:, None] + offsets[None, :], self.block - 1)
+            values = np.where(inside, self.buffer[fit_rows[:, None], arm, index], 0.0)
+            out[local] = np.cumsum(values, axis=1)[np.arange(local.size), fit_counts - 1]
+            self.position[fit_rows, arm] = start + fit_counts
+        for index in np.flatnonzero(~fits):
+            out[index] = np.cumsum(self.next_block(int(rows[index]), arm, int(counts[index])))[-1]
         return out
 
+    def _top_up(self, row: int, arm: int) -> None:
+        start = int(self.position[row, arm])
+        unread = self.block - start
+        self.buffer[row, arm, :unread] = self.buffer[row, arm, start:].copy()
+        self.buffer[row, arm, unread:] = draw_rewards(self.family, self.theta[arm], self.dispersion[arm],
+                                                      self.block - unread, self.generators[row][arm])
+        self.position[row, arm] = 0
+
     def next_block(self, row: int, arm: int, count: int) -> np.ndarray:
-        """The next ``count`` rewards of one arm of one row, in order."""
-        out = np.empty(count)
-        filled = 0
-        while filled < count:
-            if self.position[row, arm] >= self.block:
-                self._refill(row, arm)
-            start = self.position[row, arm]
-            take = min(count - filled, self.block - start)
-            out[filled:filled + take] = self.buffer[row, arm, start:start + take]
-            self.position[row, arm] = start + take
-            filled += take
+        """The next ``count`` rewards of one arm of one row, in order (one generator call when the buffer runs
+        short: the missing rewards and the next buffer are drawn together)."""
+        start = int(self.position[row, arm])
+        available = self.block - start
+        if count <= available:
+            self.position[row, arm] = start + count
+            return self.buffer[row, arm, start:start + count].copy()
+        missing = count - available
+        fresh = draw_rewards(self.family, self.theta[arm], self.dispersion[arm], missing + self.block,
+                             self.generators[row][arm])
+        out = np.concatenate([self.buffer[row, arm, start:], fresh[:missing]])
+        self.buffer[row, arm] = fresh[missing:]
+        self.position[row, arm] = 0
         return out
 
 

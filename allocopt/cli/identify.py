@@ -1,4 +1,10 @@
-"""``allocopt identify``: run a sampling rule with the Chernoff stopping rule over many replications."""
+"""``allocopt identify``: run a sampling rule over many replications, in one of three settings.
+
+* fixed confidence (default): the Chernoff stopping rule (or the rule's own), one row per ``--delta``;
+* fixed budget (``--budget B1,B2,...``): the error rate of the recommendation at every budget;
+* PAC (``--pac --epsilon E --delta D``): epsilon-top-k by the aggregate regret, for a rule with its own stopping
+  rule (default ``adaptive-topk``).
+"""
 
 from __future__ import annotations
 
@@ -22,7 +28,31 @@ EXAMPLES = (
     Example(_SMALL + ("--policy", "no-such-rule"), ExitStatus.BAD_INPUT, "an unknown policy"),
     Example(_SMALL + ("--delta", "1.5"), ExitStatus.BAD_INPUT, "delta outside (0, 1)"),
     Example(("--theta", "1,0.8,0.2", "--k", "1", "--runs", "0"), ExitStatus.BAD_INPUT, "no replication"),
+    Example(("--theta", "0.7,0.7,0.5,0.5,0.5", "--k", "2", "--family", "bernoulli", "--policy", "sar",
+             "--budget", "100,400", "--runs", "50", "--seed", "4"), ExitStatus.SUCCESS,
+            "fixed budget: SAR's error rate at two budgets"),
+    Example(("--theta", "0.7,0.7,0.5,0.5,0.5", "--k", "2", "--family", "bernoulli", "--policy", "nsar", "--p", "0.85",
+             "--budget", "200", "--runs", "20", "--seed", "4", "--json"), ExitStatus.SUCCESS,
+            "fixed budget, strict JSON, NSAR with p = 0.85"),
+    Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--pac", "--epsilon", "0.1",
+             "--delta", "0.1", "--runs", "10", "--seed", "5"), ExitStatus.SUCCESS,
+            "PAC: AdaptiveTopK's samples and aggregate regret"),
+    Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--pac", "--epsilon", "0",
+             "--delta", "0.1", "--runs", "10"), ExitStatus.BAD_INPUT, "epsilon must be positive"),
+    Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--policy", "sar", "--budget", "4",
+             "--runs", "5"), ExitStatus.BAD_INPUT, "a budget too small for SAR's first round"),
+    Example(("--theta", "0.9,0.8,0.3", "--k", "1", "--budget", "10,x"), ExitStatus.BAD_INPUT,
+            "a budget that is not an integer"),
 )
+
+
+def _budget_list(text: str) -> list[int]:
+    """Parse ``"100,400"`` into integers (an argparse ``type``)."""
+    values = float_list(text)
+    if any(value != int(value) for value in values if value == value and abs(value) != float("inf")) or any(
+            value != value or abs(value) == float("inf") for value in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return [int(value) for value in values]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -30,13 +60,23 @@ def register(subparsers) -> argparse.ArgumentParser:
 
     parser = subparsers.add_parser(
         "identify", help="fixed-confidence top-k identification: stopping times and error rates of a sampling rule",
-        description="Runs a sampling rule (KKT-TS, Track-and-Stop, FWGA-TaS, uniform) with the Chernoff stopping "
+        description="Runs a sampling rule (KKT-TS, Track-and-Stop, FWGA-TaS, uniform, ...) with the Chernoff stopping "
                     "rule on simulated arms with means --theta, for every confidence level of --delta from one run "
                     "per replication, and prints one row per delta: mean stopping time and standard error, error "
                     "rate with a 95%% Clopper-Pearson interval, the lower bound T* kl(delta, 1-delta) and the ratio "
-                    "E[tau]/(T* log(1/delta)).")
+                    "E[tau]/(T* log(1/delta)). With --budget it runs the fixed-budget setting (error rate of the "
+                    "recommendation at every budget; e.g. --policy sar, nsar, successive-rejects, sequential-halving, "
+                    "adaptive-topk-budget); with --pac --epsilon E --delta D the PAC setting (pulls and aggregate "
+                    "regret of a rule with its own stopping rule, default adaptive-topk).")
     add_instance_arguments(parser)
-    parser.add_argument("--policy", default="kkt-ts", choices=sorted(POLICIES), help="sampling rule")
+    parser.add_argument("--policy", default=None, choices=sorted(POLICIES),
+                        help="sampling rule (default kkt-ts; adaptive-topk with --pac)")
+    parser.add_argument("--p", type=float, default=None, help="NSAR's nonlinearity p > 0 (with --policy nsar)")
+    setting = parser.add_mutually_exclusive_group()
+    setting.add_argument("--budget", type=_budget_list, default=None,
+                         help="fixed budget: comma-separated budgets (integers >= K)")
+    setting.add_argument("--pac", action="store_true", help="PAC setting: needs --epsilon and one --delta")
+    parser.add_argument("--epsilon", type=float, default=None, help="with --pac: tolerance on the aggregate regret")
     parser.add_argument("--delta", type=float_list, default=[0.1, 0.01, 0.001],
                         help="comma-separated confidence levels (default 0.1,0.01,0.001)")
     parser.add_argument("--runs", type=int, default=1000, help="replications (default 1000)")
@@ -51,19 +91,82 @@ def register(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+def _policy(args: argparse.Namespace):
+    from .._validation import fail
+    from ..algorithms import NSAR
+
+    name = args.policy or ("adaptive-topk" if args.pac else "kkt-ts")
+    if args.p is not None:
+        if name != "nsar":
+            fail("allocopt identify", "--p", "given only with --policy nsar", args.p)
+        return NSAR(p=args.p)
+    return name
+
+
+def _run_fixed_budget(args: argparse.Namespace, problem, policy, progress: bool) -> ExitStatus:
+    from ..algorithms import identify_fixed_budget
+
+    result = identify_fixed_budget(problem, policy, args.budget, n_runs=args.runs, rng=args.seed, n_jobs=args.jobs,
+                                   progress=progress)
+    if args.json:
+        payload = result.to_dict()
+        if not args.per_run:
+            for name in ("recommendations", "correct", "pulls", "diagnostics"):
+                payload.pop(name, None)
+            payload["mean_pulls"] = result.pulls.mean(axis=0)
+        print_json(payload)
+    else:
+        print(f"{result.policy}: {result.n_runs} runs, fixed budget, {result.time:.1f} s")
+        print(f"{'budget':>10} {'error':>8} {'95% interval':>19}")
+        for row in result.summary():
+            print(f"{row.budget:10d} {row.error_rate:8.4f} [{row.error_low:7.4f}, {row.error_high:7.4f}]")
+    return ExitStatus.SUCCESS
+
+
+def _run_pac(args: argparse.Namespace, problem, policy, progress: bool) -> ExitStatus:
+    from .._validation import fail
+    from ..algorithms import pac_identify
+
+    if args.epsilon is None:
+        fail("allocopt identify", "--epsilon", "given with --pac (the tolerance on the aggregate regret)", None)
+    if len(args.delta) != 1:
+        fail("allocopt identify", "--delta", "one confidence parameter with --pac", args.delta)
+    result = pac_identify(problem, policy, epsilon=args.epsilon, delta=args.delta[0], n_runs=args.runs,
+                          rng=args.seed, max_samples=args.max_samples, n_jobs=args.jobs, progress=progress)
+    if args.json:
+        payload = result.to_dict()
+        if not args.per_run:
+            for name in ("samples", "recommendations", "aggregate_regret", "correct", "stopped", "pulls",
+                         "diagnostics"):
+                payload.pop(name, None)
+            payload["mean_pulls"] = result.pulls.mean(axis=0)
+        print_json(payload)
+    else:
+        print(result.format_summary())
+    return ExitStatus.SUCCESS if bool(result.stopped.all()) else ExitStatus.NOT_CERTIFIED
+
+
 def run(args: argparse.Namespace) -> ExitStatus:
     """Run the replications and print the summary; exit 1 when some run reached ``--max-samples``."""
+    from .._validation import fail
     from ..algorithms import identify
 
     problem = instance_problem(args)
-    delta = args.delta[0] if len(args.delta) == 1 else tuple(args.delta)
+    policy = _policy(args)
+    if args.epsilon is not None and not args.pac:
+        fail("allocopt identify", "--epsilon", "given only with --pac", args.epsilon)
     progress = (not args.json) and sys.stderr.isatty()
     if progress:
         try:
             import tqdm  # noqa: F401
         except ImportError:
             progress = False
-    result = identify(problem, args.policy, delta=delta, n_runs=args.runs, rng=args.seed,
+    if args.budget is not None:
+        return _run_fixed_budget(args, problem, policy, progress)
+    if args.pac:
+        return _run_pac(args, problem, policy, progress)
+    delta = args.delta[0] if len(args.delta) == 1 else tuple(args.delta)
+    result = identify(problem, policy, delta=delta, n_runs=args.runs, rng=args.seed,
                       max_samples=args.max_samples, threshold=args.threshold, n_jobs=args.jobs, progress=progress)
     if args.json:
         payload = result.to_dict()
