@@ -146,9 +146,8 @@ BUILDERS = {
     "ErrorRate": _error_rate,
 }
 
-RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate",
-                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "TopKResult", "TopKCertificate"}
-                  "ComplexityReport", "IdentificationResult", "FixedBudgetResult", "PACResult", "TopKResult"}
+RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate", "ComplexityReport",
+                  "IdentificationResult", "FixedBudgetResult", "PACResult", "TopKResult", "TopKCertificate"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 
