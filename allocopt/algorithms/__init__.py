@@ -21,6 +21,7 @@ from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
+from .dt_ts import DTTS
 from .protocol import POLICIES, BatchPull, Pull, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
@@ -34,6 +35,7 @@ __all__ = [
     "HeuristicThreshold",
     "IdentificationResult",
     "KKTTS",
+    "DTTS",
     "Pull",
     "RuleContext",
     "RunView",
