@@ -22,6 +22,7 @@ from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
 from .dt_ts import DTTS
+from .ocba import OCBA
 from .protocol import POLICIES, BatchPull, Pull, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
@@ -36,6 +37,7 @@ __all__ = [
     "IdentificationResult",
     "KKTTS",
     "DTTS",
+    "OCBA",
     "Pull",
     "RuleContext",
     "RunView",
