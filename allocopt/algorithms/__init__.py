@@ -23,7 +23,7 @@ from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
 from .dt_ts import DTTS
 from .ocba import OCBA
-from .protocol import POLICIES, BatchPull, Pull, RuleContext, RunView, SamplingRule, register_policy
+from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
@@ -32,6 +32,7 @@ from .uniform import Uniform
 __all__ = [
     "POLICIES",
     "BatchPull",
+    "BatchPullEach",
     "FixedBudgetResult",
     "HeuristicThreshold",
     "IdentificationResult",
@@ -39,6 +40,7 @@ __all__ = [
     "DTTS",
     "OCBA",
     "Pull",
+    "PullEach",
     "RuleContext",
     "RunView",
     "SamplingRule",

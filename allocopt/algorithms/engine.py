@@ -2,12 +2,17 @@ r"""The sequential engine: runs a sampling rule on a batch of replications, vect
 
 One step of the loop, for all active replications at once:
 
-1. statistics (means) and the Chernoff statistic with the empirical top-k (:mod:`.stopping`);
-2. fixed confidence: every confidence level whose threshold is crossed for the first time records its
-   stopping time and recommendation; fixed budget: every budget reached records the empirical top-k;
+1. statistics (means) and the Chernoff statistic with the empirical top-k (:mod:`.stopping`), or another
+   stopping statistic given by the caller, or only the empirical top-k when nothing reads the statistic;
+2. fixed confidence: every confidence level whose threshold is crossed for the first time (or, for a rule
+   with its own stopping rule, whose ``stop`` says so) records its stopping time and recommendation; fixed
+   budget: every budget reached records the recommendation (the rule's ``recommend``, by default the
+   empirical top-k);
 3. replications that are done (every delta stopped, the sample cap or the last budget reached) drop out;
 4. the rule chooses an action for every remaining replication - ``select_batch`` once, or ``select`` per
-   replication when ``batched=False`` or the rule has no batched form - and the engine pulls it.
+   replication when ``batched=False`` or the rule has no batched form - and the engine pulls it: one arm,
+   one arm several times, or several arms several times each (in arm order). Blocks are cut so that no
+   budget and no sample cap is exceeded.
 
 Before the rule's first step every arm is pulled ``rule.initial_pulls`` times (default once), in arm order.
 Rewards and policy uniforms come from the common-random-number streams of :mod:`.rewards`, so the outcome
@@ -22,12 +27,12 @@ import numpy as np
 
 from .._validation import fail
 from ..topk.problem import TopKProblem
-from .protocol import BatchPull, Pull, RuleContext, RunView
+from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView
 from .rewards import PolicyStreams, RewardStreams
-from .statistics import empirical_means
-from .stopping import glr_statistic
+from .statistics import empirical_means, top_k_order
+from .stopping import GLRStatistic, glr_statistic
 
-__all__ = ["RunRecords", "run_replications"]
+__all__ = ["RunRecords", "run_replications", "empirical_split"]
 
 
 @dataclass
@@ -53,37 +58,119 @@ def _row_state(state: dict[str, np.ndarray], row: int) -> dict[str, np.ndarray]:
     return {name: values[row] for name, values in state.items()}
 
 
-def _normalise_action(action, n_rows: int, func: str) -> tuple[np.ndarray, np.ndarray]:
+def _row_view(view: RunView, row: int) -> RunView:
+    return RunView(*(value[row] for value in view))
+
+
+def _subset_view(view: RunView, rows: np.ndarray) -> RunView:
+    return RunView(*(value[rows] for value in view))
+
+
+def empirical_split(family, dispersion, counts: np.ndarray, sums: np.ndarray, means: np.ndarray,
+                    k: int) -> GLRStatistic:
+    """The empirical top-k without the Chernoff statistic (``value`` NaN, pair arms -1): what the engine
+    hands to rules that neither stop on the statistic nor read it."""
+    top, bottom = top_k_order(means, k)
+    shape = means.shape[:-1]
+    return GLRStatistic(np.full(shape, np.nan), top, bottom, np.full(shape, -1), np.full(shape, -1))
+
+
+def _chernoff(family, dispersion, counts, sums, means, k) -> GLRStatistic:
+    return glr_statistic(family, dispersion, counts, means, k)
+
+
+class _Actions:
+    """The actions of one step: one arm and a block length per run, or (``each``) a count per arm and run."""
+
+    __slots__ = ("arms", "blocks", "each")
+
+    def __init__(self, arms: np.ndarray, blocks: np.ndarray, each: np.ndarray | None):
+        self.arms, self.blocks, self.each = arms, blocks, each
+
+
+def _bad_action(func: str, action) -> None:
+    fail(func, "policy", "a rule whose select returns an arm, a Pull with times >= 1 or a PullEach of "
+         "non-negative counts (at least one positive) per run", action)
+
+
+def _normalise_batch(action, n_rows: int, n_arms: int, func: str) -> _Actions:
+    if isinstance(action, BatchPullEach):
+        each = np.asarray(action.counts)
+        if (each.shape != (n_rows, n_arms) or not np.issubdtype(each.dtype, np.integer) or np.any(each < 0)
+                or np.any(each.sum(axis=1) < 1)):
+            _bad_action(func, action)
+        return _Actions(np.zeros(n_rows, dtype=np.int64), np.zeros(n_rows, dtype=np.int64), each.astype(np.int64))
     if isinstance(action, BatchPull):
         arms, counts = np.asarray(action.arms, dtype=np.int64), np.asarray(action.counts, dtype=np.int64)
     else:
         arms = np.asarray(action, dtype=np.int64)
         counts = np.ones(n_rows, dtype=np.int64)
     if arms.shape != (n_rows,) or counts.shape != (n_rows,) or np.any(counts < 1):
-        fail(func, "policy", "a rule whose select_batch returns one arm (and one count >= 1) per active run",
-             action)
-    return arms, counts
+        _bad_action(func, action)
+    return _Actions(arms, counts, None)
 
 
-def _select_scalar(rule, context, view: RunView, state, uniforms, func: str):
+def _select_scalar(rule, context, view: RunView, state, uniforms, n_arms: int, func: str) -> _Actions:
     n_rows = view.counts.shape[0]
-    arms = np.empty(n_rows, dtype=np.int64)
+    arms = np.zeros(n_rows, dtype=np.int64)
     counts = np.ones(n_rows, dtype=np.int64)
+    each: np.ndarray | None = None
     for row in range(n_rows):
-        row_view = RunView(*(value[row] for value in view))
-        action = rule.select(context, row_view, _row_state(state, row), uniforms[row])
-        if isinstance(action, Pull):
+        action = rule.select(context, _row_view(view, row), _row_state(state, row), uniforms[row])
+        if isinstance(action, PullEach):
+            row_counts = np.asarray(action.counts)
+            if (row_counts.shape != (n_arms,) or not np.issubdtype(row_counts.dtype, np.integer)
+                    or np.any(row_counts < 0) or row_counts.sum() < 1):
+                _bad_action(func, action)
+            if each is None:
+                each = np.zeros((n_rows, n_arms), dtype=np.int64)
+            each[row] = row_counts
+            counts[row] = 0
+        elif isinstance(action, Pull):
             arms[row], counts[row] = int(action.arm), int(action.times)
+            if counts[row] < 1:
+                _bad_action(func, action)
         else:
             arms[row] = int(action)
-    if np.any(counts < 1):
-        fail(func, "policy", "a rule whose select returns an arm or a Pull with count >= 1", counts)
-    return arms, counts
+    return _Actions(arms, counts, each)
+
+
+def _as_each(actions: _Actions, n_arms: int) -> np.ndarray:
+    """Every action as a count per arm (single-arm actions placed at their arm)."""
+    each = np.zeros((actions.arms.shape[0], n_arms), dtype=np.int64) if actions.each is None else actions.each.copy()
+    single = actions.blocks > 0
+    each[np.flatnonzero(single), actions.arms[single]] += actions.blocks[single]
+    return each
+
+
+def _stop_mask(rule, context, view: RunView, state, use_batch: bool) -> np.ndarray:
+    if use_batch and hasattr(rule, "stop_batch"):
+        return np.asarray(rule.stop_batch(context, view, state), dtype=bool).reshape(view.counts.shape[0])
+    return np.array([bool(rule.stop(context, _row_view(view, row), _row_state(state, row)))
+                     for row in range(view.counts.shape[0])], dtype=bool)
+
+
+def _recommend(rule, context, view: RunView, state, local: np.ndarray, use_batch: bool, k: int,
+               func: str) -> np.ndarray:
+    """The recommendations of the rows ``local`` (the rule's ``recommend``, else the empirical top-k)."""
+    if not hasattr(rule, "recommend"):
+        return view.top[local]
+    sub_view = _subset_view(view, local)
+    sub_state = {name: values[local] for name, values in state.items()}
+    if use_batch and hasattr(rule, "recommend_batch"):
+        out = np.asarray(rule.recommend_batch(context, sub_view, sub_state), dtype=np.int64)
+    else:
+        out = np.array([np.asarray(rule.recommend(context, _row_view(sub_view, row), _row_state(sub_state, row)),
+                                   dtype=np.int64).reshape(-1) for row in range(local.size)],
+                       dtype=np.int64).reshape(local.size, -1)
+    if out.shape != (local.size, k) or np.any((out < 0) | (out >= context.n_arms)):
+        fail(func, "policy", f"a rule whose recommend returns k = {k} arms in 0..{context.n_arms - 1}", out)
+    return out
 
 
 def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, checkpoints: np.ndarray,
                      mode: str = "confidence", threshold=None, max_samples: int, context: RuleContext,
-                     batched: bool = True, func: str = "identify") -> RunRecords:
+                     batched: bool = True, func: str = "identify", statistic=None) -> RunRecords:
     """Run ``rule`` on the replications ``replications`` (global indices) and record every checkpoint.
 
     Parameters
@@ -93,11 +180,18 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
     checkpoints : ndarray
         Confidence levels (``mode="confidence"``) or increasing budgets (``mode="budget"``).
     threshold : callable
-        ``beta(t, delta)`` (fixed confidence).
+        ``beta(t, checkpoints)`` (fixed confidence with a stopping statistic): a checkpoint is reached when
+        the statistic exceeds it.
     max_samples : int
         Sample cap (fixed confidence); the last budget in fixed budget.
     batched : bool
-        Use the rule's ``select_batch`` when it has one.
+        Use the rule's ``select_batch`` (and ``stop_batch``, ``recommend_batch``) when it has one.
+    statistic : callable, optional
+        ``statistic(family, dispersion, counts, sums, means, k)`` returning a
+        :class:`~allocopt.algorithms.stopping.GLRStatistic` (value, empirical top-k, pair) that replaces
+        the Chernoff statistic, e.g. a posterior probability compared against levels. Default: the Chernoff
+        statistic when the run stops on it or the rule may read it (``uses_glr``, True unless the rule says
+        otherwise), else only the empirical top-k.
     """
     replications = np.asarray(replications, dtype=np.int64)
     n_rows, n_arms, k = replications.shape[0], problem.n_arms, problem.k
@@ -116,6 +210,10 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             fail(func, "policy", f"a rule whose init_state returns arrays of shape ({n_rows}, ...) with at least two "
                  f"dimensions (state {name!r})", values)
     use_batch = batched and hasattr(rule, "select_batch")
+    own_stopping = mode == "confidence" and getattr(rule, "stopping", "glr") == "rule"
+    if statistic is None:
+        needs_glr = (mode == "confidence" and not own_stopping) or bool(getattr(rule, "uses_glr", True))
+        statistic = _chernoff if needs_glr else empirical_split
     counts = np.zeros((n_rows, n_arms), dtype=np.int64)
     sums = np.zeros((n_rows, n_arms))
     rows = np.arange(n_rows)
@@ -131,63 +229,71 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
     replication_steps = 0
     while rows.size:
         means = empirical_means(counts, sums)
-        glr = glr_statistic(family, dispersion, counts, means, k)
-        if mode == "confidence":
+        stat = statistic(family, dispersion, counts, sums, means, k)
+        view = RunView(t, counts, sums, means, stat.value, stat.top, stat.bottom, stat.pair_top, stat.pair_bottom)
+        if own_stopping:
+            newly = _stop_mask(rule, context, view, state, use_batch)[:, None] & ~done
+            capped = t >= max_samples
+        elif mode == "confidence":
             beta = threshold(t[:, None].astype(float), checkpoints[None, :])
-            newly = (glr.value[:, None] > beta) & ~done
+            newly = (stat.value[:, None] > beta) & ~done
             capped = t >= max_samples
         else:
             newly = (t[:, None] >= checkpoints[None, :]) & ~done
             capped = np.zeros(rows.size, dtype=bool)
-        if newly.any():
-            local, check = np.nonzero(newly)
-            records.times[rows[local], check] = t[local]
-            records.recommendations[rows[local], check] = glr.top[local]
-            records.stopped[rows[local], check] = True
-            done |= newly
-        finished = done.all(axis=1) | capped
+        finished = (done | newly).all(axis=1) | capped
+        recording = newly.any(axis=1) | finished
+        if recording.any():
+            local_all = np.flatnonzero(recording)
+            recommended = np.zeros((rows.size, k), dtype=np.int64)
+            recommended[local_all] = _recommend(rule, context, view, state, local_all, use_batch, k, func)
+            if newly.any():
+                local, check = np.nonzero(newly)
+                records.times[rows[local], check] = t[local]
+                records.recommendations[rows[local], check] = recommended[local]
+                records.stopped[rows[local], check] = True
+                done |= newly
         if finished.any():
             local = np.flatnonzero(finished)
             open_rows, open_checks = np.nonzero(~done[local])
             records.times[rows[local[open_rows]], open_checks] = t[local[open_rows]]
-            records.recommendations[rows[local[open_rows]], open_checks] = glr.top[local[open_rows]]
+            records.recommendations[rows[local[open_rows]], open_checks] = recommended[local[open_rows]]
             records.pulls[rows[local]] = counts[local]
             if hasattr(rule, "diagnostics"):
                 for name, values in rule.diagnostics({name: v[local] for name, v in state.items()}).items():
                     target = diagnostics.setdefault(name, np.zeros(n_rows, dtype=np.asarray(values).dtype))
                     target[rows[local]] = values
             keep = ~finished
-            rows, counts, sums, t, done, means = rows[keep], counts[keep], sums[keep], t[keep], done[keep], means[keep]
-            glr = type(glr)(*(value[keep] for value in glr))
+            rows, counts, sums, t, done = rows[keep], counts[keep], sums[keep], t[keep], done[keep]
+            view = _subset_view(view, np.flatnonzero(keep))
             state = {name: values[keep] for name, values in state.items()}
             if not rows.size:
                 break
         uniforms = uniform_streams.next(rows)
-        view = RunView(t, counts, sums, means, glr.value, glr.top, glr.bottom, glr.pair_top, glr.pair_bottom)
         if use_batch:
-            arms, blocks = _normalise_action(rule.select_batch(context, view, state, uniforms), rows.size, func)
+            actions = _normalise_batch(rule.select_batch(context, view, state, uniforms), rows.size, n_arms, func)
         else:
-            arms, blocks = _select_scalar(rule, context, view, state, uniforms, func)
-        if np.any((arms < 0) | (arms >= n_arms)):
-            fail(func, "policy", f"a rule that returns arms in 0..{n_arms - 1}", arms)
-        single = blocks == 1
-        if not single.all():
+            actions = _select_scalar(rule, context, view, state, uniforms, n_arms, func)
+        if np.any((actions.arms < 0) | (actions.arms >= n_arms)):
+            fail(func, "policy", f"a rule that returns arms in 0..{n_arms - 1}", actions.arms)
+        if actions.each is None and np.all(actions.blocks == 1):
+            active = np.arange(rows.size)
+            sums[active, actions.arms] += rewards.next(rows, actions.arms)
+            counts[active, actions.arms] += 1
+            t += 1
+        else:
             limit = (np.full(rows.size, max_samples) if mode == "confidence"
                      else np.where(done, np.iinfo(np.int64).max, checkpoints[None, :]).min(axis=1))
-            blocks = np.minimum(blocks, np.maximum(limit - t, 1))
-            single = blocks == 1
-        local = np.flatnonzero(single)
-        if local.size == rows.size:
-            sums[local, arms] += rewards.next(rows, arms)
-            counts[local, arms] += 1
-        else:
-            if local.size:
-                sums[local, arms[local]] += rewards.next(rows[local], arms[local])
-                counts[local, arms[local]] += 1
-            for row in np.flatnonzero(~single):
-                sums[row, arms[row]] += rewards.next_block(int(rows[row]), int(arms[row]), int(blocks[row])).sum()
-                counts[row, arms[row]] += blocks[row]
-        t += blocks
+            remaining = np.maximum(limit - t, 1)
+            each = _as_each(actions, n_arms)
+            before = np.cumsum(each, axis=1) - each
+            each = np.clip(remaining[:, None] - before, 0, each)
+            for arm in range(n_arms):
+                local = np.flatnonzero(each[:, arm])
+                if local.size:
+                    sums[local, arm] += rewards.next_sums(rows[local], arm, each[local, arm])
+                    counts[local, arm] += each[local, arm]
+            t += each.sum(axis=1)
         steps += 1
         replication_steps += rows.size
     records.diagnostics = diagnostics

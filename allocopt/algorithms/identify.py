@@ -58,14 +58,14 @@ def _records_dtype(n_check: int, k: int, n_arms: int, diagnostic_names: tuple[st
 
 
 def _chunk(generators, problem, rule, context, checkpoints, mode, threshold, max_samples, batched, func,
-           diagnostic_names):
+           diagnostic_names, statistic=None):
     """A monte_carlo chunk: the replication indices come from the generators' seed sequences."""
     seeds = [generator.bit_generator.seed_seq for generator in generators]
     entropy = int(seeds[0].entropy)
     replications = [int(seed.spawn_key[0]) for seed in seeds]
     records: RunRecords = run_replications(problem, rule, entropy, replications, checkpoints=checkpoints, mode=mode,
                                            threshold=threshold, max_samples=max_samples, context=context,
-                                           batched=batched, func=func)
+                                           batched=batched, func=func, statistic=statistic)
     out = np.zeros(len(replications), dtype=_records_dtype(checkpoints.shape[0], problem.k, problem.n_arms,
                                                            diagnostic_names))
     out["times"], out["recommendations"], out["stopped"], out["pulls"] = (
@@ -79,12 +79,16 @@ def _chunk(generators, problem, rule, context, checkpoints, mode, threshold, max
 
 
 def _run(problem, rule, *, entropy, n_runs, context, checkpoints, mode, threshold, max_samples, n_jobs, progress,
-         chunk_size, batched, func):
+         chunk_size, batched, func, statistic=None):
+    """Run the replications in chunks through monte_carlo; returns the structured outcomes and diagnostics.
+
+    ``statistic`` replaces the engine's stopping statistic (see
+    :func:`allocopt.algorithms.engine.run_replications`)."""
     names = tuple(getattr(rule, "diagnostic_names", ()))
     size = _chunk_size(n_runs, n_jobs, chunk_size, func)
     mc = monte_carlo(_chunk, n_runs, rng=entropy, chunk_size=size, n_jobs=n_jobs, vectorized=True,
                      progress=progress, args=(problem, rule, context, checkpoints, mode, threshold, max_samples,
-                                              batched, func, names))
+                                              batched, func, names, statistic))
     outcomes = mc.outcomes
     diagnostics = {name: outcomes[f"diagnostic_{name}"] for name in names}
     return outcomes, diagnostics
@@ -115,7 +119,8 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     statistic :math:`Z_t` (:mod:`allocopt.algorithms.stopping`) and records, for every confidence level
     :math:`\delta` whose threshold :math:`\beta(t, \delta)` is crossed for the first time, the stopping time
     and the empirical top-k. A run continues until every delta has stopped (so one run serves all deltas;
-    delta-dependent rules run one delta at a time) or ``max_samples`` is reached.
+    delta-dependent rules and rules with their own stopping rule run one delta at a time) or ``max_samples``
+    is reached.
 
     Parameters
     ----------
@@ -179,7 +184,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     base = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
     common = dict(entropy=entropy, n_runs=n_runs, mode="confidence", threshold=beta, max_samples=max_samples,
                   n_jobs=n_jobs, progress=progress, chunk_size=chunk_size, batched=batched, func=func)
-    if getattr(rule, "delta_dependent", False):
+    if getattr(rule, "delta_dependent", False) or getattr(rule, "stopping", "glr") == "rule":
         parts = [_run(problem, rule, context=RuleContext(base.n_arms, base.k, base.family, base.dispersion,
                                                          delta=float(level)),
                       checkpoints=np.array([level]), **common) for level in deltas]

@@ -53,6 +53,7 @@ class KKTTS:
 
     kind: str = "confidence"
     name = "kkt-ts"
+    uses_glr = False
 
     def __post_init__(self):
         as_choice(self.kind, "KKTTS", "kind", KINDS)

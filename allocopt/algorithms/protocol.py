@@ -21,15 +21,29 @@ and optionally
     ``state_updates``). It must choose exactly the arms that ``select`` chooses; the conformance suite checks
     this for every registered rule.
 
-Optional class attributes: ``anytime`` (default True: one run serves every budget of a fixed-budget
+and, for rules with their own stopping or recommendation,
+
+``stop(context, view, state) -> bool`` / ``stop_batch(context, view, state) -> ndarray of bool``
+    Used when the rule sets ``stopping = "rule"`` (e.g. the LUCB family's bound-crossing rules, or a PAC
+    algorithm that ends when its rounds are over): checked at every step before ``select``; the run stops at
+    the first step where it is True. Such rules run one confidence level at a time (``context.delta``).
+``recommend(context, view, state) -> ndarray (k,)`` / ``recommend_batch(...) -> ndarray (R, k)``
+    The arms recommended at a stop or a budget (default: the empirical top-k), e.g. the accepted arms of an
+    elimination algorithm.
+
+Optional class attributes: ``stopping`` (``"glr"``, the shared Chernoff rule, by default; ``"rule"`` for
+the rule's own ``stop``), ``uses_glr`` (default True; a rule that never reads ``view.glr``, ``view.pair_top`` or
+``view.pair_bottom`` sets it False, and the engine then computes the Chernoff statistic only when it stops on
+it - in fixed-budget runs and under the rule's own stopping those fields are then NaN and -1), ``anytime`` (default True: one run serves every budget of a fixed-budget
 experiment; False makes the runner pass the budget in ``context.budget`` and run each budget separately),
 ``delta_dependent`` (default False; True makes the runner run one delta at a time with ``context.delta``
 set, for rules such as LUCB whose sampling uses the confidence level), ``max_k`` (e.g. 1 for best-arm rules),
 ``initial_pulls`` (pulls of every arm before the rule runs, default 1) and ``diagnostics(state)`` (per-run
 numbers reported in the result, e.g. solver fallbacks).
 
-A step may pull one arm or a block "arm ``a``, ``n`` times" (:class:`Pull`), which elimination algorithms use
-to spend one step per round; the stopping rule is checked between steps.
+A step may pull one arm, a block "arm ``a``, ``n`` times" (:class:`Pull`), or a block of several arms
+"arm ``a`` ``counts[a]`` times for every ``a``" (:class:`PullEach`, pulled in arm order), which elimination
+algorithms use to spend one step per round; the stopping rule is checked between steps.
 """
 
 from __future__ import annotations
@@ -42,7 +56,7 @@ import numpy as np
 from .._validation import fail
 from ..families import ExponentialFamily
 
-__all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "SamplingRule", "POLICIES", "register_policy",
+__all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "PullEach", "BatchPullEach", "SamplingRule", "POLICIES", "register_policy",
            "get_policy", "policy_name"]
 
 
@@ -60,6 +74,8 @@ class RuleContext:
         The confidence level, for delta-dependent rules run one delta at a time.
     budget : int or None
         The budget, for fixed-budget rules that are not anytime.
+    epsilon : float or None
+        The accuracy of a PAC run (:func:`~allocopt.algorithms.pac_identify`).
     """
 
     n_arms: int
@@ -68,6 +84,7 @@ class RuleContext:
     dispersion: np.ndarray
     delta: float | None = None
     budget: int | None = None
+    epsilon: float | None = None
 
 
 class RunView(NamedTuple):
@@ -100,6 +117,19 @@ class BatchPull(NamedTuple):
     """Block actions of a batch of runs: ``arms`` and ``counts``, each of shape (R,)."""
 
     arms: np.ndarray
+    counts: np.ndarray
+
+
+class PullEach(NamedTuple):
+    """A block action of one run over several arms: pull arm ``a`` ``counts[a]`` times, in arm order
+    (``counts`` of shape (K,), non-negative integers, at least one positive)."""
+
+    counts: np.ndarray
+
+
+class BatchPullEach(NamedTuple):
+    """:class:`PullEach` actions of a batch of runs: ``counts`` of shape (R, K)."""
+
     counts: np.ndarray
 
 

@@ -100,6 +100,22 @@ class RewardStreams:
         self.position[rows, arms] = position + 1
         return rewards
 
+    def next_sums(self, rows: np.ndarray, arm: int, counts: np.ndarray) -> np.ndarray:
+        """The sum of the next ``counts[r]`` rewards of ``arm`` in row ``rows[r]`` (rows distinct, counts >= 1).
+
+        A single reward is returned as drawn; a block of several is summed with ``numpy.sum`` over the block
+        in the order drawn, so the value depends only on the row's stream and the count.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        out = np.empty(rows.shape[0])
+        single = counts == 1
+        if single.any():
+            out[single] = self.next(rows[single], np.full(int(single.sum()), arm))
+        for index in np.flatnonzero(~single):
+            out[index] = self.next_block(int(rows[index]), arm, int(counts[index])).sum()
+        return out
+
     def next_block(self, row: int, arm: int, count: int) -> np.ndarray:
         """The next ``count`` rewards of one arm of one row, in order."""
         out = np.empty(count)

@@ -184,6 +184,7 @@ class TrackAndStop:
     name: str = "track-and-stop"
 
     diagnostic_names = ("solver_fallbacks", "solver_calls")
+    uses_glr = False
 
     def __post_init__(self):
         func = "TrackAndStop"

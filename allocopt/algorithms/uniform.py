@@ -30,6 +30,7 @@ class Uniform:
     """
 
     name = "uniform"
+    uses_glr = False
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return 1
