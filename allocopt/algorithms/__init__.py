@@ -23,6 +23,7 @@ from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
 from .dt_ts import DTTS
 from .ocba import OCBA
+from .top_two import T3C, TTEI, TTTS
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
@@ -39,6 +40,9 @@ __all__ = [
     "KKTTS",
     "DTTS",
     "OCBA",
+    "T3C",
+    "TTEI",
+    "TTTS",
     "Pull",
     "PullEach",
     "RuleContext",

@@ -97,6 +97,7 @@ class DTTS:
     solver: str = "kkt-tracking"
     iterations: int = 100
     name = "dt-ts"
+    uses_glr = False
 
     diagnostic_names = ("solver_fallbacks", "solver_calls")
 

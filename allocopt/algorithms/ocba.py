@@ -85,6 +85,7 @@ class OCBA:
     balance: bool = True
     block: int = 10
     initial: int = 10
+    uses_glr = False
 
     def __post_init__(self):
         if not isinstance(self.balance, (bool, np.bool_)):
