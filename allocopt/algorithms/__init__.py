@@ -21,6 +21,7 @@ from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
+from .bts import BTS
 from .dt_ts import DTTS
 from .ocba import OCBA
 from .top_two import T3C, TTEI, TTTS
@@ -38,6 +39,7 @@ __all__ = [
     "HeuristicThreshold",
     "IdentificationResult",
     "KKTTS",
+    "BTS",
     "DTTS",
     "OCBA",
     "T3C",
