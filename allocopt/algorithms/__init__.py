@@ -12,7 +12,12 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
   vectorised over replications, parallel through :func:`allocopt.simulate.monte_carlo`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
-  (:mod:`allocopt.algorithms.protocol`).
+  (:mod:`allocopt.algorithms.protocol`);
+* the other rules of Wang, Yang, You (2022): :class:`DTTS` (``"dt-ts"``), :class:`BTS` (``"bts"``),
+  :class:`OCBA` (OCBAss ``"ocba-balanced"``, OCBASS ``"ocba-unbalanced"``) and the top-two rules for k = 1
+  :class:`TTTS` (``"ttts"``), :class:`T3C` (``"t3c"``), :class:`TTEI` (``"ttei"``);
+* posterior convergence (k = 1): :func:`posterior_error_probability`, :func:`posterior_convergence` and
+  :func:`posterior_error_paths`.
 """
 
 from ._cbmai_common import CBMAIRunResult
@@ -26,6 +31,8 @@ from .dt_ts import DTTS
 from .ocba import OCBA
 from .top_two import T3C, TTEI, TTTS
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
+from .posterior import (PosteriorConvergenceResult, PosteriorPaths, posterior_convergence, posterior_error_paths,
+                        posterior_error_probability)
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
@@ -33,6 +40,11 @@ from .uniform import Uniform
 
 __all__ = [
     "POLICIES",
+    "PosteriorConvergenceResult",
+    "PosteriorPaths",
+    "posterior_convergence",
+    "posterior_error_paths",
+    "posterior_error_probability",
     "BatchPull",
     "BatchPullEach",
     "FixedBudgetResult",
