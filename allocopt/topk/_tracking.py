@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from .._validation import as_float, as_int
-from ..families import ExponentialFamily
+from ..families import ExponentialFamily, Gaussian
 from ._iterative import GapRecorder
 from ._pairs import PairTerms, pair_terms
 from .problem import TopKProblem, sampling_function_top
@@ -88,21 +88,40 @@ class TrackingIterations:
         return PairTerms(terms.cost, terms.grad_top * self.inverse_top, terms.grad_bottom * self.inverse_bottom,
                          terms.point)
 
-    def step(self, terms: PairTerms) -> None:
-        """One iteration from the terms at the current iterates (:meth:`terms`)."""
+    def costs(self) -> np.ndarray:
+        r"""The pair costs at the current iterates, shape (R, k, K-k): for Gaussian arms the closed form
+        :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = \psi/\sigma^2`; 0 when an arm has no
+        allocation), otherwise the top-k layer's kernel."""
+        weights = self.psi / self.dispersion
+        by_row = self.rows[:, None]
+        w_top, w_bottom = weights[by_row, self.top][:, :, None], weights[by_row, self.bottom][:, None, :]
+        if isinstance(self.family, Gaussian):  # B = C for Gaussian arms
+            gap = self.theta_top - self.theta_bottom
+            with np.errstate(divide="ignore"):
+                return 0.5 * (gap * gap) / (1.0 / w_top + 1.0 / w_bottom)
+        return pair_terms(self.family, self.kind, self.theta_top, self.theta_bottom, self.eta_top, self.eta_bottom,
+                          w_top, w_bottom).cost
+
+    def step(self) -> None:
+        """One iteration: the pair of minimal cost (first in row-major order) and the update of the iterates;
+        the sampling function is evaluated at the chosen pairs only."""
         self.t += 1
         t = self.t
-        n_rows = self.rows.shape[0]
-        flat_cost = terms.cost.reshape(n_rows, -1)
-        pair = np.argmin(flat_cost, axis=1)  # the first minimal pair in row-major order
+        rows = self.rows
+        n_rows = rows.shape[0]
+        pair = np.argmin(self.costs().reshape(n_rows, -1), axis=1)  # the first minimal pair in row-major order
         row, column = pair // self.n_columns, pair % self.n_columns
-        i, j = self.top[self.rows, row], self.bottom[self.rows, column]
-        h_top = sampling_function_top(flat_cost[self.rows, pair], terms.grad_top.reshape(n_rows, -1)[self.rows, pair],
-                                      self.psi[self.rows, i], self.psi[self.rows, j])
+        i, j = self.top[rows, row], self.bottom[rows, column]
+        psi_i, psi_j = self.psi[rows, i], self.psi[rows, j]
+        inverse_i, inverse_j = self.inverse_top[rows, row, 0], self.inverse_bottom[rows, 0, column]
+        chosen = pair_terms(self.family, self.kind, self.theta_top[rows, row, 0], self.theta_bottom[rows, 0, column],
+                            self.eta_top[rows, row, 0], self.eta_bottom[rows, 0, column], psi_i * inverse_i,
+                            psi_j * inverse_j)
+        h_top = sampling_function_top(chosen.cost, chosen.grad_top * inverse_i, psi_i, psi_j)
         self.psi *= (t - 1) / t
-        self.psi[self.rows, i] += h_top / t
-        self.psi[self.rows, j] += (1.0 - h_top) / t
-        self.pair_counts[self.rows, row, column] += 1.0
+        self.psi[rows, i] += h_top / t
+        self.psi[rows, j] += (1.0 - h_top) / t
+        self.pair_counts[rows, row, column] += 1.0
 
 
 def kkt_tracking_batch(family: ExponentialFamily, kind: str, theta: np.ndarray, dispersion: np.ndarray,
@@ -129,7 +148,7 @@ def kkt_tracking_batch(family: ExponentialFamily, kind: str, theta: np.ndarray, 
         rows = slice(start, start + block)
         run = TrackingIterations(family, kind, theta[rows], dispersion[rows], top[rows], bottom[rows])
         for _ in range(iterations):
-            run.step(run.terms())
+            run.step()
         psi[rows] = run.psi
     return psi
 
@@ -144,10 +163,9 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
     run = TrackingIterations(problem.family, kind, problem.theta[None, :], problem.dispersion[None, :],
                              problem.top[None, :], problem.bottom[None, :])
     recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
-    terms = run.terms()
     status = "iteration_limit"
     for t in range(1, iterations + 1):
-        run.step(terms)
+        run.step()
         terms = run.terms()
         value, bound = recorder.record(PairTerms(terms.cost[0], terms.grad_top[0], terms.grad_bottom[0],
                                                  terms.point[0]), run.pair_counts[0], float(t))
