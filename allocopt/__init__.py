@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "Bernoulli": "allocopt.families",
     "Poisson": "allocopt.families",
     "Exponential": "allocopt.families",
+    "Gamma": "allocopt.families",
     "get_family": "allocopt.families",
     "FAMILIES": "allocopt.families",
     # top-k layer
@@ -81,7 +82,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - static type checkers see the eager imports
     from .exceptions import (AllocoptError, InvalidArgumentError, InvalidInstanceError, MissingDependencyError,
                              SolverError)
-    from .families import FAMILIES, Bernoulli, Exponential, ExponentialFamily, Gaussian, Poisson, get_family
+    from .families import FAMILIES, Bernoulli, Exponential, ExponentialFamily, Gamma, Gaussian, Poisson, get_family
     from .topk import (TOPK_METHODS, TopKBatchResult, TopKCertificate, TopKProblem, TopKResult, characteristic_time,
                        check_topk, solve_topk, solve_topk_batch)
     from .cbmai import (CBMAI_METHODS, BasisEnumeration, CBMAIHardness, CBMAIProblem, CBMAIResult, cbmai_hardness,

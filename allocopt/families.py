@@ -61,6 +61,7 @@ means 300 decades apart), and :meth:`ExponentialFamily.pair_error_bound` states 
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -75,6 +76,7 @@ __all__ = [
     "Bernoulli",
     "Poisson",
     "Exponential",
+    "Gamma",
     "FAMILIES",
     "get_family",
     "log1pmx",
@@ -895,8 +897,59 @@ class Exponential(ExponentialFamily):
         return rng.exponential(means, size=size)
 
 
+class Gamma(Exponential):
+    r"""Gamma rewards with known shape :math:`\alpha > 0` and mean :math:`x > 0` (scale :math:`x/\alpha`).
+
+    An exponential dispersion model with the exponential family's unit functions and dispersion
+    :math:`\phi = 1/\alpha`: :math:`d(x, y) = \alpha\,(x/y - 1 - \log(x/y))`, :math:`\eta = -\alpha/x`,
+    variance :math:`x^2/\alpha`. Shape 1 is the exponential family. Every pair cost is :math:`\alpha` times the
+    exponential family's at the same means and allocation, so :math:`\Gamma^*` scales by :math:`\alpha` and
+    the optimal allocation is the same.
+
+    Parameters
+    ----------
+    shape : float
+        :math:`\alpha`, finite and > 0.
+
+    Examples
+    --------
+    >>> family = Gamma(shape=3.0)
+    >>> float(family.kl(2.0, 1.0)) == 3.0 * float(Exponential().kl(2.0, 1.0))
+    True
+    >>> float(family.variance(2.0))  # x^2 / alpha
+    1.3333333333333333
+    """
+
+    name = "gamma"
+
+    def __init__(self, shape: float = 1.0):
+        try:
+            value = float(shape)
+        except (TypeError, ValueError):
+            value = math.nan
+        if isinstance(shape, (str, bool)) or not (math.isfinite(value) and value > 0):
+            fail("Gamma", "shape", "a finite number > 0", shape)
+        self._shape = value
+
+    @property
+    def shape(self) -> float:
+        """The shape :math:`\alpha`."""
+        return self._shape
+
+    @property
+    def dispersion(self) -> np.ndarray:
+        """:math:`1/\alpha`."""
+        return np.asarray(1.0 / self._shape)
+
+    def sample(self, means, size, rng):
+        return rng.gamma(self._shape, np.asarray(means, dtype=float) / self._shape, size=size)
+
+    def __repr__(self) -> str:
+        return f"Gamma(shape={self._shape:g})"
+
+
 FAMILIES: dict[str, type[ExponentialFamily]] = {
-    cls.name: cls for cls in (Gaussian, Bernoulli, Poisson, Exponential)
+    cls.name: cls for cls in (Gaussian, Bernoulli, Poisson, Exponential, Gamma)
 }
 
 
@@ -907,7 +960,8 @@ def get_family(family: str | ExponentialFamily, variance: float | ArrayLike | No
     Parameters
     ----------
     family : str or ExponentialFamily
-        One of ``"gaussian"``, ``"bernoulli"``, ``"poisson"``, ``"exponential"``, or a family object.
+        One of ``"gaussian"``, ``"bernoulli"``, ``"poisson"``, ``"exponential"``, or a family object (for
+        example ``Gamma(shape=3)``, whose shape a name cannot carry).
     variance : float or array_like, optional
         Gaussian variance (scalar or one per arm; default 1). Other families have no variance parameter:
         passing a value other than ``None`` or ``1.0`` with them is an error, as is passing one together with a
@@ -926,6 +980,9 @@ def get_family(family: str | ExponentialFamily, variance: float | ArrayLike | No
         fail(func, "family", "one of " + ", ".join(repr(name) for name in FAMILIES) + " or an ExponentialFamily object",
              family)
     cls = FAMILIES[family.lower()]
+    if cls is Gamma:
+        fail(func, "family", "a family whose parameters are known from its name: the gamma family needs its shape, "
+             "pass allocopt.families.Gamma(shape=...)", family)
     if cls is Gaussian:
         return Gaussian(1.0 if variance is None else variance)
     if variance is not None and not (np.ndim(variance) == 0 and np.isfinite(float(variance)) and float(variance) == 1.0):

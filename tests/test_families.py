@@ -16,6 +16,7 @@ from scipy import integrate, optimize, stats
 
 from allocopt import Bernoulli, Exponential, Gaussian, InvalidArgumentError, InvalidInstanceError, Poisson, get_family
 from allocopt.families import FAMILIES, log1pmx
+from allocopt.testing.families import reference_family
 
 mpmath.mp.dps = 50
 
@@ -25,7 +26,9 @@ PAIRS = {
     "bernoulli": [(0.3, 0.7), (0.05, 0.5), (0.999, 0.998), (1e-6, 0.2)],
     "poisson": [(0.5, 3.0), (4.0, 3.9), (10.0, 1.0)],
     "exponential": [(0.5, 3.0), (4.0, 3.9), (10.0, 1.0)],
+    "gamma": [(0.5, 3.0), (4.0, 3.9), (10.0, 1.0)],
 }
+GAMMA_SHAPE = 3.0  # the shape of reference_family("gamma")
 
 
 def _kl_by_expectation(name: str, x: float, y: float) -> float:
@@ -41,6 +44,12 @@ def _kl_by_expectation(name: str, x: float, y: float) -> float:
         support = np.arange(0, 200)
         weights = stats.poisson.pmf(support, x)
         return float(np.sum(weights * (stats.poisson.logpmf(support, x) - stats.poisson.logpmf(support, y))))
+    if name == "gamma":
+        a = GAMMA_SHAPE
+        value, _ = integrate.quad(lambda z: stats.gamma.pdf(z, a, scale=x / a)
+                                  * (stats.gamma.logpdf(z, a, scale=x / a) - stats.gamma.logpdf(z, a, scale=y / a)),
+                                  0, np.inf)
+        return value
     value, _ = integrate.quad(lambda z: stats.expon.pdf(z, scale=x)
                               * (stats.expon.logpdf(z, scale=x) - stats.expon.logpdf(z, scale=y)), 0, np.inf)
     return value
@@ -48,7 +57,7 @@ def _kl_by_expectation(name: str, x: float, y: float) -> float:
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_kl_matches_expectation_definition(name):
-    family = get_family(name)
+    family = reference_family(name)
     for x, y in PAIRS[name]:
         assert family.kl(x, y) == pytest.approx(_kl_by_expectation(name, x, y), rel=1e-8, abs=1e-12)
 
@@ -56,7 +65,7 @@ def test_kl_matches_expectation_definition(name):
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_kl_is_bregman_divergence_of_conjugate(name):
     # d(x, y) = A*(x) - A*(y) - (A*)'(y)(x - y) with (A*)' = eta (spec/topk.md)
-    family = get_family(name)
+    family = reference_family(name)
     for x, y in PAIRS[name]:
         bregman = family.conjugate(x) - family.conjugate(y) - family.natural(y) * (x - y)
         assert family.kl(x, y) == pytest.approx(bregman, rel=1e-9, abs=1e-12)
@@ -64,12 +73,12 @@ def test_kl_is_bregman_divergence_of_conjugate(name):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_conjugate_is_fenchel_transform_and_mean_inverts_natural(name):
-    family = get_family(name)
+    family = reference_family(name)
     for x, _ in PAIRS[name]:
         eta = float(family.natural(x))
         assert float(family.mean(eta)) == pytest.approx(x, rel=1e-12, abs=1e-15)
         # A*(x) = sup_eta [eta x - A(eta)], attained at eta(x); exponential natural parameters are negative
-        bounds = (10 * eta, 0.1 * eta) if name == "exponential" else (eta - 5.0, eta + 5.0)
+        bounds = (10 * eta, 0.1 * eta) if name in ("exponential", "gamma") else (eta - 5.0, eta + 5.0)
         result = optimize.minimize_scalar(lambda e: float(family.log_partition(e)) - e * x, bounds=bounds,
                                           method="bounded", options={"xatol": 1e-10})
         assert -result.fun == pytest.approx(float(family.conjugate(x)), rel=1e-7, abs=1e-9)
@@ -77,7 +86,7 @@ def test_conjugate_is_fenchel_transform_and_mean_inverts_natural(name):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_variance_function_is_second_derivative_of_log_partition(name):
-    family = get_family(name)
+    family = reference_family(name)
     for x, _ in PAIRS[name]:
         eta, step = float(family.natural(x)), 1e-4 * max(1.0, abs(float(family.natural(x))))
         second = (family.log_partition(eta + step) - 2 * family.log_partition(eta) + family.log_partition(eta - step)) / step**2
@@ -92,7 +101,8 @@ def _mp_kl(name: str, x: float, y: float) -> float:
         return float(x * mpmath.log(x / y) + (1 - x) * mpmath.log((1 - x) / (1 - y)))
     if name == "poisson":
         return float(y - x + x * mpmath.log(x / y))
-    return float(x / y - 1 - mpmath.log(x / y))
+    scale = GAMMA_SHAPE if name == "gamma" else 1  # gamma: alpha (x/y - 1 - log(x/y))
+    return float(scale * (x / y - 1 - mpmath.log(x / y)))
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
@@ -100,9 +110,9 @@ def _mp_kl(name: str, x: float, y: float) -> float:
 def test_kl_keeps_relative_precision_for_nearly_equal_means(name, relative_gap):
     # The textbook formulas lose ~|log(gap)| digits to cancellation; allocopt's must stay within 1e-12 of the
     # 50-digit value (near-ties of 1e-6 at the top-k boundary are part of the requirements).
-    family = get_family(name)
+    family = reference_family(name)
     for base in {"gaussian": [0.3, -2.0], "bernoulli": [0.3, 1e-6, 1 - 1e-6], "poisson": [0.2, 7.0],
-                 "exponential": [0.2, 7.0]}[name]:
+                 "exponential": [0.2, 7.0], "gamma": [0.2, 7.0]}[name]:
         other = base * (1 + relative_gap) if base < 0.5 or name != "bernoulli" else base * (1 - relative_gap)
         expected = _mp_kl(name, base, other)
         assert float(family.kl(base, other)) == pytest.approx(expected, rel=1e-12)
@@ -137,9 +147,12 @@ def test_gaussian_per_arm_variances_divide_the_unit_divergence():
 
 
 def test_sampling_has_the_family_mean(rng):
-    for name, mean in (("gaussian", 0.3), ("bernoulli", 0.3), ("poisson", 2.0), ("exponential", 2.0)):
-        draws = get_family(name).sample(mean, 200_000, rng)
-        assert draws.mean() == pytest.approx(mean, abs=5 * math.sqrt(float(get_family(name).variance(mean)) / 200_000))
+    for name, mean in (("gaussian", 0.3), ("bernoulli", 0.3), ("poisson", 2.0), ("exponential", 2.0), ("gamma", 2.0)):
+        family = reference_family(name)
+        draws = family.sample(mean, 200_000, rng)
+        assert draws.mean() == pytest.approx(mean, abs=5 * math.sqrt(float(family.variance(mean)) / 200_000))
+        # and the family's variance function: x^2/alpha for gamma (scipy's gamma(a, scale=x/a) has variance x^2/a)
+        assert draws.var() == pytest.approx(float(family.variance(mean)), rel=0.05)
 
 
 @pytest.mark.parametrize("name,bad", [("bernoulli", [0.2, 1.0]), ("bernoulli", [0.0, 0.5]), ("poisson", [1.0, -1.0]),
@@ -166,7 +179,7 @@ def test_get_family_errors_list_the_valid_names_and_reject_misplaced_variance():
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_divergence_partial_derivatives_match_finite_differences(name):
     # d/dy d(x, y) = (y - x) / V(y) and d/dx d(x, y) = eta(x) - eta(y) (spec/topk.md, gradients)
-    family = get_family(name, variance=0.5) if name == "gaussian" else get_family(name)
+    family = get_family(name, variance=0.5) if name == "gaussian" else reference_family(name)
     for x, y in PAIRS[name]:
         step = 1e-6 * max(1.0, abs(y))
         numeric_second = (family.kl(x, y + step) - family.kl(x, y - step)) / (2 * step)
@@ -191,14 +204,42 @@ def test_gaussian_keeps_its_variance_and_effective_weights_divide_by_it():
     ("bernoulli", [1e-15, 1e-9, 0.3, 0.5, 1 - 1e-9, 1 - 1e-15]),
     ("poisson", [1e-150, 1e-3, 1.0, 3.0, 1e100, 1e150]),
     ("exponential", [1e-150, 1e-3, 1.0, 3.0, 1e100, 1e150]),
+    ("gamma", [1e-150, 1e-3, 1.0, 3.0, 1e100, 1e150]),
 ])
 def test_kl_keeps_relative_precision_over_the_whole_domain(name, points):
     # far-apart arguments (a Bernoulli complement of 1e-15 against 0.5, Poisson means 300 decades apart): the
     # grouping x log1pmx(r) + (x - y)^2 / y cancels catastrophically there; 120-digit mpmath reference
-    family = get_family(name)
+    family = reference_family(name)
     with mpmath.workdps(120):
         for x in points:
             for y in points:
                 expected = _mp_kl(name, x, y) if x != y else 0.0
                 value = float(family.kl(x, y))
                 assert abs(value - expected) <= 1e-14 * abs(expected), (x, y, value, expected)
+
+
+def test_gamma_is_the_exponential_family_with_dispersion_one_over_the_shape():
+    from allocopt.families import Gamma
+
+    # d(x, y) = alpha (x/y - 1 - log(x/y)) (mean parametrisation of Gamma with known shape alpha)
+    for shape in (0.5, 3.0, 40.0):
+        family = Gamma(shape=shape)
+        x, y = 2.5, 0.7
+        assert float(family.kl(x, y)) == pytest.approx(shape * (x / y - 1 - math.log(x / y)), rel=1e-14)
+        assert float(family.natural(x)) == pytest.approx(-shape / x, rel=1e-15)
+        assert float(family.variance(x)) == pytest.approx(x * x / shape, rel=1e-15)
+    assert Gamma(shape=3.0) == Gamma(shape=3.0) and Gamma(shape=3.0) != Gamma(shape=2.0)
+    assert Gamma(shape=1.0) != Exponential()  # equal divergences, but distinct families by name
+
+
+@pytest.mark.parametrize("shape", [0.0, -1.0, float("inf"), float("nan"), "three"])
+def test_gamma_shape_must_be_finite_and_positive(shape):
+    from allocopt.families import Gamma
+
+    with pytest.raises(InvalidArgumentError, match="'shape' parameter of Gamma must be a finite number > 0"):
+        Gamma(shape=shape)
+
+
+def test_a_gamma_name_alone_is_refused_with_the_object_to_use():
+    with pytest.raises(InvalidArgumentError, match=r"Gamma\(shape=\.\.\.\)"):
+        get_family("gamma")

@@ -105,6 +105,16 @@ def _fixed_budget_result():
     return dataclasses.replace(result, time=np.inf)
 
 
+def _policy_comparison():
+    from allocopt.algorithms import compare_policies
+
+    comparison = compare_policies(TopKProblem([1.0, 0.5, 0.0], 1, variance=0.25), ["uniform", "kkt-ts"], delta=0.1,
+                                  n_runs=2, rng=0)
+    results = dict(comparison.results)
+    results["uniform"] = dataclasses.replace(results["uniform"], characteristic_time=np.inf)
+    return dataclasses.replace(comparison, time=np.nan, results=results)
+
+
 def _topk_batch_result():
     # the second row has a tie at the top-1 boundary: invalid, reported with NaN entries, not raised
     batch = allocopt.solve_topk_batch([[1.0, 0.5, 0.0], [1.0, 1.0, 0.0]], 1, variance=0.25)
@@ -134,6 +144,7 @@ BUILDERS = {
     "PosteriorPaths": _posterior_paths,
     "IdentificationResult": _identification_result,
     "FixedBudgetResult": _fixed_budget_result,
+    "PolicyComparison": _policy_comparison,
     "TopKBatchResult": _topk_batch_result,
     "TopKResult": _topk_result,
     "TopKCertificate": _topk_certificate,

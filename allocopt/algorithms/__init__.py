@@ -10,6 +10,8 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
 
 * :func:`identify`, :func:`identify_fixed_budget` - the runners (Chernoff stopping, common random numbers,
   vectorised over replications, parallel through :func:`allocopt.simulate.monte_carlo`);
+* :func:`compare_policies` - several rules on one instance, paired by common random numbers (figures in
+  :mod:`allocopt.algorithms.plotting`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
   (:mod:`allocopt.algorithms.protocol`);
@@ -25,6 +27,7 @@ from .cbmai_error_rate import CBMAI_ALGORITHMS, ErrorRate, cbmai_error_rate
 from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
+from .compare import PairedDifference, PolicyComparison, compare_policies
 from .kkt_ts import KKTTS
 from .bts import BTS
 from .dt_ts import DTTS
@@ -67,6 +70,9 @@ __all__ = [
     "Uniform",
     "glr_statistic",
     "identify",
+    "compare_policies",
+    "PolicyComparison",
+    "PairedDifference",
     "identify_fixed_budget",
     "register_policy",
     "CBMAI_ALGORITHMS",

@@ -9,7 +9,8 @@ r"""Common random numbers: one reward stream per (replication, arm) and one poli
 Rewards are drawn in blocks. Numpy's generators produce the same sequence whether the draws are made one at
 a time or in blocks of any size (each draw consumes the bit generator sequentially), so the block size changes
 speed, never values. Rewards are built from standard draws: gaussian ``theta + sigma * standard_normal``,
-bernoulli ``random < theta``, poisson ``poisson(theta)``, exponential ``theta * standard_exponential``.
+bernoulli ``random < theta``, poisson ``poisson(theta)``, exponential ``theta * standard_exponential``, gamma
+of shape alpha ``(theta / alpha) * standard_gamma(alpha)``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def draw_rewards(family: ExponentialFamily, mean: float, dispersion: float, size
         return generator.poisson(mean, size).astype(float)
     if name == "exponential":
         return mean * generator.standard_exponential(size)
+    if name == "gamma":  # shape alpha = 1/dispersion, scale mean/alpha
+        return (mean * dispersion) * generator.standard_gamma(1.0 / dispersion, size)
     raise NotImplementedError(f"no reward sampler for the {name} family")
 
 

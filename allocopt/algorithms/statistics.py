@@ -12,6 +12,9 @@ Posteriors (Wang, Yang, You 2022, Algorithm 2; independent conjugate priors, one
     poisson         Gamma(1, 0) on the mean (flat)   :math:`\mathrm{Gamma}(\text{shape } 1 + S_a,\ \text{rate } N_a)`
     exponential     Gamma(1, 0) on the rate (flat)   rate :math:`\lambda_a \sim \mathrm{Gamma}(1 + N_a,\ S_a)`,
                                                      mean :math:`1/\lambda_a`
+    gamma (shape    Gamma(1, 0) on the rate (flat)   rate :math:`\beta_a \sim \mathrm{Gamma}(1 + \alpha N_a,\ S_a)`,
+    :math:`\alpha`)                                   mean :math:`\alpha/\beta_a` (the exponential row at
+                                                     :math:`\alpha = 1`)
     ==============  ===============================  =====================================================
 
     The flat priors are proper after one pull of every arm, which the engine makes before any sampling rule
@@ -94,7 +97,7 @@ def domain_clip(family: ExponentialFamily, values: np.ndarray) -> np.ndarray:
 def posterior_parameters(family: ExponentialFamily, dispersion: np.ndarray, counts: np.ndarray,
                          sums: np.ndarray) -> dict[str, np.ndarray]:
     """The posterior's parameters (see the module table): ``loc``/``scale`` (gaussian), ``a``/``b``
-    (bernoulli), ``shape``/``rate`` (poisson: of the mean; exponential: of the rate)."""
+    (bernoulli), ``shape``/``rate`` (poisson: of the mean; exponential and gamma: of the rate)."""
     name = family.name
     if name == "gaussian":
         return {"loc": sums / counts, "scale": np.sqrt(dispersion / counts)}
@@ -102,8 +105,10 @@ def posterior_parameters(family: ExponentialFamily, dispersion: np.ndarray, coun
         return {"a": 1.0 + sums, "b": 1.0 + counts - sums}
     if name == "poisson":
         return {"shape": 1.0 + sums, "rate": counts.astype(float)}
-    if name == "exponential":
-        return {"shape": 1.0 + counts, "rate": sums}
+    if name in ("exponential", "gamma"):
+        # rewards Gamma(alpha, rate beta) with alpha = 1/dispersion (1 for exponential arms): the likelihood of
+        # the rate is beta^(alpha N) exp(-beta S)
+        return {"shape": 1.0 + counts / dispersion, "rate": sums}
     raise NotImplementedError(f"no posterior sampler for the {name} family")
 
 
@@ -144,5 +149,5 @@ def posterior_sample(family: ExponentialFamily, dispersion: np.ndarray, counts: 
     else:
         rate = special.gammaincinv(parameters["shape"], uniforms)
         with np.errstate(divide="ignore"):
-            sample = parameters["rate"] / rate
+            sample = parameters["rate"] / (dispersion * rate)  # alpha / beta with beta = rate / S
     return domain_clip(family, sample)

@@ -9,6 +9,7 @@ import sys
 from typing import Any, NamedTuple
 
 from .._json import dumps
+from .._validation import fail
 
 __all__ = ["ExitStatus", "Example", "float_list", "float_rows", "is_number_list", "print_json",
            "add_instance_arguments", "instance_problem"]
@@ -128,7 +129,8 @@ def print_json(payload: Any) -> None:
 
 
 def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options that describe a top-k instance: ``--theta``, ``--k``, ``--family`` and ``--variance``."""
+    """The options that describe a top-k instance: ``--theta``, ``--k``, ``--family``, ``--variance`` and
+    ``--shape``."""
     from ..families import FAMILIES
 
     parser.add_argument("--theta", type=float_list, required=True, help="comma-separated arm means")
@@ -136,6 +138,25 @@ def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
     parser.add_argument("--variance", type=float_list, default=[1.0],
                         help="gaussian variance: one value or one per arm (default 1)")
+    add_shape_argument(parser)
+
+
+def add_shape_argument(parser: argparse.ArgumentParser) -> None:
+    """``--shape``: the gamma family's known shape."""
+    parser.add_argument("--shape", type=float, default=None, help="gamma shape alpha > 0 (required with --family gamma)")
+
+
+def family_argument(args: argparse.Namespace) -> Any:
+    """The family of ``--family`` (a name) with ``--shape`` (a :class:`~allocopt.families.Gamma` object)."""
+    from ..families import Gamma
+
+    if args.family == "gamma":
+        if args.shape is None:
+            fail("allocopt", "--shape", "the gamma shape alpha > 0, required with --family gamma", None)
+        return Gamma(args.shape)
+    if args.shape is not None:
+        fail("allocopt", "--shape", "left out unless --family gamma", args.shape)
+    return args.family
 
 
 def instance_problem(args: argparse.Namespace) -> Any:
@@ -150,4 +171,4 @@ def instance_problem(args: argparse.Namespace) -> Any:
     variance = values[0] if len(values) == 1 else values
     if args.family != "gaussian" and values == [1.0]:
         variance = None
-    return TopKProblem(args.theta, args.k, family=args.family, variance=variance)
+    return TopKProblem(args.theta, args.k, family=family_argument(args), variance=variance)

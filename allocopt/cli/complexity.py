@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Example, ExitStatus, float_list, print_json
+from ._common import Example, ExitStatus, add_shape_argument, family_argument, float_list, print_json
 
 __all__ = ["register", "exit_status", "EXAMPLES"]
 
@@ -14,6 +14,8 @@ EXAMPLES = (
             "ties within the top set: the infinite spread constant is written \"Infinity\""),
     Example(("--theta", "-0.5,0.4,0.3", "--k", "1", "--json"), ExitStatus.SUCCESS,
             "a first mean with a minus sign is a value, not an option"),
+    Example(("--theta", "2,1.5,1,0.5", "--k", "2", "--family", "gamma", "--shape", "3", "--json"), ExitStatus.SUCCESS,
+            "gamma arms of known shape 3"),
     Example(("--theta", "0.5,0.9", "--k", "3"), ExitStatus.BAD_INPUT, "k must be in 1..K-1"),
     Example(("--theta", "0.5,0.9,", "--k", "1", "--json"), ExitStatus.BAD_INPUT, "a trailing comma is refused"),
     Example(("--theta", "0.5,0.9,0.1", "--k", "1", "--p", "0.5,,1"), ExitStatus.BAD_INPUT,
@@ -34,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "H(0, eps) of Chen, Chen, Zhang, Zhou (2017), "
                     "and the optimal allocations of the top-k layer: Gamma*, T* = 1/Gamma*, the lower bound "
                     "T* kl(delta, 1-delta) and the fixed-budget exponent Gamma_B*, with certified gaps. (The CBMAI "
-                    "gaps need a CBMAI instance: use complexity.report(..., extra={'cbmai': ...}) in Python.) "
+                    "gaps need a CBMAI instance: use complexity.report(..., cbmai=...) in Python.) "
                     "See docs/complexity.md.",
     )
     parser.add_argument("--theta", type=float_list, required=True, metavar="MEANS",
@@ -43,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
     parser.add_argument("--variance", type=float_list, default=None, metavar="V",
                         help="gaussian variance: one value, or one per arm comma-separated")
+    add_shape_argument(parser)
     parser.add_argument("--delta", type=float, default=0.01, help="target error probability (default 0.01)")
     parser.add_argument("--eps", type=float, default=0.01, help="tolerance on the aggregate regret (default 0.01)")
     parser.add_argument("--p", type=float_list, default=list(NSAR_EXPERIMENT_EXPONENTS), metavar="P",
@@ -72,7 +75,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     variance = args.variance
     if variance is not None and len(variance) == 1:
         variance = variance[0]
-    result = report(args.theta, args.k, args.family, variance=variance, delta=args.delta, eps=args.eps, p=args.p)
+    result = report(args.theta, args.k, family_argument(args), variance=variance, delta=args.delta, eps=args.eps, p=args.p)
     if args.json:
         print_json(result.to_dict())
     else:

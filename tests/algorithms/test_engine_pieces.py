@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from allocopt.testing.families import reference_family
 from allocopt import TopKProblem
 from allocopt.algorithms import KKTTS, RuleContext, RunView, TrackAndStop
 from allocopt.algorithms._pair_kernels import pair_cost_grid, pull_probability, sort_arms
@@ -27,11 +28,12 @@ FAMILY_CASES = [
     ("bernoulli", np.array([0.9, 0.7, 0.55, 0.4, 0.3, 0.1]), None),
     ("poisson", np.array([4.0, 3.0, 2.5, 1.0, 0.6, 0.2]), None),
     ("exponential", np.array([4.0, 3.0, 2.5, 1.0, 0.6, 0.2]), None),
+    ("gamma", np.array([4.0, 3.0, 2.5, 1.0, 0.6, 0.2]), None),
 ]
 
 
 def _family(name, variance):
-    return get_family(name, variance=variance)
+    return reference_family(name) if name == "gamma" else get_family(name, variance=variance)
 
 
 def _view(counts, sums, family, dispersion, k):
@@ -89,7 +91,8 @@ def test_posterior_samples_have_the_conjugate_posterior_moments(name, theta, var
     dispersion = family.arm_dispersion(theta.size, "test")
     counts = np.array([1, 3, 10, 40, 7, 2])
     sums = {"gaussian": theta * counts, "bernoulli": np.array([1, 2, 6, 15, 2, 0], float),
-            "poisson": np.array([3, 10, 25, 41, 4, 0], float), "exponential": np.array([2.0, 8.0, 24.0, 41.0, 5.0, 0.3])}[name]
+            "poisson": np.array([3, 10, 25, 41, 4, 0], float), "exponential": np.array([2.0, 8.0, 24.0, 41.0, 5.0, 0.3]),
+            "gamma": np.array([2.0, 8.0, 24.0, 41.0, 5.0, 0.3])}[name]
     n = 50_000
     uniforms = (np.random.default_rng(5).random((n, theta.size)) + 2.0**-54)
     samples = posterior_sample(family, dispersion, np.broadcast_to(counts, (n, theta.size)),
@@ -100,8 +103,11 @@ def test_posterior_samples_have_the_conjugate_posterior_moments(name, theta, var
         reference = [stats.beta(1 + sums[a], 1 + counts[a] - sums[a]) for a in range(theta.size)]
     elif name == "poisson":  # Gamma(shape 1 + sum, rate N)
         reference = [stats.gamma(1 + sums[a], scale=1 / counts[a]) for a in range(theta.size)]
-    else:  # rate ~ Gamma(1 + N, rate = sum), mean = 1/rate ~ inverse gamma
+    elif name == "exponential":  # rate ~ Gamma(1 + N, rate = sum), mean = 1/rate ~ inverse gamma
         reference = [stats.invgamma(1 + counts[a], scale=sums[a]) for a in range(theta.size)]
+    else:  # gamma of shape alpha: rate beta ~ Gamma(1 + alpha N, rate = sum), mean alpha/beta ~ inverse gamma
+        alpha = family.shape
+        reference = [stats.invgamma(1 + alpha * counts[a], scale=alpha * sums[a]) for a in range(theta.size)]
     for arm, distribution in enumerate(reference):
         mean, variance_ = distribution.mean(), distribution.var()
         if not np.isfinite(variance_):  # inverse gamma with shape <= 2: compare medians instead
@@ -140,8 +146,10 @@ def test_kkt_ts_picks_the_minimal_pair_and_its_pull_probability(name, theta, var
             sample = stats.beta.ppf(u, 1 + sums, 1 + counts - sums)
         elif name == "poisson":
             sample = stats.gamma.ppf(u, 1 + sums, scale=1 / counts)
-        else:
+        elif name == "exponential":
             sample = sums / stats.gamma.ppf(u, 1 + counts)
+        else:  # gamma of shape alpha: mean alpha / beta, beta ~ Gamma(1 + alpha N, rate = sum)
+            sample = family.shape * sums / stats.gamma.ppf(u, 1 + family.shape * counts)
         problem = TopKProblem(sample, k, family=family)
         psi = counts / counts.sum()
         costs = problem.costs(psi, kind=kind)

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from allocopt import TopKProblem
+from allocopt.testing.families import reference_family
 from allocopt.algorithms import (POLICIES, KKTTS, Pull, RuleContext, TrackAndStop, Uniform, identify,
                                  identify_fixed_budget)
 from allocopt.exceptions import InvalidArgumentError
@@ -23,6 +24,7 @@ FAMILY_PROBLEMS = {
     "bernoulli": TopKProblem([0.8, 0.7, 0.4, 0.3, 0.2], k=2, family="bernoulli"),
     "poisson": TopKProblem([3.0, 2.5, 1.0, 0.8, 0.3], k=2, family="poisson"),
     "exponential": TopKProblem([3.0, 2.5, 1.0, 0.8, 0.3], k=2, family="exponential"),
+    "gamma": TopKProblem([3.0, 2.5, 1.0, 0.8, 0.3], k=2, family=reference_family("gamma")),
 }
 
 

@@ -151,10 +151,10 @@ def test_cbmai_group_present_iff_an_instance_is_passed():
     without = complexity.report(EXAMPLE_1, 2, variance=0.25)
     assert not cbmai_values(without)
     reason = {item.group: item.reason for item in without.omitted}[GROUP_CBMAI]
-    assert "extra={'cbmai'" in reason
+    assert "report(..., cbmai=" in reason
 
     problem = cbmai_small()
-    result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": problem})
+    result = complexity.report(EXAMPLE_1, 2, variance=0.25, cbmai=problem)
     assert GROUP_CBMAI in result.groups() and GROUP_CBMAI not in {item.group for item in result.omitted}
     # the paper's noise levels (Tang, Jain, Nayyar, Nuzzo 2024, Section 5: sigma_r = 1, sigma_c = 0.5) are the
     # defaults
@@ -167,9 +167,9 @@ def test_cbmai_group_present_iff_an_instance_is_passed():
     assert result["gamma_star"] == without["gamma_star"]
 
 
-def test_cbmai_noise_levels_come_from_extra():
+def test_cbmai_noise_levels_are_passed_on():
     problem = cbmai_small()
-    result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": problem, "sigma_r": 2.0, "sigma_c": 1.0})
+    result = complexity.report(EXAMPLE_1, 2, variance=0.25, cbmai=problem, sigma_r=2.0, sigma_c=1.0)
     assert_equals_hardness(result, allocopt.cbmai_hardness(problem, sigma_r=2.0, sigma_c=1.0))
     # Delta_0^2 only moves costs, weighted by sigma_c^-2: 0.5^2 / 1^2 (see the previous test)
     assert result["cbmai.infeasibility_gap"] == pytest.approx(0.25, rel=1e-12)
@@ -178,28 +178,32 @@ def test_cbmai_noise_levels_come_from_extra():
 def test_cbmai_instance_outside_assumption_1_is_omitted_with_the_reason():
     # tests/cbmai/test_cbmai_hardness.py: arm 0 alone has cost 1.0 = cbar, so its slack is 0 (degenerate optimum)
     degenerate = allocopt.CBMAIProblem([1.0, 0.3], [[1.0, 0.5]], [1.0])
-    result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": degenerate})
+    result = complexity.report(EXAMPLE_1, 2, variance=0.25, cbmai=degenerate)
     reason = {item.group: item.reason for item in result.omitted}[GROUP_CBMAI]
-    assert "extra['cbmai']" in reason and "Assumption 1" in reason and "degenerate optimum" in reason
+    assert "the CBMAI instance" in reason and "Assumption 1" in reason and "degenerate optimum" in reason
     assert not cbmai_values(result)
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ({"cbmai": [[1.0, 0.6], [0.5, 0.2]]}, r"\"extra\['cbmai'\]\" parameter of report must be an allocopt.CBMAIProblem"),
-    ({"cbmai": CBMAI_SMALL}, r"\"extra\['cbmai'\]\" parameter of report must be an allocopt.CBMAIProblem"),
-    ({"cbmai": None, "sigma_c": 0.5}, r"\"extra\['cbmai'\]\" parameter of report"),
-    ({"cbmai": "later", "sigma_r": 1.0}, r"\"extra\['cbmai'\]\" parameter of report"),
+@pytest.mark.parametrize(("cbmai", "message"), [
+    ([[1.0, 0.6], [0.5, 0.2]], r"'cbmai' parameter of report must be an allocopt.CBMAIProblem or None"),
+    (CBMAI_SMALL, r"'cbmai' parameter of report must be an allocopt.CBMAIProblem or None"),
+    ("later", r"'cbmai' parameter of report"),
 ])
-def test_cbmai_bad_instance(extra, message):
+def test_cbmai_bad_instance(cbmai, message):
     with pytest.raises(InvalidArgumentError, match=message):
-        complexity.report(EXAMPLE_1, 2, extra=extra)
+        complexity.report(EXAMPLE_1, 2, cbmai=cbmai)
+
+
+def test_cbmai_inputs_under_extra_are_refused_with_the_keyword_to_use():
+    with pytest.raises(InvalidArgumentError, match=r"'extra' parameter of report .*cbmai=\.\.\., sigma_r="):
+        complexity.report(EXAMPLE_1, 2, extra={"cbmai": cbmai_small()})
 
 
 @pytest.mark.parametrize(("name", "value"), [("sigma_r", 0.0), ("sigma_c", -0.5), ("sigma_c", float("inf"))])
 def test_cbmai_bad_noise_level(name, value):
     with pytest.raises(InvalidArgumentError,
-                       match=rf"\"extra\['{name}'\]\" parameter of report must be a finite number > 0"):
-        complexity.report(EXAMPLE_1, 2, extra={"cbmai": cbmai_small(), name: value})
+                       match=rf"'{name}' parameter of report must be a finite number > 0"):
+        complexity.report(EXAMPLE_1, 2, cbmai=cbmai_small(), **{name: value})
 
 
 @pytest.mark.slow
@@ -208,7 +212,7 @@ def test_cbmai_gaps_of_the_paper_instance_d1p():
     # cbmai_hardness):
     # Delta_0^2 = 4.000e-02, Delta_(L+2)^2 = 8.000e-04, (13) = 4.000e-04, (14) = 1.667e-05, (15) = 2.138e-05.
     problem = allocopt.CBMAIProblem.from_reference("cbmai-d1p")
-    result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": problem})
+    result = complexity.report(EXAMPLE_1, 2, variance=0.25, cbmai=problem)
     assert result["cbmai.infeasibility_gap"] == pytest.approx(4.000e-02, rel=5e-4)
     assert result["cbmai.sorted_gaps"][3] == pytest.approx(8.000e-04, rel=5e-4)
     assert result["cbmai.consistent_exponent"] == pytest.approx(4.000e-04, rel=5e-4)
@@ -245,7 +249,7 @@ def test_cli_json_carries_the_allocations(capsys):
 
 
 def test_matrix_values_render_on_one_table_line():
-    result = complexity.report(EXAMPLE_1, 2, variance=0.25, extra={"cbmai": cbmai_small()})
+    result = complexity.report(EXAMPLE_1, 2, variance=0.25, cbmai=cbmai_small())
     line = next(text for text in result.to_table().splitlines() if text.lstrip().startswith("bases J"))
     # the 10 bases of K + L = 5 columns, summarised by numpy (edge items 3) on the row of their symbol
     assert "[[0, 1], [0, 2], [0, 3], ..., [2, 3], [2, 4], [3, 4]]" in line
@@ -259,7 +263,7 @@ def test_every_source_cites_a_paper_by_authors_year_and_number():
               "Jiang et al. 2017")
     pattern = re.compile(rf"({'|'.join(map(re.escape, papers))}), "
                          r"(eq\. \(\d+\)|Sec\. \d|Table I|Thm \d|Prop\. \d|Lemma \d|Def\. \d|Assumption \d)")
-    result = complexity.report(EXAMPLE_1, 1, variance=0.25, extra={"cbmai": cbmai_small()})
+    result = complexity.report(EXAMPLE_1, 1, variance=0.25, cbmai=cbmai_small())
     assert not result.omitted  # every default group applies (k = 1 includes Table I), so every source is checked
     assert len(result.groups()) == len(complexity.DEFAULT_PROVIDERS)
     for item in result.measures:

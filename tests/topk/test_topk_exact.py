@@ -12,6 +12,7 @@ import pytest
 
 from allocopt import InvalidArgumentError, TopKProblem, check_topk, solve_topk
 from allocopt.families import FAMILIES
+from allocopt.testing.families import reference_family
 
 from topk_instances import SUITE, make
 
@@ -116,6 +117,8 @@ def _random_instance(rng: np.random.Generator, family: str) -> TopKProblem:
         if family == "gaussian":
             variance = rng.uniform(0.2, 2.0, n_arms) if rng.random() < 0.3 else float(rng.uniform(0.1, 2.0))
         try:
+            if family != "gaussian":
+                return TopKProblem(theta, k, family=reference_family(family))
             return TopKProblem(theta, k, family=family, variance=variance)
         except InvalidArgumentError:
             continue

@@ -7,7 +7,7 @@ import pytest
 from scipy import optimize
 
 from allocopt import InvalidArgumentError, InvalidInstanceError, TopKProblem
-from allocopt.families import FAMILIES
+from allocopt.families import FAMILIES, Gamma
 
 INSTANCES = {
     "gaussian": dict(theta=[1.0, 0.7, 0.45, 0.3, 0.1, -0.2], k=2, family="gaussian", variance=0.25),
@@ -16,6 +16,7 @@ INSTANCES = {
     "bernoulli": dict(theta=[0.9, 0.7, 0.55, 0.4, 0.3, 0.1], k=2, family="bernoulli"),
     "poisson": dict(theta=[5.0, 3.5, 2.8, 2.0, 1.5, 0.5], k=3, family="poisson"),
     "exponential": dict(theta=[5.0, 3.5, 2.8, 2.0, 1.5, 0.5], k=2, family="exponential"),
+    "gamma": dict(theta=[5.0, 3.5, 2.8, 2.0, 1.5, 0.5], k=2, family=Gamma(shape=2.5)),
 }
 
 
@@ -168,7 +169,7 @@ def test_cost_arguments_are_validated():
 
 
 def test_families_cover_the_registry():
-    assert {spec["family"] for spec in INSTANCES.values()} == set(FAMILIES)
+    assert {getattr(spec["family"], "name", spec["family"]) for spec in INSTANCES.values()} == set(FAMILIES)
 
 
 def _mp_cost(family: str, kind: str, theta_i, theta_j, w_i, w_j):
