@@ -130,7 +130,26 @@ def _topk_batch_result():
     return dataclasses.replace(batch, upper_bound=np.array([np.inf, np.nan]))
 
 
+def _posterior_convergence_result():
+    # a sample cap below the first crossing of 0.999: that level is never reached and its summary row is NaN
+    from allocopt.algorithms import posterior_convergence
+
+    result = posterior_convergence(TopKProblem([1.0, 0.5, 0.0], 1, variance=0.25), "uniform", (0.9, 0.999),
+                                   n_runs=2, rng=0, max_samples=4)
+    return dataclasses.replace(result, time=np.inf)
+
+
+def _posterior_paths():
+    # the error probability underflows to 0 only far beyond this horizon; the Gamma* field carries the infinity
+    from allocopt.algorithms import posterior_error_paths
+
+    paths = posterior_error_paths(TopKProblem([1.0, 0.5, 0.0], 1, variance=0.25), "uniform", 6, n_paths=1, rng=0)
+    return dataclasses.replace(paths, gamma_star=np.inf)
+
+
 BUILDERS = {
+    "PosteriorConvergenceResult": _posterior_convergence_result,
+    "PosteriorPaths": _posterior_paths,
     "IdentificationResult": _identification_result,
     "FixedBudgetResult": _fixed_budget_result,
     "PolicyComparison": _policy_comparison,
@@ -147,7 +166,8 @@ BUILDERS = {
 }
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate", "ComplexityReport",
-                  "IdentificationResult", "FixedBudgetResult", "PACResult", "TopKResult", "TopKCertificate"}
+                  "IdentificationResult", "FixedBudgetResult", "PACResult", "PosteriorConvergenceResult",
+                  "PosteriorPaths", "TopKResult", "TopKCertificate"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 

@@ -15,6 +15,11 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
   (:mod:`allocopt.algorithms.protocol`);
+* the other rules of Wang, Yang, You (2022): :class:`DTTS` (``"dt-ts"``), :class:`BTS` (``"bts"``),
+  :class:`OCBA` (OCBAss ``"ocba-balanced"``, OCBASS ``"ocba-unbalanced"``) and the top-two rules for k = 1
+  :class:`TTTS` (``"ttts"``), :class:`T3C` (``"t3c"``), :class:`TTEI` (``"ttei"``);
+* posterior convergence (k = 1): :func:`posterior_error_probability`, :func:`posterior_convergence` and
+  :func:`posterior_error_paths`.
 * fixed-budget elimination rules for the top M: :class:`NSAR` (``"nsar"``; ``"sar"`` is its p = 1 case,
   :func:`SAR`), :class:`SuccessiveRejects` (``"successive-rejects"``) and :class:`SequentialHalving`
   (``"sequential-halving"``).
@@ -32,7 +37,13 @@ from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .compare import PairedDifference, PolicyComparison, compare_policies
 from .kkt_ts import KKTTS
+from .bts import BTS
+from .dt_ts import DTTS
+from .ocba import OCBA
+from .top_two import T3C, TTEI, TTTS
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
+from .posterior import (PosteriorConvergenceResult, PosteriorPaths, posterior_convergence, posterior_error_paths,
+                        posterior_error_probability)
 from .results import FixedBudgetResult, IdentificationResult, PACResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
@@ -44,12 +55,23 @@ from .pac import pac_identify
 
 __all__ = [
     "POLICIES",
+    "PosteriorConvergenceResult",
+    "PosteriorPaths",
+    "posterior_convergence",
+    "posterior_error_paths",
+    "posterior_error_probability",
     "BatchPull",
     "BatchPullEach",
     "FixedBudgetResult",
     "HeuristicThreshold",
     "IdentificationResult",
     "KKTTS",
+    "BTS",
+    "DTTS",
+    "OCBA",
+    "T3C",
+    "TTEI",
+    "TTTS",
     "Pull",
     "PullEach",
     "RuleContext",

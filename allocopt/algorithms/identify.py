@@ -38,6 +38,10 @@ def _check_rule(rule, problem: TopKProblem, func: str) -> None:
     max_k = getattr(rule, "max_k", None)
     if max_k is not None and problem.k > max_k:
         fail(func, "policy", f"a rule that supports k = {problem.k} ({policy_name(rule)} needs k <= {max_k})", rule)
+    families = getattr(rule, "families", None)
+    if families is not None and problem.family.name not in families:
+        fail(func, "policy", f"a rule defined for the {problem.family.name} family ({policy_name(rule)} is defined "
+             f"for {', '.join(families)} arms only)", rule)
 
 
 def _chunk_size(n_runs: int, n_jobs: int | None, chunk_size: int | None, func: str) -> int:

@@ -38,6 +38,7 @@ it - in fixed-budget runs and under the rule's own stopping those fields are the
 experiment; False makes the runner pass the budget in ``context.budget`` and run each budget separately),
 ``delta_dependent`` (default False; True makes the runner run one delta at a time with ``context.delta``
 set, for rules such as LUCB whose sampling uses the confidence level), ``max_k`` (e.g. 1 for best-arm rules),
+``families`` (names of the reward families the rule is defined for; the runners refuse the others),
 ``initial_pulls`` (pulls of every arm before the rule runs, default 1) and ``diagnostics(state)`` (per-run
 numbers reported in the result, e.g. solver fallbacks).
 

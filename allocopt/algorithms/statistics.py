@@ -12,9 +12,9 @@ Posteriors (Wang, Yang, You 2022, Algorithm 2; independent conjugate priors, one
     poisson         Gamma(1, 0) on the mean (flat)   :math:`\mathrm{Gamma}(\text{shape } 1 + S_a,\ \text{rate } N_a)`
     exponential     Gamma(1, 0) on the rate (flat)   rate :math:`\lambda_a \sim \mathrm{Gamma}(1 + N_a,\ S_a)`,
                                                      mean :math:`1/\lambda_a`
-    gamma (shape    Gamma(1, 0) on the rate (flat)   rate :math:`\beta_a \sim \mathrm{Gamma}(1 + \alpha N_a,\ S_a)`,
-    :math:`\alpha`)                                   mean :math:`\alpha/\beta_a` (the exponential row at
-                                                     :math:`\alpha = 1`)
+    gamma           Gamma(1, 0) on the rate (flat)   rate :math:`\beta_a \sim \mathrm{Gamma}(1 + \alpha N_a,\ S_a)`,
+                                                     mean :math:`\alpha/\beta_a` (known shape :math:`\alpha`; the
+                                                     exponential row at :math:`\alpha = 1`)
     ==============  ===============================  =====================================================
 
     The flat priors are proper after one pull of every arm, which the engine makes before any sampling rule

@@ -9,6 +9,12 @@ The multipliers are the pair frequencies :math:`\mu_t = \frac{1}{t}\sum_{s \le t
 shows :math:`\psi_t = \sum \mu h` along the run, i.e. the algorithm tracks the KKT equations (18a). Each
 iterate is certified with :math:`U(\mu_t, \psi_t)`. At zero cost (an arm without allocation) the sampling
 function takes its limit: all weight to the arm without allocation.
+
+One implementation for one instance and for many: :class:`TrackingIterations` runs the iteration on a batch of
+``R`` instances at once (shape ``(R, K)``, every array operation over all rows), and :func:`solve` (the
+``"kkt-tracking"`` method of :func:`~allocopt.solve_topk`) is that kernel with ``R = 1`` plus the certified
+gap of every iterate. :func:`kkt_tracking_batch` runs a fixed number of iterations on many instances (the
+solver of Thompson sampling with direct tracking, which calls it at every step for every replication).
 """
 
 from __future__ import annotations
@@ -18,13 +24,133 @@ import time
 import numpy as np
 
 from .._validation import as_float, as_int
+from ..families import ExponentialFamily, Gaussian
 from ._iterative import GapRecorder
+from ._pairs import PairTerms, pair_terms
 from .problem import TopKProblem, sampling_function_top
 from .result import TopKResult, build_result
 
-__all__ = ["solve", "OPTIONS"]
+__all__ = ["solve", "OPTIONS", "TrackingIterations", "kkt_tracking_batch"]
 
 OPTIONS = {"iterations": 10_000, "tol": 1e-9}
+_BLOCK_ELEMENTS = 8192
+
+
+class TrackingIterations:
+    r"""KKT-Tracking on ``R`` instances at once (the only implementation of the iteration).
+
+    Parameters
+    ----------
+    family : ExponentialFamily
+    kind : {"confidence", "budget"}
+    theta : ndarray, shape (R, K)
+        Means of every instance (their top-k sets must be unique).
+    dispersion : ndarray, shape (K,) or (R, K)
+        Per-arm dispersion (Gaussian variance, 1 otherwise).
+    top, bottom : ndarray of int, shapes (R, k) and (R, K-k)
+        Each instance's top-k arms and the others, in the order that defines "first pair in row-major order"
+        among tied minimal pairs.
+
+    Attributes
+    ----------
+    psi : ndarray, shape (R, K)
+        The current iterates :math:`\psi_t` (uniform at the start).
+    pair_counts : ndarray, shape (R, k, K-k)
+        How often every pair was chosen (:math:`t\,\mu_t`).
+    """
+
+    def __init__(self, family: ExponentialFamily, kind: str, theta: np.ndarray, dispersion: np.ndarray,
+                 top: np.ndarray, bottom: np.ndarray):
+        n_rows, n_arms = theta.shape
+        self.family, self.kind = family, kind
+        self.rows = np.arange(n_rows)
+        self.top, self.bottom = top, bottom
+        self.n_columns = bottom.shape[1]
+        self.dispersion = np.broadcast_to(dispersion, theta.shape)
+        eta = family.unit_natural(theta) if kind == "budget" else np.zeros_like(theta)
+        by_row = self.rows[:, None]
+        self.theta_top, self.theta_bottom = theta[by_row, top][:, :, None], theta[by_row, bottom][:, None, :]
+        self.eta_top, self.eta_bottom = eta[by_row, top][:, :, None], eta[by_row, bottom][:, None, :]
+        self.inverse_top = 1.0 / self.dispersion[by_row, top][:, :, None]
+        self.inverse_bottom = 1.0 / self.dispersion[by_row, bottom][:, None, :]
+        self.psi = np.full((n_rows, n_arms), 1.0 / n_arms)
+        self.pair_counts = np.zeros((n_rows,) + (top.shape[1], self.n_columns))
+        self.t = 0
+
+    def terms(self) -> PairTerms:
+        """Costs and derivatives (with respect to :math:`\\psi`) of every pair at the current iterates,
+        shape (R, k, K-k)."""
+        weights = self.psi / self.dispersion
+        by_row = self.rows[:, None]
+        w_top, w_bottom = weights[by_row, self.top][:, :, None], weights[by_row, self.bottom][:, None, :]
+        terms = pair_terms(self.family, self.kind, self.theta_top, self.theta_bottom, self.eta_top, self.eta_bottom,
+                           w_top, w_bottom)
+        return PairTerms(terms.cost, terms.grad_top * self.inverse_top, terms.grad_bottom * self.inverse_bottom,
+                         terms.point)
+
+    def costs(self) -> np.ndarray:
+        r"""The pair costs at the current iterates, shape (R, k, K-k): for Gaussian arms the closed form
+        :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = \psi/\sigma^2`; 0 when an arm has no
+        allocation), otherwise the top-k layer's kernel."""
+        weights = self.psi / self.dispersion
+        by_row = self.rows[:, None]
+        w_top, w_bottom = weights[by_row, self.top][:, :, None], weights[by_row, self.bottom][:, None, :]
+        if isinstance(self.family, Gaussian):  # B = C for Gaussian arms
+            gap = self.theta_top - self.theta_bottom
+            with np.errstate(divide="ignore"):
+                return 0.5 * (gap * gap) / (1.0 / w_top + 1.0 / w_bottom)
+        return pair_terms(self.family, self.kind, self.theta_top, self.theta_bottom, self.eta_top, self.eta_bottom,
+                          w_top, w_bottom).cost
+
+    def step(self) -> None:
+        """One iteration: the pair of minimal cost (first in row-major order) and the update of the iterates;
+        the sampling function is evaluated at the chosen pairs only."""
+        self.t += 1
+        t = self.t
+        rows = self.rows
+        n_rows = rows.shape[0]
+        pair = np.argmin(self.costs().reshape(n_rows, -1), axis=1)  # the first minimal pair in row-major order
+        row, column = pair // self.n_columns, pair % self.n_columns
+        i, j = self.top[rows, row], self.bottom[rows, column]
+        psi_i, psi_j = self.psi[rows, i], self.psi[rows, j]
+        inverse_i, inverse_j = self.inverse_top[rows, row, 0], self.inverse_bottom[rows, 0, column]
+        chosen = pair_terms(self.family, self.kind, self.theta_top[rows, row, 0], self.theta_bottom[rows, 0, column],
+                            self.eta_top[rows, row, 0], self.eta_bottom[rows, 0, column], psi_i * inverse_i,
+                            psi_j * inverse_j)
+        h_top = sampling_function_top(chosen.cost, chosen.grad_top * inverse_i, psi_i, psi_j)
+        self.psi *= (t - 1) / t
+        self.psi[rows, i] += h_top / t
+        self.psi[rows, j] += (1.0 - h_top) / t
+        self.pair_counts[rows, row, column] += 1.0
+
+
+def kkt_tracking_batch(family: ExponentialFamily, kind: str, theta: np.ndarray, dispersion: np.ndarray,
+                       top: np.ndarray, bottom: np.ndarray, iterations: int) -> np.ndarray:
+    r""":math:`\psi_N` after ``iterations`` KKT-Tracking iterations on every row of ``theta`` (shape (R, K)).
+
+    Row ``r`` gives bit for bit the allocation that ``solve`` returns for that instance alone (with
+    ``tol=0`` and the same top/bottom order), since both run :class:`TrackingIterations`.
+
+    Examples
+    --------
+    >>> from allocopt.families import Gaussian
+    >>> psi = kkt_tracking_batch(Gaussian(1.0), "confidence", np.array([[1.0, 0.0], [2.0, 0.0]]), np.ones(2),
+    ...                          np.array([[0], [0]]), np.array([[1], [1]]), 10)
+    >>> psi.round(6).tolist()  # two arms of equal variance: the optimal allocation is (1/2, 1/2)
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    psi = np.empty(theta.shape)
+    dispersion = np.broadcast_to(dispersion, theta.shape)
+    # rows are independent: blocks of rows keep the (R, k, K-k) temporaries in cache (measured: 100 rows of 20
+    # arms cost three times less per row than 1000)
+    block = max(1, _BLOCK_ELEMENTS // max(1, top.shape[1] * bottom.shape[1]))
+    for start in range(0, theta.shape[0], block):
+        rows = slice(start, start + block)
+        run = TrackingIterations(family, kind, theta[rows], dispersion[rows], top[rows], bottom[rows])
+        for _ in range(iterations):
+            run.step()
+        psi[rows] = run.psi
+    return psi
 
 
 def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float = 1e-9) -> TopKResult:
@@ -34,28 +160,18 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
     tol = as_float(tol, func, "tol", low=0.0)
     started = time.perf_counter()
 
-    n_arms, k = problem.n_arms, problem.k
-    top, bottom = problem.top, problem.bottom
-    n_columns = n_arms - k
-    psi = np.full(n_arms, 1.0 / n_arms)
-    counts = np.zeros((k, n_columns))
+    run = TrackingIterations(problem.family, kind, problem.theta[None, :], problem.dispersion[None, :],
+                             problem.top[None, :], problem.bottom[None, :])
     recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
-    terms = problem.pair_terms(psi, kind=kind)
     status = "iteration_limit"
     for t in range(1, iterations + 1):
-        flat = int(np.argmin(terms.cost))
-        row, column = divmod(flat, n_columns)
-        i, j = top[row], bottom[column]
-        h_top = sampling_function_top(terms.cost[row, column], terms.grad_top[row, column], psi[i], psi[j])
-        psi *= (t - 1) / t
-        psi[i] += float(h_top) / t
-        psi[j] += (1.0 - float(h_top)) / t
-        counts[row, column] += 1.0
-        terms = problem.pair_terms(psi, kind=kind)
-        value, bound = recorder.record(terms, counts, float(t))
+        run.step()
+        terms = run.terms()
+        value, bound = recorder.record(PairTerms(terms.cost[0], terms.grad_top[0], terms.grad_bottom[0],
+                                                 terms.point[0]), run.pair_counts[0], float(t))
         if value > 0 and recorder.certified_gap(value, bound) <= tol * value:
             status = "optimal"
             break
-    return build_result(problem, kind, "kkt-tracking", psi, counts, iterations=recorder.count, started=started,
-                        tol=tol, history=recorder.history(), status=status,
+    return build_result(problem, kind, "kkt-tracking", run.psi[0], run.pair_counts[0], iterations=recorder.count,
+                        started=started, tol=tol, history=recorder.history(), status=status,
                         message=f"KKT-Tracking, {recorder.count} iterations")

@@ -39,22 +39,39 @@ def _same(a, b):
 
 # rules that solve an allocation problem at every step are slow: a short horizon, and the non-Gaussian
 # families of the slowest one only in the slow suite
-_SOLVING = {"track-and-stop": 60, "fwga-ts": 18}
+_SOLVING = {"track-and-stop": 60, "fwga-ts": 18, "dt-ts": 40}
 # rules of the other settings have their own conformance tests: fixed budget only (test_elimination.py) and
 # PAC or its fixed-budget conversion (test_adaptive_topk.py)
 OTHER_SETTINGS = {"nsar", "sar", "successive-rejects", "sequential-halving", "adaptive-topk", "adaptive-topk-budget"}
+
+
+def _defined(name, family):
+    """A rule runs on the families it is defined for (its ``families`` attribute, all by default)."""
+    families = getattr(POLICIES[name](), "families", None)
+    return families is None or FAMILY_PROBLEMS[family].family.name in families
+
+
 CONFORMANCE_CASES = [
     pytest.param(name, family, marks=[pytest.mark.slow] if name == "fwga-ts" and family != "gaussian-heteroscedastic"
                  else [])
-    for name in sorted(set(POLICIES) - OTHER_SETTINGS) for family in sorted(FAMILY_PROBLEMS)
+    for name in sorted(set(POLICIES) - OTHER_SETTINGS) for family in sorted(FAMILY_PROBLEMS) if _defined(name, family)
 ]
+
+
+def _problem_for(name, family):
+    """The family's instance, with k = 1 for best-arm rules (``max_k = 1``)."""
+    problem = FAMILY_PROBLEMS[family]
+    max_k = getattr(POLICIES[name](), "max_k", None)
+    if max_k is not None and problem.k > max_k:
+        return TopKProblem(problem.theta, max_k, family=problem.family)
+    return problem
 
 
 @pytest.mark.parametrize("name, family", CONFORMANCE_CASES)
 def test_every_registered_rule_chooses_the_same_arms_scalar_and_batched(name, family):
-    problem = FAMILY_PROBLEMS[family]
+    problem = _problem_for(name, family)
     cap = _SOLVING.get(name, 150)
-    n_runs = {"track-and-stop": 3, "fwga-ts": 2}.get(name, 6)
+    n_runs = {"track-and-stop": 3, "fwga-ts": 2, "dt-ts": 3}.get(name, 6)
     batched = identify(problem, name, delta=(0.1, 0.01), n_runs=n_runs, rng=3, max_samples=cap, chunk_size=2)
     scalar = identify(problem, name, delta=(0.1, 0.01), n_runs=n_runs, rng=3, max_samples=cap, chunk_size=3,
                       batched=False)

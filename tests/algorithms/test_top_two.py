@@ -1,0 +1,172 @@
+"""Top-two rules for k = 1 (TTTS: Russo 2016; T3C: Shang et al. 2020; TTEI: Qin, Klabjan, Russo 2017) against
+their definitions on hand-made states; expected improvements, transportation costs and posterior samples are
+computed independently in the tests (mpmath, scipy.stats, math)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+from allocopt import TopKProblem
+from allocopt.algorithms import T3C, TTEI, TTTS, RuleContext, RunView, identify
+from allocopt.algorithms.top_two import log_expected_improvement
+from allocopt.exceptions import InvalidArgumentError
+from allocopt.families import get_family
+
+
+def _view(counts, sums):
+    return RunView(int(counts.sum()), counts, sums, sums / counts, 0.0, None, None, None, None)
+
+
+def _gaussian_context(n_arms, variance=0.25):
+    return RuleContext(n_arms, 1, get_family("gaussian", variance=variance), np.full(n_arms, variance))
+
+
+@pytest.mark.parametrize("x", [-1e5, -3000.0, -150.0, -100.0, -99.0, -30.0, -5.0, -1.0001, -1.0, -0.5, 0.0, 2.0, 30.0])
+def test_log_expected_improvement_against_mpmath(x):
+    with mpmath.workdps(60):
+        z = mpmath.mpf(x)
+        reference = mpmath.log(z * mpmath.ncdf(z) + mpmath.npdf(z))
+    assert float(log_expected_improvement(x)) == pytest.approx(float(reference), rel=1e-12, abs=1e-12)
+
+
+def _improvement(x):
+    """x Phi(x) + phi(x) with scipy (moderate arguments only)."""
+    return x * stats.norm.cdf(x) + stats.norm.pdf(x)
+
+
+@pytest.mark.parametrize("coin", [0.3, 0.7])
+def test_ttei_leader_and_challenger_are_the_expected_improvement_maximisers(coin):
+    variance = 0.25
+    counts = np.array([10, 1, 8, 20])
+    means = np.array([0.6, 0.5, 0.55, 0.1])
+    scale = np.sqrt(variance / counts)
+    leader_values = scale * _improvement((means - means.max()) / scale)
+    leader = int(np.argmax(leader_values))
+    assert leader == 1  # the under-sampled arm: its expected improvement beats the best mean's
+    pair_scale = np.sqrt(scale[leader] ** 2 + scale**2)
+    challenger_values = pair_scale * _improvement((means - means[leader]) / pair_scale)
+    challenger_values[leader] = -np.inf
+    challenger = int(np.argmax(challenger_values))
+    arm = TTEI().select(_gaussian_context(4), _view(counts, means * counts), {}, np.array([0.5, 0.5, coin]))
+    assert arm == (leader if coin < 0.5 else challenger)
+    # beta moves the coin's threshold
+    assert TTEI(beta=0.8).select(_gaussian_context(4), _view(counts, means * counts), {},
+                                 np.array([0.5, 0.5, 0.7])) == leader
+
+
+def test_t3c_challenger_minimises_the_gaussian_transportation_cost():
+    variance = 0.25
+    counts = np.array([30, 12, 20, 5])
+    sums = np.array([24.0, 9.0, 10.0, 1.0])
+    means = sums / counts
+    uniforms = np.array([0.9, 0.2, 0.4, 0.4, 0.5, 0.7, 0.5])
+    theta = stats.norm.ppf(uniforms[:4], loc=means, scale=np.sqrt(variance / counts))
+    leader = int(np.argmax(theta))
+    # W(I, b) = (mu_I - mu_b)^2 / (2 (s^2/N_I + s^2/N_b)) when mu_I > mu_b, else 0
+    costs = [math.inf if b == leader else
+             ((means[leader] - means[b]) ** 2 / (2 * (variance / counts[leader] + variance / counts[b]))
+              if means[leader] > means[b] else 0.0) for b in range(4)]
+    challenger = int(np.argmin(costs))
+    context = _gaussian_context(4)
+    assert T3C().select(context, _view(counts, sums), {}, uniforms) == challenger
+    uniforms[5] = 0.2  # coin below beta: the leader
+    assert T3C().select(context, _view(counts, sums), {}, uniforms) == leader
+
+
+def test_t3c_bernoulli_transportation_cost_uses_the_kl_divergence():
+    def kl(p, q):
+        return p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
+
+    counts = np.array([40, 10, 25])
+    sums = np.array([32.0, 6.0, 17.0])
+    means = sums / counts
+    context = RuleContext(3, 1, get_family("bernoulli"), np.ones(3))
+    # leader: u = 0.5 gives each arm's Beta(1 + S, 1 + F) median (scipy); arm 0 has the largest
+    uniforms = np.array([0.5, 0.5, 0.5, 0.5, 0.9, 0.5])
+    medians = stats.beta.median(1 + sums, 1 + counts - sums)
+    assert int(np.argmax(medians)) == 0
+    costs = {}
+    for b in (1, 2):
+        x = (counts[0] * means[0] + counts[b] * means[b]) / (counts[0] + counts[b])
+        costs[b] = counts[0] * kl(means[0], x) + counts[b] * kl(means[b], x)
+    assert T3C().select(context, _view(counts, sums), {}, uniforms) == min(costs, key=costs.get)
+
+
+def _ttts_case():
+    variance = 0.25
+    counts = np.array([20, 20, 20])
+    sums = np.array([16.0, 15.0, 10.0])
+    scale = np.sqrt(variance / counts)
+    return variance, counts, sums, scale
+
+
+def test_ttts_challenger_is_the_first_resample_with_another_arg_max():
+    variance, counts, sums, scale = _ttts_case()
+    means = sums / counts
+    first = np.array([0.9, 0.5, 0.5])       # leader arm 0
+    again = np.array([0.8, 0.3, 0.5])       # arg max still arm 0
+    other = np.array([0.1, 0.2, 0.9999])    # arg max arm 2 (0.5 + 0.112 * 3.7 > 0.8 - 0.112 * 1.28)
+    for sample in (first, again, other):
+        theta = stats.norm.ppf(sample, loc=means, scale=scale)
+        assert int(np.argmax(theta)) == (2 if sample is other else 0)
+    rule = TTTS(max_resamples=3)
+    uniforms = np.concatenate([first, [0.5, 0.9, 0.5], again, other, [0.5, 0.5, 0.5]])
+    assert uniforms.size == rule.uniforms_per_step(_gaussian_context(3))
+    state = {"resample_fallbacks": np.zeros(1, dtype=np.int64)}
+    assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 2
+    assert state["resample_fallbacks"][0] == 0
+    uniforms[4] = 0.1  # coin below beta: the leader
+    assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 0
+
+
+def test_ttts_falls_back_to_the_t3c_challenger_after_bounded_resampling():
+    variance, counts, sums, scale = _ttts_case()
+    means = sums / counts
+    rule = TTTS(max_resamples=2)
+    uniforms = np.concatenate([[0.9, 0.5, 0.5], [0.5, 0.9, 0.5], [0.8, 0.3, 0.5], [0.7, 0.5, 0.2]])
+    for block in (uniforms[:3], uniforms[6:9], uniforms[9:12]):
+        assert int(np.argmax(stats.norm.ppf(block, loc=means, scale=scale))) == 0
+    # T3C's challenger at the means (0.8, 0.75, 0.5) with equal counts: arm 1 (smallest gap)
+    state = {"resample_fallbacks": np.zeros(1, dtype=np.int64)}
+    assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 1
+    assert state["resample_fallbacks"][0] == 1
+    batch_state = {"resample_fallbacks": np.zeros((2, 1), dtype=np.int64)}
+    view = RunView(np.array([60, 60]), np.stack([counts] * 2), np.stack([sums] * 2), np.stack([means] * 2),
+                   None, None, None, None, None)
+    batch_uniforms = np.stack([uniforms, uniforms])
+    batch_uniforms[1, 4] = 0.1
+    assert rule.select_batch(_gaussian_context(3), view, batch_state, batch_uniforms).tolist() == [1, 0]
+    assert batch_state["resample_fallbacks"][:, 0].tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("name", ["ttts", "t3c", "ttei"])
+def test_scalar_and_batched_runs_agree(name):
+    problem = TopKProblem([1.0, 0.8, 0.7, 0.3, 0.0], k=1, variance=0.25)
+    batched = identify(problem, name, delta=0.01, n_runs=4, rng=6, max_samples=300)
+    scalar = identify(problem, name, delta=0.01, n_runs=4, rng=6, max_samples=300, batched=False)
+    assert np.array_equal(batched.pulls, scalar.pulls)
+    assert np.array_equal(batched.stopping_times, scalar.stopping_times)
+
+
+@pytest.mark.parametrize("rule", [TTTS, T3C, TTEI])
+@pytest.mark.parametrize("beta", [0.0, 1.0, 1.5, -0.1, float("nan")])
+def test_beta_outside_the_open_unit_interval_is_refused(rule, beta):
+    with pytest.raises(InvalidArgumentError, match=f"'beta' parameter of {rule.__name__} must be a probability"):
+        rule(beta=beta)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(InvalidArgumentError, match="'max_resamples' parameter of TTTS"):
+        TTTS(max_resamples=0)
+    problem = TopKProblem([1.0, 0.8, 0.5], k=2, variance=0.25)
+    for name in ("ttts", "t3c", "ttei"):
+        with pytest.raises(InvalidArgumentError, match=f"supports k = 2 .*{name} needs k <= 1"):
+            identify(problem, name, delta=0.1)
+    bernoulli = TopKProblem([0.8, 0.5, 0.2], k=1, family="bernoulli")
+    with pytest.raises(InvalidArgumentError, match="ttei is defined for gaussian arms only"):
+        identify(bernoulli, "ttei", delta=0.1)
