@@ -21,6 +21,7 @@ from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
 from .kkt_ts import KKTTS
+from .lucb import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
@@ -35,6 +36,12 @@ __all__ = [
     "HeuristicThreshold",
     "IdentificationResult",
     "KKTTS",
+    "KLLUCB",
+    "LUCB",
+    "LUCBPlusPlus",
+    "LilCLUCB",
+    "LilLUCB",
+    "LilRandLUCB",
     "Pull",
     "PullEach",
     "RuleContext",
