@@ -20,12 +20,15 @@ from .cbmai_error_rate import CBMAI_ALGORITHMS, ErrorRate, cbmai_error_rate
 from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
 from .identify import identify, identify_fixed_budget
+from .at_lucb import ATLUCB
 from .kkt_ts import KKTTS
+from .kl_racing import KLElimination
 from .lucb import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
+from .ugape import UGapE
 from .uniform import Uniform
 
 __all__ = [
@@ -35,7 +38,9 @@ __all__ = [
     "FixedBudgetResult",
     "HeuristicThreshold",
     "IdentificationResult",
+    "ATLUCB",
     "KKTTS",
+    "KLElimination",
     "KLLUCB",
     "LUCB",
     "LUCBPlusPlus",
@@ -49,6 +54,7 @@ __all__ = [
     "SamplingRule",
     "TheoreticalThreshold",
     "TrackAndStop",
+    "UGapE",
     "Uniform",
     "glr_statistic",
     "identify",
