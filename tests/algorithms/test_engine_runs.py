@@ -196,7 +196,7 @@ def test_fixed_budget_from_one_anytime_run_matches_separate_runs():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(policy="kkt"), "'policy' parameter of identify.*'fwga-ts', 'kkt-ts', 'track-and-stop', 'uniform'"),
+    (dict(policy="kkt"), "'policy' parameter of identify.*'fwga-ts'.*'kkt-ts'.*'track-and-stop'.*'uniform'"),
     (dict(delta=1.0), "'delta' parameter of identify.*open interval \\(0, 1\\).*1.0"),
     (dict(delta=(0.1, 0.0)), "'delta' parameter of identify"),
     (dict(n_runs=0), "'n_runs' parameter of identify.*Got 0"),
