@@ -23,6 +23,8 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.sfsr", "allocopt.algorithms.uslp", "allocopt.algorithms.cbmai_error_rate",
     "allocopt.algorithms.statistics", "allocopt.algorithms.stopping", "allocopt.algorithms.uniform",
     "allocopt.algorithms.kkt_ts", "allocopt.algorithms.track_and_stop", "allocopt.algorithms.identify",
+    "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",
+    "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb",
 ]
 
 

@@ -17,17 +17,13 @@ bound :math:`U_a` in Low. With
 
 The rules differ in their bounds (:mod:`allocopt.algorithms.confidence_bounds`):
 
-==================  ==============================================  ===========================================
-rule                bounds                                          source
-==================  ==============================================  ===========================================
-``"lucb"``          :math:`\hat\mu_a \pm\sqrt{2\sigma_a^2\beta(t,\delta)/N_a}`  Kalyanakrishnan et al. (2012), LUCB1
-``"kl-lucb"``       KL bounds at level :math:`\beta(t,\delta)/N_a`  Kaufmann and Kalyanakrishnan (2013)
-``"lil-lucb"``      :math:`\hat\mu_a \pm U(N_a, \delta/N)`         Jamieson and Nowak (2014), top-k form
-``"lucb++"``        :math:`U(N_a, \delta/(2(N-K)))` in High,        Simchowitz, Jamieson, Recht (2017)
-                    :math:`U(N_a, \delta/(2K))` in Low
-``"lil-rand-lucb"`` as LUCB++, randomised pull                      Jiang, Li, Qiao (2017), Algorithm 1
-``"lil-clucb"``     :math:`\hat\mu_a \pm U(N_a, \delta/N)`          Jiang, Li, Qiao (2017), Algorithm 2
-==================  ==============================================  ===========================================
+* ``"lucb"``: :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta(t,\delta)/N_a}`; Kalyanakrishnan et al. (2012), LUCB1;
+* ``"kl-lucb"``: KL bounds at level :math:`\beta(t,\delta)/N_a`; Kaufmann and Kalyanakrishnan (2013);
+* ``"lil-lucb"``: :math:`\hat\mu_a \pm U(N_a, \delta/N)`; Jamieson and Nowak (2014), top-k form;
+* ``"lucb++"``: :math:`U(N_a, \delta/(2(N-K)))` in High, :math:`U(N_a, \delta/(2K))` in Low; Simchowitz,
+  Jamieson, Recht (2017);
+* ``"lil-rand-lucb"``: as LUCB++, with the randomised pull; Jiang, Li, Qiao (2017), Algorithm 1;
+* ``"lil-clucb"``: :math:`\hat\mu_a \pm U(N_a, \delta/N)`; Jiang, Li, Qiao (2017), Algorithm 2.
 
 They stop by their own rule (``stopping = "rule"``) and run one confidence level at a time; they need
 ``context.delta`` and therefore run in :func:`~allocopt.algorithms.identify` only.
