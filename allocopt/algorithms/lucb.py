@@ -124,21 +124,33 @@ class _BoundCrossing:
 
     def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
         self.check(context)
-        return {}
+        # the stopping check computes the bounds first; select reuses them at the same pull count
+        return {"revised": np.zeros((n_runs, context.n_arms)), "revised_at": np.full((n_runs, 1), -1, dtype=np.int64)}
+
+    def cached_revised(self, context: RuleContext, view: RunView, state) -> np.ndarray:
+        """:meth:`revised`, computed once per pull count (stored in the run's state when it has room)."""
+        if "revised" not in state:
+            return self.revised(context, view)
+        if np.all(state["revised_at"][..., 0] == view.t):
+            return state["revised"]
+        revised = self.revised(context, view)
+        state["revised"][...] = revised
+        state["revised_at"][..., 0] = view.t
+        return revised
 
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
-        return bool(bounds_separate(self.revised(context, view), view.top, view.bottom))
+        return bool(bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom))
 
     def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return bounds_separate(self.revised(context, view), view.top, view.bottom)
+        return bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom)
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
-        revised = self.revised(context, view)  # LCB in High, UCB in Low
+        revised = self.cached_revised(context, view, state)  # LCB in High, UCB in Low
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
         return PullEach(_pull_both(h, l, context.n_arms))  # sample both h_t and l_t
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
-        revised = self.revised(context, view)
+        revised = self.cached_revised(context, view, state)
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
         return BatchPullEach(_pull_both(h, l, context.n_arms))
 
@@ -404,14 +416,14 @@ class LilRandLUCB(_SplitRadii):
         return 3
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
-        revised = self.revised(context, view)  # mu - u on High, mu + u on Low
+        revised = self.cached_revised(context, view, state)  # mu - u on High, mu + u on Low
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
         # with probability T_l / (T_h + T_l) sample h, otherwise l
         probability_h = view.counts[l] / (view.counts[h] + view.counts[l])
         return int(h) if uniforms[2] < probability_h else int(l)
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        revised = self.revised(context, view)
+        revised = self.cached_revised(context, view, state)
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
         runs = np.arange(h.shape[0])
         probability_h = view.counts[runs, l] / (view.counts[runs, h] + view.counts[runs, l])
