@@ -16,8 +16,8 @@ At each step (``t`` the number of pulls so far):
 3. pull both :math:`h_t(\delta_{S(t)})` and :math:`l_t(\delta_{S(t)})` (ties at random, two uniforms).
 
 The answer at any time is :math:`J(t)` (the ``recommend`` hook), so the rule is anytime: one run of
-:func:`~allocopt.algorithms.identify_fixed_budget` serves every budget (seed comparisons of Shahrampour and
-Tarokh's NSAR run it this way). Step 1 is found by exponential then binary search over :math:`s` (TERM is
+:func:`~allocopt.algorithms.identify_fixed_budget` serves every budget (Shahrampour and Tarokh compare NSAR
+with it this way). Step 1 is found by exponential then binary search over :math:`s` (TERM is
 monotone in :math:`\delta`), vectorised over runs. The step is idempotent at a fixed :math:`t`, so the
 stopping check and the recommendation recompute it without consuming randomness.
 
