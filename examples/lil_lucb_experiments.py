@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NU = 0.01
 INSTANCES = {"1-sparse": one_sparse, "0.3-exponential": lambda n, k: alpha_exponential(n, k, 0.3)}
 LIL_RULES = {"lil'LUCB": LilLUCB, "LUCB++": LUCBPlusPlus, "lil'RandLUCB": LilRandLUCB, "lil'CLUCB": LilCLUCB}
+COLORS = {"LUCB": "C0", "lil'LUCB": "C1", "LUCB++": "C2", "lil'RandLUCB": "C3", "lil'CLUCB": "C4"}
 
 
 def rules(version: str) -> dict:
@@ -79,7 +80,8 @@ def main() -> None:
                 rows.append((instance, k_label, version, label, n_arms, k, float(h1(theta, k)), times.mean(),
                              errors[-1], wrong, int((~result.stopped[:, 0]).sum()), result.time))
                 print(rows[-1])
-            ax.errorbar(arms, means, yerr=1.96 * np.array(errors), fmt="o-", ms=3, capsize=2, label=label)
+            ax.errorbar(arms, means, yerr=1.96 * np.array(errors), fmt="o-", ms=3, capsize=2, label=label,
+                        color=COLORS[label])
         ax.set_title(f"({version}) {instance}, {k_label}", fontsize=10)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
