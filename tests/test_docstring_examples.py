@@ -26,6 +26,8 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms._compiled",
     "allocopt.algorithms.dt_ts", "allocopt.algorithms.bts", "allocopt.algorithms.ocba", "allocopt.algorithms.top_two",
     "allocopt.algorithms.posterior", "allocopt.topk._tracking",
+    "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",
+    "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb",
 ]
 
 

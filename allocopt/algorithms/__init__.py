@@ -41,12 +41,16 @@ from .bts import BTS
 from .dt_ts import DTTS
 from .ocba import OCBA
 from .top_two import T3C, TTEI, TTTS
+from .at_lucb import ATLUCB
+from .kl_racing import KLElimination
+from .lucb import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
 from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .posterior import (PosteriorConvergenceResult, PosteriorPaths, posterior_convergence, posterior_error_paths,
                         posterior_error_probability)
 from .results import FixedBudgetResult, IdentificationResult, PACResult
 from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
 from .track_and_stop import TrackAndStop
+from .ugape import UGapE
 from .uniform import Uniform
 from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
                           successive_rejects_schedule)
@@ -65,6 +69,7 @@ __all__ = [
     "FixedBudgetResult",
     "HeuristicThreshold",
     "IdentificationResult",
+    "ATLUCB",
     "KKTTS",
     "BTS",
     "DTTS",
@@ -72,6 +77,13 @@ __all__ = [
     "T3C",
     "TTEI",
     "TTTS",
+    "KLElimination",
+    "KLLUCB",
+    "LUCB",
+    "LUCBPlusPlus",
+    "LilCLUCB",
+    "LilLUCB",
+    "LilRandLUCB",
     "Pull",
     "PullEach",
     "RuleContext",
@@ -79,6 +91,7 @@ __all__ = [
     "SamplingRule",
     "TheoreticalThreshold",
     "TrackAndStop",
+    "UGapE",
     "Uniform",
     "NSAR",
     "SAR",

@@ -1,0 +1,197 @@
+r"""UGapE (Gabillon, Ghavamzadeh, Lazaric 2012), top-k, in its fixed-confidence (UGapEc) and fixed-budget
+(UGapEb) forms.
+
+At each step, with confidence radii :math:`\beta_a` and bounds :math:`U_a = \hat\mu_a + \beta_a`,
+:math:`L_a = \hat\mu_a - \beta_a`:
+
+1. gap indices :math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a` (:math:`\max^{(k)}` the k-th largest);
+2. :math:`J_t` = the k arms of smallest :math:`B_a` (ties to the smaller arm index);
+3. :math:`u_t = \arg\max_{a \notin J_t} U_a`, :math:`l_t = \arg\min_{a \in J_t} L_a` (ties at random);
+4. pull the one of :math:`u_t, l_t` with the larger radius :math:`\beta` (ties at random).
+
+UGapEc stops when :math:`B_{J_t} = \max_{a \in J_t} B_a < \epsilon` and returns :math:`J_t`; its radius
+is :math:`\sqrt{2\sigma_a^2\beta(t,\delta)/N_a}` with the exploration rate :math:`\beta(t,\delta)`
+(``"heuristic"`` by default, as Wang, Yang, You 2022 run it; ``"gabillon"`` is the paper's
+:math:`\log(4K(t-1)^3/\delta)`). UGapEb runs to the budget :math:`n` and returns the :math:`J_t` of
+smallest :math:`B_{J_t}` over its steps; its radius is :math:`b\sqrt{a'/N_a}` with :math:`b = 2\sigma_a`
+(the range of Bernoulli rewards, 1) and the exploration constant :math:`a' = a\,(n - K)/(4H)`: the paper's
+Theorem 2 covers :math:`a' \le (n - K)/(4H)`, i.e. our :math:`a \le 1`, where :math:`H` is the complexity
+of the problem; both :math:`a` and :math:`H` must be given (Wang, Yang, You 2022, Appendix C.3, give
+UGapEb the true :math:`H` and report :math:`a = 5` as the best value in hindsight).
+
+Gaussian and Bernoulli rewards only (the radius is Hoeffding's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .._validation import as_choice, as_float, fail
+from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
+                                subgaussian_variance)
+from .lucb import _pick, in_top_mask
+from .protocol import RuleContext, RunView, register_policy
+
+__all__ = ["UGapE", "UGAPE_MODES", "GapIndices", "gap_indices"]
+
+UGAPE_MODES = ("confidence", "budget")
+
+
+class GapIndices(NamedTuple):
+    """Bounds, gap indices and :math:`J_t` of one run (shape (K,)) or a batch (R, K)."""
+
+    radius: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    index: np.ndarray
+    chosen: np.ndarray
+    chosen_index: np.ndarray
+
+
+def gap_indices(means: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
+    r""":math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a`, :math:`J_t` (k smallest, ties to the smaller index)
+    and :math:`B_{J_t} = \max_{a \in J_t} B_a`.
+
+    The k-th largest upper bound among the other arms is the (k+1)-th largest overall for an arm ranked in
+    the top k of :math:`U` and the k-th largest otherwise.
+    """
+    upper, lower = means + radius, means - radius
+    order = np.argsort(-upper, axis=-1, kind="stable")
+    ranked = np.take_along_axis(upper, order, axis=-1)
+    position = np.empty_like(order)
+    np.put_along_axis(position, order, np.broadcast_to(np.arange(means.shape[-1]), order.shape), axis=-1)
+    kth_other = np.where(position < k, ranked[..., k:k + 1], ranked[..., k - 1:k])
+    index = kth_other - lower
+    chosen = np.sort(np.argsort(index, axis=-1, kind="stable")[..., :k], axis=-1)
+    chosen_index = np.take_along_axis(index, chosen, axis=-1).max(axis=-1)
+    return GapIndices(radius, upper, lower, index, chosen, chosen_index)
+
+
+@dataclass(frozen=True)
+class UGapE:
+    r"""UGapE: ``mode="confidence"`` (UGapEc, run by :func:`~allocopt.algorithms.identify`) or
+    ``mode="budget"`` (UGapEb, run by :func:`~allocopt.algorithms.identify_fixed_budget`, one run per budget).
+
+    Parameters
+    ----------
+    mode : {"confidence", "budget"}
+    a : float, optional
+        UGapEb's exploration multiplier (required in budget mode), > 0.
+    complexity : float, optional
+        UGapEb's problem complexity :math:`H` (required in budget mode), > 0, e.g.
+        :func:`allocopt.complexity.top_m.h1` of the instance.
+    epsilon : float, default 0
+        UGapEc's accuracy: stop when :math:`B_{J_t} < \epsilon`.
+    exploration : str or callable, default "heuristic"
+        UGapEc's exploration rate.
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.algorithms import identify, identify_fixed_budget
+    >>> problem = TopKProblem([1.0, 0.9, 0.1, 0.0], k=2, variance=0.25)
+    >>> bool(identify(problem, UGapE(), delta=0.05, n_runs=10, rng=4).correct.all())
+    True
+    >>> result = identify_fixed_budget(problem, UGapE("budget", a=1.0, complexity=12.0), [40], n_runs=20, rng=0)
+    >>> result.recommendations.shape
+    (20, 1, 2)
+    """
+
+    mode: str = "confidence"
+    a: float | None = None
+    complexity: float | None = None
+    epsilon: float = 0.0
+    exploration: str | Callable = "heuristic"
+    name = "ugape"
+    families = SUBGAUSSIAN_FAMILIES  # Hoeffding radii: the runners refuse poisson, exponential and gamma arms
+    stopping = "rule"
+    uses_glr = False
+    delta_dependent = True
+
+    def __post_init__(self):
+        as_choice(self.mode, "UGapE", "mode", UGAPE_MODES)
+        as_float(self.epsilon, "UGapE", "epsilon", low=0.0)
+        check_exploration(self.exploration, "UGapE")
+        if self.mode == "budget":
+            for name in ("a", "complexity"):
+                value = getattr(self, name)
+                if value is None:
+                    fail("UGapE", name, "a positive number in budget mode (UGapEb needs its exploration parameter a "
+                         "and the problem complexity H, as Gabillon et al. 2012 state them)", value)
+                as_float(value, "UGapE", name, low=0.0, low_open=True)
+
+    @property
+    def anytime(self) -> bool:
+        """UGapEb's radius depends on the budget: one run per budget."""
+        return self.mode == "confidence"
+
+    def uniforms_per_step(self, context: RuleContext) -> int:
+        return 3
+
+    def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
+        subgaussian_variance(context.family, context.dispersion, "UGapE")
+        if self.mode == "confidence":
+            if context.delta is None:
+                fail("UGapE", "policy", "run in fixed confidence (identify) in mode 'confidence'; use "
+                     "UGapE('budget', a=..., complexity=...) with identify_fixed_budget", "a fixed-budget run")
+            return {}
+        if context.budget is None:
+            fail("UGapE", "policy", "run in fixed budget (identify_fixed_budget) in mode 'budget'; use "
+                 "UGapE('confidence') with identify", "a fixed-confidence run")
+        return {"best_index": np.full((n_runs, 1), np.inf), "best_set": np.zeros((n_runs, context.k), dtype=np.int64)}
+
+    def radius(self, context: RuleContext, view: RunView) -> np.ndarray:
+        """:math:`\\beta_a` of every arm."""
+        variance = subgaussian_variance(context.family, context.dispersion, "UGapE")
+        if self.mode == "confidence":
+            beta = exploration_rate(self.exploration, view.t, float(context.delta), context.n_arms)
+            return subgaussian_radius(view.counts, np.asarray(beta)[..., None], variance)
+        constant = float(self.a) * (int(context.budget) - context.n_arms) / (4.0 * float(self.complexity))
+        return 2.0 * np.sqrt(variance) * np.sqrt(max(constant, 0.0) / view.counts)
+
+    def indices(self, context: RuleContext, view: RunView) -> GapIndices:
+        return gap_indices(view.means, self.radius(context, view), context.k)
+
+    def stop(self, context: RuleContext, view: RunView, state) -> bool:
+        return bool(self.indices(context, view).chosen_index < self.epsilon)
+
+    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
+        return self.indices(context, view).chosen_index < self.epsilon
+
+    def _choose(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
+        gaps = self.indices(context, view)
+        if self.mode == "budget":  # keep the J_t of smallest B_{J_t} seen so far
+            better = gaps.chosen_index < state["best_index"][..., 0]
+            state["best_index"][..., 0] = np.where(better, gaps.chosen_index, state["best_index"][..., 0])
+            state["best_set"][...] = np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
+        outside = np.argsort(in_top_mask(gaps.chosen, context.n_arms), axis=-1, kind="stable")[
+            ..., :context.n_arms - context.k]  # the arms not in J_t, in increasing order
+        u = _pick(np.sort(outside, axis=-1), gaps.upper, "max", uniforms[..., 0])  # u_t
+        l = _pick(gaps.chosen, gaps.lower, "min", uniforms[..., 1])  # l_t
+        pair = np.stack([l, u], axis=-1)
+        return _pick(pair, gaps.radius, "max", uniforms[..., 2])  # the one with the larger radius
+
+    def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
+        return int(self._choose(context, view, state, uniforms))
+
+    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
+        return self._choose(context, view, state, uniforms)
+
+    def _recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
+        gaps = self.indices(context, view)
+        if self.mode == "confidence":
+            return gaps.chosen
+        better = gaps.chosen_index < state["best_index"][..., 0]
+        return np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
+
+    def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
+        return self._recommend(context, view, state)
+
+    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
+        return self._recommend(context, view, state)
+
+
+register_policy("ugape", UGapE)
