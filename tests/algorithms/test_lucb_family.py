@@ -372,10 +372,12 @@ SUBGAUSSIAN = ["lucb", "lil-lucb", "lucb++", "lil-rand-lucb", "lil-clucb", "ugap
 
 
 @pytest.mark.parametrize("name", SUBGAUSSIAN)
-@pytest.mark.parametrize("family", ["poisson", "exponential"])
+@pytest.mark.parametrize("family", ["poisson", "exponential", "gamma"])
 def test_rules_with_sub_gaussian_radii_refuse_other_families(name, family):
-    problem = TopKProblem([3.0, 2.0, 1.0], k=1, family=family)
-    with pytest.raises(InvalidArgumentError, match="gaussian or bernoulli"):
+    from allocopt.testing.families import reference_family
+
+    problem = TopKProblem([3.0, 2.0, 1.0], k=1, family=reference_family(family))
+    with pytest.raises(InvalidArgumentError, match=f"defined for the {family} family .*gaussian, bernoulli arms only"):
         identify(problem, name, delta=0.1, n_runs=1, rng=0)
 
 
