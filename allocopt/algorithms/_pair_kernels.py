@@ -56,10 +56,10 @@ def pair_cost_grid(family: ExponentialFamily, kind: str, arms: SortedArms) -> tu
     if isinstance(family, Gaussian):
         gap = arms.value_top - arms.value_bottom
         return 0.5 * (gap * gap) / (1.0 / arms.weight_top + 1.0 / arms.weight_bottom), None
+    eta_top: np.ndarray | None = None
+    eta_bottom: np.ndarray | None = None
     if kind == "budget":
         eta_top, eta_bottom = family.unit_natural(arms.value_top), family.unit_natural(arms.value_bottom)
-    else:
-        eta_top = eta_bottom = None
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = pair_terms(family, kind, arms.value_top, arms.value_bottom, eta_top, eta_bottom, arms.weight_top,
                            arms.weight_bottom)

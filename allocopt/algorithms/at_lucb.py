@@ -145,7 +145,8 @@ class ATLUCB:
         return current
 
     def _certified(self, context: RuleContext, current: ATLUCBStage) -> np.ndarray:
-        return (current.stage >= 2) & (self.log_inverse_delta(current.stage - 1) >= -math.log(float(context.delta)))
+        delta = context.delta_value(self.name)
+        return (current.stage >= 2) & (self.log_inverse_delta(current.stage - 1) >= -math.log(delta))
 
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
         return bool(self._certified(context, self._store(context, view, state)))

@@ -42,13 +42,13 @@ LIL radius
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Literal, cast
 
 import numpy as np
 from scipy import special
 
 from .._validation import as_choice, fail
-from ..complexity.lil import lil_radius
+from ..complexity.lil import LIL_FORMS, lil_radius
 from ..families import ExponentialFamily
 
 __all__ = ["EXPLORATION_RATES", "BISECTION_STEPS", "check_exploration", "exploration_rate", "kl_bound",
@@ -210,4 +210,5 @@ def lil_radii(counts: Any, omega: float, eps: float, sigma: Any, form: str = "ex
     >>> float(lil_radii([100], 0.01, 0.0, [0.5])[0]) == float(lil_radius(100, 0.01, 0.0, 0.5, form="experiments"))
     True
     """
-    return np.asarray(lil_radius(counts, omega, eps, 1.0, form=form)) * np.asarray(sigma, dtype=float)
+    checked = cast(Literal["paper", "experiments"], as_choice(form, "lil_radii", "form", LIL_FORMS))
+    return np.asarray(lil_radius(counts, omega, eps, 1.0, form=checked)) * np.asarray(sigma, dtype=float)

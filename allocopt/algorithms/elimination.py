@@ -172,6 +172,10 @@ class _Rounds:
     def _decide(self, values: np.ndarray, priority: np.ndarray, m: int) -> tuple[int, bool] | np.ndarray:
         raise NotImplementedError  # pragma: no cover - abstract
 
+    def _decide_batch(self, rows: np.ndarray, values: np.ndarray, priority: np.ndarray, active: np.ndarray,
+                      accepted: np.ndarray, to_accept: np.ndarray) -> None:
+        raise NotImplementedError  # pragma: no cover - abstract
+
     # --- protocol ---------------------------------------------------------------------------------------------
     def _budget_targets(self, context: RuleContext) -> np.ndarray:
         if context.budget is None:
@@ -239,7 +243,7 @@ class _Rounds:
         if state["active"].any():
             round_index = int(state["round"][0])
             return PullEach(np.where(state["active"], targets[round_index] - view.counts, 0).astype(np.int64))
-        remaining = int(context.budget) - int(view.t)
+        remaining = context.budget_value(type(self).__name__) - int(view.t)
         return PullEach(np.full(context.n_arms, -(-remaining // context.n_arms), dtype=np.int64))
 
     def recommend(self, context: RuleContext, view: RunView, state: dict[str, np.ndarray]) -> np.ndarray:
@@ -295,7 +299,7 @@ class _Rounds:
         active = state["active"]
         round_index = np.minimum(state["round"][:, 0], targets.size - 1)
         need = np.where(active, targets[round_index][:, None] - view.counts, 0)
-        remaining = int(context.budget) - np.asarray(view.t, dtype=np.int64)
+        remaining = context.budget_value(type(self).__name__) - np.asarray(view.t, dtype=np.int64)
         filler = -(-remaining // context.n_arms)
         done = ~active.any(axis=1)
         need[done] = filler[done, None]
@@ -356,7 +360,7 @@ class NSAR(_Rounds):
         return "sar" if self.p == 1.0 else f"nsar(p={self.p:g})"
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return _nsar_schedule(context.n_arms, int(context.budget), self.p, "NSAR")
+        return _nsar_schedule(context.n_arms, context.budget_value(self.name), self.p, "NSAR")
 
     def _decide(self, values, priority, to_accept):
         order = np.lexsort((priority, -values))  # decreasing empirical mean; ties in the run's random order
@@ -419,7 +423,7 @@ class SuccessiveRejects(_Rounds):
     name = "successive-rejects"
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return _successive_rejects_schedule(context.n_arms, int(context.budget), "SuccessiveRejects")
+        return _successive_rejects_schedule(context.n_arms, context.budget_value(self.name), "SuccessiveRejects")
 
     def _decide(self, values, priority, to_accept):
         return int(np.lexsort((priority, values))[0]), False  # the lowest empirical mean is rejected
@@ -453,7 +457,7 @@ class SequentialHalving(_Rounds):
     fresh_means: ClassVar[bool] = True
 
     def targets(self, context: RuleContext) -> np.ndarray:
-        return np.cumsum(_sequential_halving_schedule(context.n_arms, context.k, int(context.budget),
+        return np.cumsum(_sequential_halving_schedule(context.n_arms, context.k, context.budget_value(self.name),
                                                       "SequentialHalving"))
 
     def _decide(self, values, priority, to_accept):

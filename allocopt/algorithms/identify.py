@@ -44,6 +44,15 @@ def _check_rule(rule, problem: TopKProblem, func: str) -> None:
              f"for {', '.join(families)} arms only)", rule)
 
 
+def check_max_samples(rule, problem: TopKProblem, max_samples: int | None, func: str) -> int:
+    """The sample cap: at least the rule's initial pulls of every arm (default :data:`DEFAULT_MAX_SAMPLES`)."""
+    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    if max_samples is None:
+        max_samples = max(DEFAULT_MAX_SAMPLES, initial)
+    return as_int(max_samples, func, "max_samples", low=initial,
+                  requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")
+
+
 def _chunk_size(n_runs: int, n_jobs: int | None, chunk_size: int | None, func: str) -> int:
     if chunk_size is not None:
         return as_int(chunk_size, func, "chunk_size", low=1)
@@ -176,11 +185,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
         fail(func, "delta", "a confidence level or a sequence of confidence levels in the open interval (0, 1)",
              delta)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
-    if max_samples is None:
-        max_samples = max(DEFAULT_MAX_SAMPLES, initial)
-    max_samples = as_int(max_samples, func, "max_samples", low=initial,
-                         requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")
+    max_samples = check_max_samples(rule, problem, max_samples, func)
     beta = get_threshold(threshold, func, problem.k, problem.n_arms)
     batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")

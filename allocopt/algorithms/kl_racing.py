@@ -136,7 +136,7 @@ class KLElimination:
         due = state["decided_at"][..., 0] != view.t
         if not np.any(due):
             return sets
-        beta = exploration_rate(self.exploration, view.t, float(context.delta), context.n_arms)
+        beta = exploration_rate(self.exploration, view.t, context.delta_value(self.name), context.n_arms)
         decided = racing_decision(context.family, context.dispersion, view, sets, context.k, beta,
                                   state["tie_uniforms"], self.racing)
         return RacingSets(np.where(np.asarray(due)[..., None], decided.accepted, sets.accepted),

@@ -144,12 +144,13 @@ class _BoundCrossing:
     def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom)
 
-    def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
+    def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int | PullEach:
         revised = self.cached_revised(context, view, state)  # LCB in High, UCB in Low
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
         return PullEach(_pull_both(h, l, context.n_arms))  # sample both h_t and l_t
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
+    def select_batch(self, context: RuleContext, view: RunView, state,
+                     uniforms: np.ndarray) -> np.ndarray | BatchPullEach:
         revised = self.cached_revised(context, view, state)
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
         return BatchPullEach(_pull_both(h, l, context.n_arms))
@@ -197,7 +198,7 @@ class LUCB(_BoundCrossing):
         subgaussian_variance(context.family, context.dispersion, "LUCB")
 
     def revised(self, context: RuleContext, view: RunView) -> np.ndarray:
-        beta = exploration_rate(self.exploration, view.t, float(context.delta), context.n_arms)
+        beta = exploration_rate(self.exploration, view.t, context.delta_value(self.name), context.n_arms)
         variance = subgaussian_variance(context.family, context.dispersion, "LUCB")
         radius = subgaussian_radius(view.counts, np.asarray(beta)[..., None], variance)
         return _revise(view.means, radius, view.top)
@@ -234,7 +235,7 @@ class KLLUCB(_BoundCrossing):
         check_exploration(self.exploration, "KLLUCB")
 
     def revised(self, context: RuleContext, view: RunView) -> np.ndarray:
-        beta = exploration_rate(self.exploration, view.t, float(context.delta), context.n_arms)
+        beta = exploration_rate(self.exploration, view.t, context.delta_value(self.name), context.n_arms)
         level = np.asarray(beta)[..., None] / view.counts
         bottom = ~in_top_mask(view.top, context.n_arms)  # upper bounds outside the top-k, lower inside
         return kl_bound(context.family, view.means, level, bottom, context.dispersion)
@@ -301,7 +302,7 @@ class _SplitRadii(_LilRule):
 
     def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
         n_arms, k = context.n_arms, context.k
-        delta = self.algorithm_delta(float(context.delta), n_arms)
+        delta = self.algorithm_delta(context.delta_value(type(self).__name__), n_arms)
         sigma = self._sigma(context)
         high = lil_radii(view.counts, delta / (2 * (n_arms - k)), self.epsilon, sigma, self.form)
         low = lil_radii(view.counts, delta / (2 * k), self.epsilon, sigma, self.form)
@@ -314,7 +315,7 @@ class _UniformRadii(_LilRule):
     union = "theorem-4.1"
 
     def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
-        delta = self.algorithm_delta(float(context.delta), context.n_arms)
+        delta = self.algorithm_delta(context.delta_value(type(self).__name__), context.n_arms)
         return lil_radii(view.counts, delta / context.n_arms, self.epsilon, self._sigma(context), self.form)
 
 

@@ -87,6 +87,18 @@ class RuleContext:
     budget: int | None = None
     epsilon: float | None = None
 
+    def delta_value(self, func: str = "RuleContext") -> float:
+        """The confidence level, for rules that need one (a clear error where the runner gave none)."""
+        if self.delta is None:
+            fail(func, "delta", "a confidence level: the rule needs one (run it with identify or pac_identify)", None)
+        return float(self.delta)
+
+    def budget_value(self, func: str = "RuleContext") -> int:
+        """The budget, for fixed-budget rules that are not anytime (a clear error where the runner gave none)."""
+        if self.budget is None:
+            fail(func, "budget", "a budget: the rule needs one (run it with identify_fixed_budget)", None)
+        return int(self.budget)
+
 
 class RunView(NamedTuple):
     """The statistics handed to a rule at a step (one run: shapes (K,), (k,); a batch: a leading run axis).

@@ -83,8 +83,8 @@ def sfsr_schedule(n_arms: int, n_unknown: int, n_costs: int, budget: int) -> Bud
     budget = as_int(budget, func, "budget", low=n_unknown + 1,
                     requirement=f"an integer > n_unknown = {n_unknown} (every unknown arm is pulled in round 1)")
     psi = _psi(n_unknown, n_costs)
-    cumulative = [-((-(budget - n_unknown)) // (psi * (n_arms + 1 - k))) for k in range(1, n_arms)]
-    cumulative = np.array([int(value) for value in cumulative], dtype=np.int64)
+    rounds = [-((-(budget - n_unknown)) // (psi * (n_arms + 1 - k))) for k in range(1, n_arms)]
+    cumulative = np.array([int(value) for value in rounds], dtype=np.int64)
     per_round = np.diff(np.concatenate([[0], cumulative]))
     for array in (cumulative, per_round):
         array.setflags(write=False)

@@ -46,7 +46,7 @@ class GapIndices(NamedTuple):
     radius: np.ndarray
     upper: np.ndarray
     lower: np.ndarray
-    index: np.ndarray
+    gap_index: np.ndarray
     chosen: np.ndarray
     chosen_index: np.ndarray
 
@@ -147,9 +147,12 @@ class UGapE:
         """:math:`\\beta_a` of every arm."""
         variance = subgaussian_variance(context.family, context.dispersion, "UGapE")
         if self.mode == "confidence":
-            beta = exploration_rate(self.exploration, view.t, float(context.delta), context.n_arms)
+            beta = exploration_rate(self.exploration, view.t, context.delta_value("UGapE"), context.n_arms)
             return subgaussian_radius(view.counts, np.asarray(beta)[..., None], variance)
-        constant = float(self.a) * (int(context.budget) - context.n_arms) / (4.0 * float(self.complexity))
+        a, complexity = self.a, self.complexity
+        if a is None or complexity is None:  # refused by __post_init__ in budget mode
+            fail("UGapE", "a", "a positive number in budget mode, with the complexity H", a)
+        constant = a * (context.budget_value("UGapE") - context.n_arms) / (4.0 * complexity)
         return 2.0 * np.sqrt(variance) * np.sqrt(max(constant, 0.0) / view.counts)
 
     def indices(self, context: RuleContext, view: RunView) -> GapIndices:

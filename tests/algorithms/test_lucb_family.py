@@ -284,7 +284,7 @@ def test_ugape_gap_indices_choice_and_stop_on_a_hand_made_state():
     expected = u if radius[u] > radius[l] else l
     rule = UGapE()
     gaps = rule.indices(context, view)
-    assert np.allclose(gaps.index, index, rtol=1e-13)
+    assert np.allclose(gaps.gap_index, index, rtol=1e-13)
     assert gaps.chosen.tolist() == chosen
     assert rule.select(context, view, {}, np.array([0.5, 0.5, 0.5])) == expected
     assert rule.stop(context, view, {}) == (max(index[a] for a in chosen) < 0)
