@@ -12,22 +12,28 @@ Instance: Wang, Yang, You (2022), Section 5: gaussian theta_i = 1 - (i-1)/20, i 
    replications for comparison.
 
 Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000] [--scalar-runs 10]
-[--tas-runs 1000] [--tas-sample 2]``.
+[--tas-runs 1000] [--tas-sample 2] [--write-docs]``; ``--write-docs`` writes what it prints, with the date,
+the machine and the load, to docs/algorithms_benchmark.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+import allocopt
 from allocopt import TopKProblem
 from allocopt.algorithms import TrackAndStop, identify
 
 THETA = 1.0 - np.arange(20) / 20.0
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "algorithms_benchmark.md"
 
 
 def per_step(result) -> float:
@@ -35,6 +41,12 @@ def per_step(result) -> float:
 
 
 def main() -> None:
+    lines: list[str] = []
+
+    def emit(text: str = "", **_: object) -> None:
+        print(text, flush=True)
+        lines.extend(str(text).splitlines() or [""])
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
@@ -43,43 +55,55 @@ def main() -> None:
     parser.add_argument("--tas-runs", type=int, default=1000)
     parser.add_argument("--tas-sample", type=int, default=2)
     parser.add_argument("--skip-main", action="store_true", help="skip part 1")
+    parser.add_argument("--write-docs", action="store_true", help="write the figures to docs/algorithms_benchmark.md")
     args = parser.parse_args()
     problem = TopKProblem(THETA, 5, variance=0.25)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
+    emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
           f"(figures are measured under this load)")
 
     mean_tau = None
     if not args.skip_main:
-        print(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
+        emit(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
         result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs)
-        print(result.format_summary())
-        print(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
-              f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
+        emit(result.format_summary())
+        emit(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
+             f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
         mean_tau = float(result.stopping_times[:, 1].mean())
 
-    print(f"\n2. ns per replication-step, batched ({args.batch} replications in one chunk) against scalar "
+    emit(f"\n2. ns per replication-step, batched ({args.batch} replications in one chunk) against scalar "
           f"({args.scalar_runs} replications, one at a time), one worker, delta = 0.01")
     for name in ("kkt-ts", "uniform"):
         batched = identify(problem, name, delta=0.01, n_runs=args.batch, rng=1, n_jobs=1, chunk_size=args.batch)
         scalar = identify(problem, name, delta=0.01, n_runs=args.scalar_runs, rng=1, n_jobs=1, chunk_size=1,
                           batched=False)
-        print(f"  {name:8s} batched {per_step(batched):8.0f} ns   scalar {per_step(scalar):8.0f} ns   "
-              f"ratio {per_step(scalar) / per_step(batched):.1f}")
+        emit(f"  {name:8s} batched {per_step(batched):8.0f} ns   scalar {per_step(scalar):8.0f} ns   "
+             f"ratio {per_step(scalar) / per_step(batched):.1f}")
         if name == "kkt-ts" and mean_tau is None:
             mean_tau = float(batched.stopping_times[:, 0].mean())
 
-    print(f"\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
+    emit(f"\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
     rule = TrackAndStop(solver="exact", update="every")
     sample = identify(problem, rule, delta=0.01, n_runs=args.tas_sample, rng=2, n_jobs=1, chunk_size=1,
                       batched=False)
-    print(f"  scalar rule, {args.tas_sample} replications one at a time: {per_step(sample) / 1e3:.0f} us per step "
-          f"(one solve_topk per step, warm-started)")
+    emit(f"  scalar rule, {args.tas_sample} replications one at a time: {per_step(sample) / 1e3:.0f} us per step "
+         f"(one solve_topk per step, warm-started)")
     full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs)
-    print(f"  batched rule, {args.tas_runs} replications, n_jobs={args.jobs}: {full.time:.1f} s, "
-          f"{full.time * args.jobs / full.replication_steps * 1e9:.0f} ns per replication-step per worker; "
-          f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
-          f"{int(full.diagnostics['solver_calls'].sum())} solves")
-    print(full.format_summary())
+    emit(f"  batched rule, {args.tas_runs} replications, n_jobs={args.jobs}: {full.time:.1f} s, "
+         f"{full.time * args.jobs / full.replication_steps * 1e9:.0f} ns per replication-step per worker; "
+         f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
+         f"{int(full.diagnostics['solver_calls'].sum())} solves")
+    emit(full.format_summary())
+    if args.write_docs:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        command = "python benchmarks/algorithms.py " + " ".join(sys.argv[1:])
+        DOCS.write_text("\n".join([
+            "# Identification engine: measured speed", "",
+            f"Written by `{command.strip()}` on {stamp}, allocopt {allocopt.__version__}, {platform.machine()} with "
+            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, no BLAS thread variables "
+            f"set: {not any(name in os.environ for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS'))}.", "",
+            "```text", *lines, "```", ""]))
+        print(f"wrote {DOCS}")
+
 
 if __name__ == "__main__":
     main()
