@@ -29,6 +29,25 @@ def _offsets(n_series: int, width: float = 0.5):
     return np.linspace(-width / 2, width / 2, n_series)
 
 
+def _delta_series(comparison: PolicyComparison, func: str):
+    """The first rule's result, the x positions of the deltas, and (x, label, summary rows) per rule, each
+    rule's points shifted so that the rules sit side by side at every delta."""
+    if comparison.setting != "confidence":
+        raise ValueError(f"{func} needs a fixed-confidence comparison")
+    first = comparison.results[comparison.labels[0]]
+    positions = np.arange(first.deltas.size)
+    series = [(positions + offset, label, comparison.results[label].summary())
+              for offset, label in zip(_offsets(len(comparison.labels)), comparison.labels)]
+    return first, positions, series
+
+
+def _finish_delta_axis(ax, positions: np.ndarray, deltas: np.ndarray, ylabel: str) -> None:
+    ax.set_xticks(positions, [f"{delta:g}" for delta in deltas])
+    ax.set_xlabel("delta")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
+
+
 def plot_sample_complexity(comparison: PolicyComparison, ax=None, *, lower_bound: bool = True):
     """Mean stopping time with 95% error bars (1.96 standard errors) against delta, one series per rule,
     with the lower bound :math:`T^* \\mathrm{kl}(\\delta, 1-\\delta)`.
@@ -46,21 +65,13 @@ def plot_sample_complexity(comparison: PolicyComparison, ax=None, *, lower_bound
     2
     """
     ax = _axes(ax)
-    if comparison.setting != "confidence":
-        raise ValueError("plot_sample_complexity needs a fixed-confidence comparison")
-    first = comparison.results[comparison.labels[0]]
-    positions = np.arange(first.deltas.size)
-    for offset, label in zip(_offsets(len(comparison.labels)), comparison.labels):
-        rows = comparison.results[label].summary()
-        ax.errorbar(positions + offset, [row.mean_stopping_time for row in rows],
-                    yerr=[1.96 * row.standard_error for row in rows], fmt="o", capsize=3,
-                    label=f"{label} ({comparison.results[label].n_runs} runs)")
+    first, positions, series = _delta_series(comparison, "plot_sample_complexity")
+    for x, label, rows in series:
+        ax.errorbar(x, [row.mean_stopping_time for row in rows], yerr=[1.96 * row.standard_error for row in rows],
+                    fmt="o", capsize=3, label=f"{label} ({comparison.results[label].n_runs} runs)")
     if lower_bound:
         ax.plot(positions, [row.lower_bound for row in first.summary()], "k--", label="T* kl(delta, 1-delta)")
-    ax.set_xticks(positions, [f"{delta:g}" for delta in first.deltas])
-    ax.set_xlabel("delta")
-    ax.set_ylabel("mean stopping time")
-    ax.legend(fontsize="small")
+    _finish_delta_axis(ax, positions, first.deltas, "mean stopping time")
     return ax
 
 
@@ -68,22 +79,14 @@ def plot_error_rates(comparison: PolicyComparison, ax=None):
     """Realised error rate with its 95% Clopper-Pearson interval against delta (the line y = delta for
     reference). A zero error rate is drawn at the bottom of the linear axis with its interval."""
     ax = _axes(ax)
-    if comparison.setting != "confidence":
-        raise ValueError("plot_error_rates needs a fixed-confidence comparison")
-    first = comparison.results[comparison.labels[0]]
-    positions = np.arange(first.deltas.size)
-    for offset, label in zip(_offsets(len(comparison.labels)), comparison.labels):
-        rows = comparison.results[label].summary()
+    first, positions, series = _delta_series(comparison, "plot_error_rates")
+    for x, label, rows in series:
         rates = np.array([row.error_rate for row in rows])
-        ax.errorbar(positions + offset, rates, yerr=[rates - [row.error_low for row in rows],
-                                                      [row.error_high for row in rows] - rates],
+        ax.errorbar(x, rates, yerr=[rates - [row.error_low for row in rows], [row.error_high for row in rows] - rates],
                     fmt="o", capsize=3, label=label)
     ax.plot(positions, first.deltas, "k:", label="delta")
-    ax.set_xticks(positions, [f"{delta:g}" for delta in first.deltas])
-    ax.set_xlabel("delta")
-    ax.set_ylabel("error rate")
     ax.set_ylim(bottom=0.0)
-    ax.legend(fontsize="small")
+    _finish_delta_axis(ax, positions, first.deltas, "error rate")
     return ax
 
 
