@@ -48,7 +48,7 @@ bench: $(STAMP)
 	for script in benchmarks/*.py; do $(PY) $$script || exit 1; done
 
 examples: $(STAMP)
-	for script in examples/*.py; do $(PY) $$script || exit 1; done
+	for script in examples/[!_]*.py; do $(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis .mypy_cache examples/output benchmarks/output

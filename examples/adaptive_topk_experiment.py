@@ -25,13 +25,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import platform
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from _docs_section import write_marked_section
 from allocopt import TopKProblem
 from allocopt.algorithms import AdaptiveTopKFixedBudget, BatchPullEach, PullEach, identify_fixed_budget
 from allocopt.complexity import adaptive_topk_sample_complexity, aggregate_regret, h_t_eps
@@ -170,13 +170,7 @@ def main() -> None:
         table.append(f"| {k} | {name} | {label} | {hardness:.4g} | {bound:.4g} | {cells} | {seconds:.1f} |")
     table += ["", END]
     page = args.docs / "algorithms.md"
-    text = page.read_text()
-    block = "\n".join(table)
-    if BEGIN in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    page.write_text(text)
+    write_marked_section(page, BEGIN, END, "\n".join(table))
     print(f"wrote {image} and the table in {page} ({elapsed:.0f} s)")
 
 

@@ -22,12 +22,12 @@ import argparse
 import datetime
 import math
 import platform
-import re
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _docs_section import write_marked_section
 from allocopt import TopKProblem
 from allocopt.algorithms import NSAR, POLICIES, SAR, identify_fixed_budget
 from allocopt.complexity import c_p, h1, h2, h_p, logbar, nsar_error_bound
@@ -117,13 +117,7 @@ def main() -> None:
                      f"| {seconds:.1f} |")
     table += ["", END]
     page = args.docs / "algorithms.md"
-    text = page.read_text()
-    block = "\n".join(table)
-    if BEGIN in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    page.write_text(text)
+    write_marked_section(page, BEGIN, END, "\n".join(table))
     print(f"wrote {image} and the table in {page} ({elapsed:.0f} s)")
 
 

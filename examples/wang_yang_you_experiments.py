@@ -20,7 +20,8 @@ with the date, the machine and the measured times):
 ``--runs`` sets the replications of every rule; ``--runs-for LABEL=N`` overrides one rule (DT-TS with
 100-iteration KKT-Tracking at every step is the costliest rule). Progress bars show on a terminal.
 
-Usage: ``python examples/wang_yang_you_experiments.py fixed-confidence --figure 1 --runs 10000 --jobs 2``.
+Usage: ``python examples/wang_yang_you_experiments.py fixed-confidence --figure 1 --runs 10000 --jobs 2``;
+without a subcommand the script runs every experiment with its defaults.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import allocopt
+from _docs_section import write_marked_section
 from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms import KKTTS, compare_policies
 from allocopt.algorithms.protocol import get_policy
@@ -74,17 +76,10 @@ def _stamp() -> str:
 def write_section(name: str, text: str) -> None:
     """Replace the section ``name`` of the docs page (between its markers), creating the page if needed."""
     start, end = f"<!-- {name} start -->", f"<!-- {name} end -->"
-    page = PAGE.read_text() if PAGE.exists() else (
+    write_marked_section(PAGE, start, end, f"{start}\n{text.rstrip()}\n{end}", heading=(
         "# The identification experiments of Wang, Yang, You (2022)\n\n"
         "Every section below is written by `examples/wang_yang_you_experiments.py`; the commands are in the "
-        "section. Numbers are measured, not copied from the paper.\n")
-    block = f"{start}\n{text.rstrip()}\n{end}"
-    if start in page:
-        before, rest = page.split(start, 1)
-        page = before + block + rest.split(end, 1)[1]
-    else:
-        page = page.rstrip() + "\n\n" + block + "\n"
-    PAGE.write_text(page)
+        "section. Numbers are measured, not copied from the paper.\n"))
 
 
 def _runs(args, labels) -> dict[str, int]:
@@ -233,7 +228,7 @@ def allocation(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command")
     confidence = commands.add_parser("fixed-confidence", help="Figures 1, 4 and 5")
     confidence.add_argument("--figure", type=int, choices=sorted(FIGURES), default=1)
     confidence.add_argument("--policies", nargs="*", help="registered rule names (default: the figure's rules)")
@@ -248,7 +243,15 @@ def main() -> None:
         command.add_argument("--runs-for", action="append", metavar="LABEL=N")
         command.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    {"fixed-confidence": fixed_confidence, "fixed-budget": fixed_budget, "allocation": allocation}[args.command](args)
+    run = {"fixed-confidence": fixed_confidence, "fixed-budget": fixed_budget, "allocation": allocation}
+    if args.command is not None:
+        run[args.command](args)
+        return
+    # no subcommand (as `make examples` runs it): every experiment with its defaults
+    for argv in (["fixed-confidence", "--figure", str(figure)] for figure in sorted(FIGURES)):
+        run["fixed-confidence"](parser.parse_args(argv))
+    for command in ("fixed-budget", "allocation"):
+        run[command](parser.parse_args([command]))
 
 
 if __name__ == "__main__":
