@@ -87,3 +87,34 @@ def test_double_star_matches_the_general_forest_solver(variance, monkeypatch):
             compared += 1
     assert compared >= 10
 
+
+def _tracking_problems(rng):
+    """Gaussian instances for the iterative methods' twins: random K and k (1, K-1 and between), common and
+    per-arm variances, integer means (exact ties within a side and equal pair costs)."""
+    problems = []
+    for trial in range(24):
+        n_arms = int(rng.integers(2, 16))
+        k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+        theta = rng.integers(0, 4, n_arms).astype(float) if trial % 4 == 0 else rng.normal(0.0, 1.0, n_arms)
+        order = np.argsort(-theta, kind="stable")
+        if theta[order[k - 1]] == theta[order[k]]:
+            theta[order[:k]] += 1.0  # a unique top-k set
+        variance = rng.uniform(0.05, 3.0, n_arms) if trial % 2 else float(rng.uniform(0.05, 3.0))
+        problems.append(TopKProblem(theta, k, variance=variance))
+    return problems
+
+
+@pytest.mark.parametrize("method", ["kkt-tracking", "fwga"])
+def test_compiled_iterations_equal_numpy_twin_bit_for_bit(method):
+    rng = np.random.default_rng(21)
+    for problem in _tracking_problems(rng):
+        for tol in (0.0, 1e-3):
+            with compiled_kernels(True):
+                compiled = solve_topk(problem, method=method, iterations=300, tol=tol)
+            with compiled_kernels(False):
+                twin = solve_topk(problem, method=method, iterations=300, tol=tol)
+            assert compiled.iterations == twin.iterations and compiled.status == twin.status
+            assert np.array_equal(compiled.psi, twin.psi)
+            assert np.array_equal(compiled.mu, twin.mu)
+            for name in ("value", "upper_bound", "gap"):
+                assert np.array_equal(getattr(compiled.history, name), getattr(twin.history, name)), name
