@@ -170,6 +170,20 @@ def scale(lines: list[str], sizes, limit: float) -> None:
                 print(lines[-1], flush=True)
 
 
+def kept_scale_section(text: str) -> list[str]:
+    """The scale section of an earlier docs/topk_benchmark.md, with the sentence saying when and how it was
+    measured (a run without scale rows keeps the earlier rows rather than dropping them)."""
+    start = text.find("\n## Scale")
+    if start < 0:
+        return []
+    section = text[start:].rstrip("\n").split("\n")
+    measured = next((line for line in text.splitlines() if line.startswith("Measured by")), "")
+    if any(line.startswith("Kept from an earlier run") for line in section):  # kept before: as it is
+        return section
+    note = ["", f"Kept from an earlier run (this run measured no scale rows). {measured}"] if measured else []
+    return section[:2] + note + section[2:]
+
+
 def machine() -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
     threads = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
@@ -324,6 +338,8 @@ def main() -> None:
     if args.write_docs:
         path = Path(__file__).resolve().parent.parent / "docs" / "topk_benchmark.md"
         command = "python benchmarks/topk_solvers.py " + " ".join(sys.argv[1:])
+        if not args.scale and path.exists():
+            lines.extend(kept_scale_section(path.read_text()))
         path.write_text(f"<!-- written by benchmarks/topk_solvers.py; do not edit by hand -->\n"
                         "# Exact top-k solver: measured latency, batches and scale\n\n"
                         f"Measured by `{command}` on {header}. Wall-clock times; the load average says how busy "
