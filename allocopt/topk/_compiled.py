@@ -242,15 +242,29 @@ def _star_rows(theta, variance, k, start, has_start, max_newton, feasibility, ne
 
 def tracking_kernel():
     """The compiled Gaussian KKT-Tracking loop (built on first use), or ``None`` as :func:`star_kernel`."""
+    return _iteration_kernel("tracking")
+
+
+def fwga_kernel():
+    """The compiled Gaussian FWGA loop (built on first use), or ``None`` as :func:`star_kernel`."""
+    return _iteration_kernel("fwga")
+
+
+def _iteration_kernel(name: str):
     if star_kernel() is None:
         return None
-    if "tracking" not in _KERNELS:
+    if name not in _KERNELS:
         with _LOCK:
-            if "tracking" not in _KERNELS:
+            if name not in _KERNELS:
                 import numba
 
-                _KERNELS["tracking"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_tracking_gaussian)
-    return _KERNELS["tracking"]
+                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+                # both loops call the helpers by their global names: they are compiled first
+                globals()["_gaussian_pair"] = compile_(_gaussian_pair)
+                globals()["_certify_iterate"] = compile_(_certify_iterate)
+                _KERNELS["tracking"] = compile_(_tracking_gaussian)
+                _KERNELS["fwga"] = compile_(_fwga_gaussian)
+    return _KERNELS[name]
 
 
 def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom, dispersion, iterations,
@@ -264,6 +278,7 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
     weight = np.empty(n_arms)
     top_sums = np.empty(n_top)
     bottom_sums = np.empty(n_bottom)
+    pair = np.zeros(2, dtype=np.int64)  # (the certificate's argmin, not used: the step takes its own)
     allowance_rate = relative_error if relative_error > rounding_allowance else rounding_allowance
     term_count = terms if terms > 1 else 1
     for t in range(1, iterations + 1):
@@ -283,15 +298,8 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
         i, j = top[best_row], bottom[best_col]
         psi_i, psi_j = psi[i], psi[j]
         w_i, w_j = psi_i * inverse_top[best_row], psi_j * inverse_bottom[best_col]
-        total = w_i + w_j
-        if total <= 0:
-            share_top = share_bottom = 0.5
-        else:
-            share_top, share_bottom = w_i / total, w_j / total
-        gap = theta_top[best_row] - theta_bottom[best_col]
-        spread_top, spread_bottom = share_bottom * gap, -share_top * gap
-        divergence_top = 0.5 * spread_top * spread_top
-        cost = w_i * divergence_top + w_j * (0.5 * spread_bottom * spread_bottom)
+        divergence_top, divergence_bottom = _gaussian_pair(theta_top[best_row], theta_bottom[best_col], w_i, w_j)
+        cost = w_i * divergence_top + w_j * divergence_bottom
         if cost > 0:
             h_top = psi_i * (divergence_top * inverse_top[best_row]) / cost
         elif psi_i > 0:
@@ -309,39 +317,8 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
         psi[j] += (1.0 - h_top) / t
         counts[best_row, best_col] += 1.0
         # the certificate of the new iterate: Gamma and the per-arm sums of counts * dC/dpsi (left to right)
-        for arm in range(n_arms):
-            weight[arm] = psi[arm] / dispersion[arm]
-        value = np.inf
-        for row in range(n_top):
-            w_top = weight[top[row]]
-            for col in range(n_bottom):
-                w_bottom = weight[bottom[col]]
-                total = w_top + w_bottom
-                if total <= 0:
-                    share_top = share_bottom = 0.5
-                else:
-                    share_top, share_bottom = w_top / total, w_bottom / total
-                gap = theta_top[row] - theta_bottom[col]
-                spread_top, spread_bottom = share_bottom * gap, -share_top * gap
-                divergence_top = 0.5 * spread_top * spread_top
-                divergence_bottom = 0.5 * spread_bottom * spread_bottom
-                cost = w_top * divergence_top + w_bottom * divergence_bottom
-                if cost < value or cost != cost:
-                    value = cost if value == value else value
-                top_term = counts[row, col] * (divergence_top * inverse_top[row])
-                bottom_term = counts[row, col] * (divergence_bottom * inverse_bottom[col])
-                top_sums[row] = top_term if col == 0 else top_sums[row] + top_term
-                bottom_sums[col] = bottom_term if row == 0 else bottom_sums[col] + bottom_term
-        largest_top = top_sums[0]
-        for row in range(1, n_top):
-            if top_sums[row] > largest_top or (top_sums[row] != top_sums[row] and largest_top == largest_top):
-                largest_top = top_sums[row]
-        largest_bottom = bottom_sums[0]
-        for col in range(1, n_bottom):
-            if bottom_sums[col] > largest_bottom or (bottom_sums[col] != bottom_sums[col]
-                                                     and largest_bottom == largest_bottom):
-                largest_bottom = bottom_sums[col]
-        largest = largest_bottom if largest_bottom > largest_top else largest_top  # Python's max(top, bottom)
+        value, largest = _certify_iterate(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom,
+                                          dispersion, psi, counts, weight, top_sums, bottom_sums, pair)
         bound = largest / t
         values[t - 1] = value
         bounds[t - 1] = bound
@@ -354,19 +331,17 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
     return iterations
 
 
-def fwga_kernel():
-    """The compiled Gaussian FWGA loop (built on first use), or ``None`` as :func:`star_kernel`."""
-    if star_kernel() is None:
-        return None
-    if "fwga" not in _KERNELS:
-        with _LOCK:
-            if "fwga" not in _KERNELS:
-                import numba
-
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_certify_iterate"] = compile_(_certify_iterate)  # called by its global name
-                _KERNELS["fwga"] = compile_(_fwga_gaussian)
-    return _KERNELS["fwga"]
+def _gaussian_pair(theta_top, theta_bottom, w_top, w_bottom):
+    """The unit divergences of both ends of a pair to its infimum point: the twin of ``pair_terms`` (its shares)
+    with ``Gaussian.unit_confidence_pair``."""
+    total = w_top + w_bottom
+    if total <= 0:
+        share_top = share_bottom = 0.5
+    else:
+        share_top, share_bottom = w_top / total, w_bottom / total
+    gap = theta_top - theta_bottom
+    spread_top, spread_bottom = share_bottom * gap, -share_top * gap
+    return 0.5 * spread_top * spread_top, 0.5 * spread_bottom * spread_bottom
 
 
 def _certify_iterate(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom, dispersion, psi, mu,
@@ -383,15 +358,7 @@ def _certify_iterate(theta_top, theta_bottom, inverse_top, inverse_bottom, top, 
         w_top = weight[top[row]]
         for col in range(n_bottom):
             w_bottom = weight[bottom[col]]
-            total = w_top + w_bottom
-            if total <= 0:
-                share_top = share_bottom = 0.5
-            else:
-                share_top, share_bottom = w_top / total, w_bottom / total
-            gap = theta_top[row] - theta_bottom[col]
-            spread_top, spread_bottom = share_bottom * gap, -share_top * gap
-            divergence_top = 0.5 * spread_top * spread_top
-            divergence_bottom = 0.5 * spread_bottom * spread_bottom
+            divergence_top, divergence_bottom = _gaussian_pair(theta_top[row], theta_bottom[col], w_top, w_bottom)
             cost = w_top * divergence_top + w_bottom * divergence_bottom
             if first or cost < value or (cost != cost and value == value):  # numpy's argmin and min
                 value = cost
@@ -439,17 +406,11 @@ def _fwga_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bo
         # the gradient of the chosen pair's cost at u (TopKProblem.pair_terms on one pair: w = u / phi as
         # u * (1/phi))
         i, j = top[row], bottom[col]
-        w_i, w_j = u[i] * inverse_top[row], u[j] * inverse_bottom[col]
-        total = w_i + w_j
-        if total <= 0:
-            share_top = share_bottom = 0.5
-        else:
-            share_top, share_bottom = w_i / total, w_j / total
-        gap = theta_top[row] - theta_bottom[col]
-        spread_top, spread_bottom = share_bottom * gap, -share_top * gap
+        divergence_top, divergence_bottom = _gaussian_pair(theta_top[row], theta_bottom[col],
+                                                           u[i] * inverse_top[row], u[j] * inverse_bottom[col])
         step = t / horizon_factor
-        u[i] += step * ((0.5 * spread_top * spread_top) * inverse_top[row])
-        u[j] += step * ((0.5 * spread_bottom * spread_bottom) * inverse_bottom[col])
+        u[i] += step * (divergence_top * inverse_top[row])
+        u[j] += step * (divergence_bottom * inverse_bottom[col])
         # Euclidean projection onto the simplex (the twin of project_to_simplex)
         for arm in range(n_arms):
             ordered[arm] = -u[arm]

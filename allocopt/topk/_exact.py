@@ -319,27 +319,6 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
                       extras={"pivots": 0, "components": 1}, forest=BindingForest(kind=kind, double_star=True))
 
 
-def _double_star_start(problem: TopKProblem, reduced: Reduced) -> np.ndarray:
-    r"""The group allocation that the double star's forest passes start at: the double star of the local
-    Gaussian approximation :math:`d(x, y) \approx (x - y)^2 / (2\phi V_1(x))` (arm variances
-    :math:`\phi_a V_1(\theta_a)`; exact for Gaussian arms), from the compiled closed form - near the double
-    star's solution, so the passes converge in fewer rounds than from the heuristic allocation, which remains
-    the start when that fails and on instances beyond the closed form's size."""
-    psi = None
-    if problem.n_pairs <= FAST_PATH_PAIRS:
-        order = np.concatenate([problem.top, problem.bottom])
-        theta = problem.theta[order]
-        variance = problem.dispersion[order] * problem.family.unit_variance(theta)
-        with np.errstate(all="ignore"):
-            star = gaussian_double_star(theta[None, :], variance[None, :], problem.k)
-        if np.all(np.isfinite(star.psi)) and np.all(star.psi > 0):
-            psi = np.empty(problem.n_arms)
-            psi[order] = star.psi[0]
-    if psi is None:
-        psi = problem.heuristic_allocation()
-    return np.bincount(reduced.arm_group, weights=psi, minlength=reduced.n_groups) / reduced.multiplicity
-
-
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
           max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
@@ -371,7 +350,8 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if warm is not None:
             starts.append(warm)
     rows, cols = _double_star(reduced)
-    psi = _double_star_start(problem, reduced)
+    heuristic = problem.heuristic_allocation()
+    psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
@@ -408,8 +388,15 @@ def _best_seen(problem: TopKProblem, reduced: Reduced, kind: str, search: "_Sear
                answer: TopKResult | None) -> TopKResult:
     r"""The fallback when no forest was certified optimal: of every allocation the solver computed (the
     forest solutions of the search, best by validity and best by value, and the barrier points), the one of
-    largest :math:`\Gamma`, with its own certificate (whose status says whether it is optimal after all). ``answer`` is the final forest's result, if any (it
+    largest :math:`\Gamma`, with its own certificate (whose status says whether it is optimal after all); a
+    ``SolverError`` when no forest solution was found at all. ``answer`` is the final forest's result, if any (it
     competes too). No fallback is worse than an allocation already seen."""
+    if answer is None and search.best is None:
+        # no forest solution at all: the barrier points alone are not trusted as an answer (on the instances
+        # where this happens, means spread over hundreds of decades, they are far from the optimum)
+        raise SolverError(
+            f"solve_topk(method='exact') found no forest whose KKT system it could solve on {problem!r} "
+            f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
     candidates = [] if answer is None else [answer]
     fallback_message = (f"exact: no forest passed the exact check after {search.pivots} pivot(s); returning "
                         "the best allocation seen, a ")
@@ -420,10 +407,6 @@ def _best_seen(problem: TopKProblem, reduced: Reduced, kind: str, search: "_Sear
     for previous_round in barrier_rounds:
         candidates.append(_barrier_result(problem, reduced, kind, previous_round.rows, previous_round.cols,
                                           previous_round.point, tol, started, search.pivots))
-    if not candidates:
-        raise SolverError(
-            f"solve_topk(method='exact') found no forest whose KKT system it could solve on {problem!r} "
-            f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
     # the first of the largest value: the final forest, then the forests, then the barrier points
     return max(candidates, key=lambda result: result.value)
 

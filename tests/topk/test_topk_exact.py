@@ -250,21 +250,18 @@ def test_fallback_at_tol_zero_returns_the_best_allocation_seen(monkeypatch, fami
     assert oracle.value <= result.value * (1 + 1e-12) and result.value <= oracle.upper_bound * (1 + 1e-12)
 
 
-def test_fallback_without_any_forest_returns_the_best_barrier_point(monkeypatch):
-    # every forest rejected (as when the barrier's pairs give no valid forest layout): the barrier points are
-    # the only allocations seen, and the best of them is returned instead of an error
+def test_without_any_forest_solution_the_solver_refuses(monkeypatch):
+    # every forest rejected (no forest solution at all): the barrier points alone are not returned as an
+    # answer; the refusal names the oracle to use instead
+    from allocopt import SolverError
     from allocopt.testing.topk_classes import topk_instance_class
     from allocopt.topk import _exact
 
     problem = topk_instance_class("staircase", 40, seed=2)
-    seen: list[float] = []
-    _record_every_allocation(monkeypatch, seen)
     monkeypatch.setattr(_exact, "layout_forest", lambda *args, **kwargs: None)
     monkeypatch.setattr(_exact, "layout_double_star", lambda *args, **kwargs: None)
-    result = solve_topk(problem)
-    assert result.status == "not_certified" and "interior-point" in result.message and len(seen) == 3
-    assert result.value >= max(seen) * (1 - 1e-12)
-    assert result.upper_bound >= result.value
+    with pytest.raises(SolverError, match="method='cvxpy'"):
+        solve_topk(problem)
 
 
 def test_massive_ties_keep_few_multiplier_pairs_and_certify():
