@@ -56,6 +56,7 @@ class MethodRegistry:
         self.func = func
         self.entry = entry
         self._modules = dict(modules)
+        self._loaded: dict[str, ModuleType] = {}  # the modules imported so far (a call's dispatch is a lookup)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -70,7 +71,15 @@ class MethodRegistry:
 
     def check_method(self, method: Any, func: str | None = None) -> str:
         """``method`` when it is a registered name; an ``InvalidArgumentError`` listing the valid names otherwise."""
+        if type(method) is str and method in self._modules:
+            return method
         return as_choice(method, func or self.func, "method", self.names)
+
+    def _import(self, name: str) -> ModuleType:
+        module = self._loaded.get(name)
+        if module is None:
+            module = self._loaded[name] = importlib.import_module(self._modules[name])
+        return module
 
     def module(self, method: Any) -> ModuleType:
         """The (lazily imported) module implementing ``method``."""
@@ -93,6 +102,7 @@ class MethodRegistry:
     def resolve(self, method: Any, options: Mapping[str, Any]) -> tuple[str, Callable[..., Any]]:
         """Validate ``method`` and ``options``; return the method name and its implementation."""
         name = self.check_method(method)
-        module = importlib.import_module(self._modules[name])
-        self.check_options(name, module, options)
+        module = self._import(name)
+        if options:
+            self.check_options(name, module, options)
         return name, getattr(module, self.entry)

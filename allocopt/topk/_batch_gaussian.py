@@ -33,10 +33,11 @@ the caller solves them one by one.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._compiled import star_kernel
 
 __all__ = ["DoubleStarBatch", "gaussian_double_star", "double_star_edges"]
 
@@ -45,6 +46,7 @@ _EPS = np.finfo(float).eps
 # smallest edge by more than this (relatively) or a multiplier is negative beyond rounding
 _FEASIBILITY = 1e-10
 _NEGATIVE_MULTIPLIER = 1e-12
+_NO_START = np.zeros(1)  # the compiled kernel's start argument when there is none (not read)
 
 
 @dataclass(frozen=True)
@@ -87,102 +89,55 @@ def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
-def _split(y: float, a: float) -> tuple[float, float]:
-    """s = a / (1 + e^-y) and t = a / (1 + e^y), without overflow."""
-    y = min(max(y, -700.0), 700.0)
-    return a / (1.0 + math.exp(-y)), a / (1.0 + math.exp(y))
+def _sequential_sum(values: np.ndarray) -> np.ndarray:
+    """Sums along the last axis, left to right (``cumsum(...)[..., -1]``; 0 for no terms): the summation order
+    of the compiled twin, so that both round alike."""
+    if values.shape[-1] == 0:
+        return np.zeros(values.shape[:-1])
+    return np.cumsum(values, axis=-1)[..., -1]
 
 
-def _balance_one(offset: np.ndarray, variance: np.ndarray, k: int, a: float, y: float, max_newton: int) -> float:
-    """The balance root y of one instance: safeguarded Newton with the scalar logic in Python floats (the
-    per-arm sums are two dot products per side)."""
-    offset_top, offset_bottom = offset[:k], offset[k:]
-    common = variance.size == 1  # a common variance cancels from the balance
-    if not common:
-        variance_top, variance_bottom = variance[:k], variance[k:]
-    lower, upper = -math.inf, math.inf
-    for _ in range(max_newton):
-        s, t = _split(y, a)
-        inverse_top, inverse_bottom = 1.0 / (offset_top + s), 1.0 / (offset_bottom + t)
-        if common:
-            top_sum, bottom_sum = float(inverse_top @ inverse_top), float(inverse_bottom @ inverse_bottom)
-            top_slope = float((inverse_top * inverse_top) @ inverse_top)
-            bottom_slope = float((inverse_bottom * inverse_bottom) @ inverse_bottom)
-        else:
-            terms_top, terms_bottom = variance_top * inverse_top * inverse_top, variance_bottom * inverse_bottom**2
-            top_sum, bottom_sum = float(terms_top.sum()), float(terms_bottom.sum())
-            top_slope, bottom_slope = float(terms_top @ inverse_top), float(terms_bottom @ inverse_bottom)
-        residual = math.log(top_sum / bottom_sum)
-        derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
-        if residual > 0:
-            lower = y
-        elif residual < 0:
-            upper = y
-        else:
-            return y
-        candidate = y - residual / derivative
-        if not (lower < candidate < upper):
-            if math.isfinite(lower) and math.isfinite(upper):
-                candidate = 0.5 * (lower + upper)
-            else:
-                candidate = lower + 4.0 if math.isfinite(lower) else upper - 4.0
-        if abs(candidate - y) <= 4 * _EPS * max(1.0, abs(y)):
-            return candidate
-        y = candidate
-    return y
-
-
-def _balance_many(offset, variance, is_top, a, start, max_newton):
-    """The balance roots y of all rows: the same safeguarded Newton iteration, vectorised over rows."""
+def _balance_rows(offset, variance, k, a, start, max_newton):
+    """The balance roots y of all rows by safeguarded Newton, vectorised over rows; a row stops moving once
+    its step is at rounding level (the compiled twin's per-row loop ends there)."""
     n_rows = offset.shape[0]
-    top_weights, bottom_weights = is_top.astype(float), (~is_top).astype(float)
-    y = np.zeros((n_rows, 1)) if start is None else np.asarray(start, dtype=float).reshape(n_rows, 1)
+    y = np.zeros((n_rows, 1)) if start is None else np.asarray(start, dtype=float).reshape(n_rows, 1).copy()
     lower = np.full((n_rows, 1), -np.inf)
     upper = np.full((n_rows, 1), np.inf)
+    active = np.ones((n_rows, 1), dtype=bool)
     for _ in range(max_newton):
         with np.errstate(over="ignore"):
             s = a / (1.0 + np.exp(-y))
             t = a / (1.0 + np.exp(y))
-        x = offset + np.where(is_top, s, t)
-        terms = variance / (x * x)
-        slopes = terms / x
-        top_sum, bottom_sum = terms @ top_weights, terms @ bottom_weights
-        residual = np.log(top_sum / bottom_sum)[:, None]
+        x_top, x_bottom = offset[:, :k] + s, offset[:, k:] + t
+        terms_top, terms_bottom = variance[:, :k] / (x_top * x_top), variance[:, k:] / (x_bottom * x_bottom)
+        top_sum, bottom_sum = _sequential_sum(terms_top)[:, None], _sequential_sum(terms_bottom)[:, None]
+        top_slope = _sequential_sum(terms_top / x_top)[:, None]
+        bottom_slope = _sequential_sum(terms_bottom / x_bottom)[:, None]
+        residual = np.log(top_sum / bottom_sum)
         # dh/dy = -2 (s t / a) (sum_I terms/x / P + sum_J terms/x / Q)
-        derivative = (-2.0 * (s * t / a)).ravel() * (slopes @ top_weights / top_sum + slopes @ bottom_weights
-                                                     / bottom_sum)
-        step = residual / derivative[:, None]
-        lower = np.where(residual > 0, y, lower)
-        upper = np.where(residual < 0, y, upper)
-        candidate = y - step
-        if not np.all((candidate > lower) & (candidate < upper)):  # safeguard: bisection (or a unit move)
-            with np.errstate(invalid="ignore"):
-                fallback = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper),
-                                    np.where(np.isfinite(lower), lower + 4.0, upper - 4.0))
-            candidate = np.where((candidate > lower) & (candidate < upper), candidate, fallback)
-        converged = np.abs(candidate - y) <= 4 * _EPS * np.maximum(1.0, np.abs(y))
-        y = np.where(residual == 0, y, candidate)
-        if converged.all():
+        derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
+        lower = np.where(active & (residual > 0), y, lower)
+        upper = np.where(active & (residual < 0), y, upper)
+        candidate = y - residual / derivative
+        inside = (candidate > lower) & (candidate < upper)
+        with np.errstate(invalid="ignore"):  # safeguard: bisection (or a unit move)
+            fallback = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper),
+                                np.where(np.isfinite(lower), lower + 4.0, upper - 4.0))
+        candidate = np.where(inside, candidate, fallback)
+        converged = (np.abs(candidate - y) <= 4 * _EPS * np.maximum(1.0, np.abs(y))) | (residual == 0)
+        y = np.where(active & (residual != 0), candidate, y)
+        active &= ~converged
+        if not active.any():
             break
     return y
 
 
-def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start: np.ndarray | None = None,
-                         max_newton: int = 60) -> DoubleStarBatch:
-    """Solve and check the double star of every row.
-
-    Parameters
-    ----------
-    theta : ndarray, shape (R, K)
-        Means sorted within each row: the k top arms by decreasing mean, then the bottom arms by decreasing
-        mean (so ``theta[:, k-1] > theta[:, k]``).
-    variance : ndarray, shape (R, K) or (K,)
-        Variances in the same order.
-    k : int
-    start : ndarray, shape (R,), optional
-        Starting split ``y = log(x_{i_k} / x_{j_1})`` (for example from a previous allocation); 0 otherwise.
-    """
+def _double_star_numpy(theta: np.ndarray, variance: np.ndarray, k: int, start: np.ndarray | None,
+                       max_newton: int) -> DoubleStarBatch:
+    """The numpy twin of the compiled kernel (same operations in the same order; see the module docstring)."""
     n_rows, n_arms = theta.shape
+    n_bottom = n_arms - k
     layout = _star_layout(k, n_arms)
     is_top = layout.is_top
     # The solution is invariant under theta -> (theta - c)/b and sigma^2 -> sigma^2/b^2 (the costs depend on
@@ -190,28 +145,19 @@ def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start:
     # that no intermediate over- or underflows whatever the scale of the means.
     scale = theta[:, k - 1:k] - theta[:, k:k + 1]
     theta = (theta - theta[:, k:k + 1]) / scale
-    variance = np.broadcast_to(variance, theta.shape) / scale / scale if n_rows > 1 or variance.ndim == 2 \
-        else variance / scale[0, 0] / scale[0, 0]
+    variance = np.broadcast_to(variance, theta.shape) / scale / scale
     worst_top, best_bottom = theta[:, k - 1:k], theta[:, k:k + 1]
     boundary = worst_top - best_bottom  # (R, 1), positive
     a = 0.5 * boundary * boundary
     # x_a = (s or t) + offset_a, offsets formed from differences of means (no cancellation)
     distance = (theta - np.where(is_top, worst_top, best_bottom)) * layout.sign
     offset = 0.5 * distance * (distance + 2.0 * boundary)
-    if n_rows == 1:
-        y = np.array([[_balance_one(offset[0], variance.reshape(-1), k, float(a[0, 0]),
-                                    0.0 if start is None else float(np.ravel(start)[0]), max_newton)]])
-    else:
-        y = _balance_many(offset, variance, is_top, a, start, max_newton)
-
-    if n_rows == 1:
-        s, t = _split(float(y[0, 0]), float(a[0, 0]))
-    else:
-        with np.errstate(over="ignore"):
-            s = a / (1.0 + np.exp(-y))
-            t = a / (1.0 + np.exp(y))
+    y = _balance_rows(offset, variance, k, a, start, max_newton)
+    with np.errstate(over="ignore"):
+        s = a / (1.0 + np.exp(-y))
+        t = a / (1.0 + np.exp(y))
     psi = variance / (offset + np.where(is_top, s, t))
-    psi = psi / psi.sum(axis=1, keepdims=True)
+    psi = psi / _sequential_sum(psi)[:, None]
     weight = psi / variance  # effective weights w = psi / sigma^2
     # every pair: C_ij = Delta^2 w_i w_j / (2 (w_i + w_j)), rows top arms, columns bottom arms
     w_top, w_bottom = weight[:, :k, None], weight[:, None, k:]
@@ -224,26 +170,64 @@ def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start:
     edge_costs = costs[:, layout.flat]
     ratio = difference[:, layout.flat] / total[:, layout.flat]
     half_inverse = 0.5 / variance
-    if variance.ndim == 1:  # one common variance
-        grad_top = (ratio * weight[:, layout.edge_bottom]) ** 2 * half_inverse
-        grad_bottom = (ratio * weight[:, layout.edge_top]) ** 2 * half_inverse
-    else:
-        grad_top = (ratio * weight[:, layout.edge_bottom]) ** 2 * half_inverse[:, layout.edge_top]
-        grad_bottom = (ratio * weight[:, layout.edge_top]) ** 2 * half_inverse[:, layout.edge_bottom]
+    top_factor, bottom_factor = ratio * weight[:, layout.edge_bottom], ratio * weight[:, layout.edge_top]
+    grad_top = top_factor * top_factor * half_inverse[:, layout.edge_top]
+    grad_bottom = bottom_factor * bottom_factor * half_inverse[:, layout.edge_bottom]
     # peeling: every edge but (i_k, j_1) ends at a leaf (nu = 1 / derivative there); then j_1's equation
     nu = 1.0 / np.where(layout.leaf_is_top, grad_top, grad_bottom)
-    nu[:, 0] = (1.0 - (nu[:, n_arms - k:] * grad_bottom[:, n_arms - k:]).sum(axis=1)) / grad_bottom[:, 0]
+    nu[:, 0] = (1.0 - _sequential_sum(nu[:, n_bottom:] * grad_bottom[:, n_bottom:])) / grad_bottom[:, 0]
     nonnegative = nu[:, 0] >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1)
-    nu[:, 0] = np.maximum(nu[:, 0], 0.0)
-    mu = nu / nu.sum(axis=1, keepdims=True)
-    # per-arm sums of mu_p dC_p/dpsi_a (the certificate's upper bound), in sorted order
-    sums = (mu * grad_top) @ layout.top_incidence + (mu * grad_bottom) @ layout.bottom_incidence
+    nu[:, 0] = np.where(nu[:, 0] < 0.0, 0.0, nu[:, 0])
+    mu = nu / _sequential_sum(nu)[:, None]
+    # per-arm sums of mu_p dC_p/dpsi_a (the certificate's upper bound), in sorted order, each in edge order:
+    # i_k's over the edges (i_k, j), j_1's over (i_k, j_1) then the spokes; every other arm has one edge
+    top_terms, bottom_terms = mu * grad_top, mu * grad_bottom
+    sums = np.empty((n_rows, n_arms))
+    sums[:, :k - 1] = top_terms[:, n_bottom:]
+    sums[:, k - 1] = _sequential_sum(top_terms[:, :n_bottom])
+    sums[:, k] = _sequential_sum(np.concatenate([bottom_terms[:, :1], bottom_terms[:, n_bottom:]], axis=1))
+    sums[:, k + 1:] = bottom_terms[:, 1:n_bottom]
     bound = sums.max(axis=1)
     feasible = value >= (1.0 - _FEASIBILITY) * edge_costs.min(axis=1)
     accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound)
     scale = np.where(value > 0, value, np.inf)
     stationarity = np.abs(sums - value[:, None]).max(axis=1) / scale
-    complementarity = ((mu * edge_costs).sum(axis=1) - value) / scale
+    complementarity = (_sequential_sum(mu * edge_costs) - value) / scale
+    return DoubleStarBatch(psi=psi, value=value, bound=bound, stationarity=stationarity,
+                           complementarity=complementarity, multipliers=mu, accepted=accepted)
+
+
+def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start: np.ndarray | None = None,
+                         max_newton: int = 60) -> DoubleStarBatch:
+    """Solve and check the double star of every row (the compiled kernel where numba is available, else its
+    numpy twin; both give the same numbers bit for bit).
+
+    Parameters
+    ----------
+    theta : ndarray, shape (R, K)
+        Means sorted within each row: the k top arms by decreasing mean, then the bottom arms by decreasing
+        mean (so ``theta[:, k-1] > theta[:, k]``).
+    variance : ndarray, shape (R, K), (K,) or (1,)
+        Variances in the same order (one common variance as shape (1,)).
+    k : int
+    start : ndarray, shape (R,), optional
+        Starting split ``y = log(x_{i_k} / x_{j_1})`` (for example from a previous allocation); 0 otherwise.
+    """
+    theta = np.ascontiguousarray(theta, dtype=float)
+    variance = np.asarray(variance, dtype=float)
+    if variance.ndim == 1:
+        variance = variance[None, :]
+    kernel = star_kernel()
+    if kernel is None:
+        return _double_star_numpy(theta, variance, k, start, max_newton)
+    n_rows, n_arms = theta.shape
+    has_start = start is not None
+    starts = np.broadcast_to(np.asarray(start, dtype=float).reshape(-1), (n_rows,)) if has_start else _NO_START
+    psi, mu = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms - 1))
+    value, bound, stationarity, complementarity = np.empty((4, n_rows))
+    accepted = np.empty(n_rows, dtype=np.bool_)
+    kernel(theta, np.ascontiguousarray(variance), k, np.ascontiguousarray(starts), has_start, max_newton,
+           _FEASIBILITY, _NEGATIVE_MULTIPLIER, psi, mu, value, bound, stationarity, complementarity, accepted)
     return DoubleStarBatch(psi=psi, value=value, bound=bound, stationarity=stationarity,
                            complementarity=complementarity, multipliers=mu, accepted=accepted)
 
@@ -258,23 +242,15 @@ class _StarLayout:
     edge_top: np.ndarray  # arm (sorted position) at the top end of each edge
     edge_bottom: np.ndarray
     leaf_is_top: np.ndarray  # whether the edge's leaf is its top end (the spokes (i, j_1))
-    top_incidence: np.ndarray  # (K-1, K): edge -> its top arm
-    bottom_incidence: np.ndarray
 
 
 @functools.lru_cache(maxsize=64)
 def _star_layout(k: int, n_arms: int) -> _StarLayout:
     rows, cols = double_star_edges(k, n_arms)
     n_edges = n_arms - 1
-    top_incidence = np.zeros((n_edges, n_arms))
-    bottom_incidence = np.zeros((n_edges, n_arms))
-    top_incidence[np.arange(n_edges), rows] = 1.0
-    bottom_incidence[np.arange(n_edges), k + cols] = 1.0
     is_top = np.arange(n_arms) < k
     layout = _StarLayout(is_top=is_top, sign=np.where(is_top, 1.0, -1.0), flat=rows * (n_arms - k) + cols,
-                         edge_top=rows, edge_bottom=k + cols, leaf_is_top=np.arange(n_edges) >= n_arms - k,
-                         top_incidence=top_incidence, bottom_incidence=bottom_incidence)
-    for array in (layout.is_top, layout.sign, layout.flat, layout.edge_top, layout.edge_bottom, layout.leaf_is_top,
-                  top_incidence, bottom_incidence):
+                         edge_top=rows, edge_bottom=k + cols, leaf_is_top=np.arange(n_edges) >= n_arms - k)
+    for array in (layout.is_top, layout.sign, layout.flat, layout.edge_top, layout.edge_bottom, layout.leaf_is_top):
         array.setflags(write=False)
     return layout

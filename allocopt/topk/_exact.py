@@ -361,7 +361,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if found is not None:
             break
     barrier_round = None
-    barrier_rounds = []
+    barrier_rounds: list[_BarrierRound] = []
     for round_index in range(3):
         if found is not None:
             break
@@ -372,27 +372,43 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         # a few pivots repair a nearly right forest; otherwise the next, more accurate barrier round is cheaper
         budget = max_pivots if round_index == 2 else min(max_pivots, 10 + reduced.n_groups // 10)
         found = search.run("barrier", located.rows, located.cols, located.psi, budget)
-    if found is None:
-        if search.best is None:
-            raise SolverError(
-                f"solve_topk(method='exact') found no forest whose KKT system it could solve on {problem!r} "
-                f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
-        found = search.best
-        message = (f"exact: not certified after {search.pivots} pivot(s); returning the best forest found "
-                   f"({found.origin})")
-        forest_result = _result(problem, reduced, kind, found.layout, found.solution, tol, started, search.pivots,
-                                message, found.scan)
-        # no fallback may be worse than an allocation already seen: the barrier's own points compete
-        best = forest_result
-        for previous_round in barrier_rounds:
-            candidate = _barrier_result(problem, reduced, kind, previous_round.rows, previous_round.cols,
-                                        previous_round.point, tol, started, search.pivots)
-            if candidate.value > best.value:
-                best = candidate
-        return best
-    message = (f"exact: {found.origin}, {search.pivots} pivot(s); forest of {found.layout.n_components} tree(s)")
-    return _result(problem, reduced, kind, found.layout, found.solution, tol, started, search.pivots, message,
-                   found.scan)
+    if found is not None:
+        message = (f"exact: {found.origin}, {search.pivots} pivot(s); forest of {found.layout.n_components} "
+                   "tree(s)")
+        answer = _result(problem, reduced, kind, found.layout, found.solution, tol, started, search.pivots,
+                         message, found.scan)
+        if answer.status == "optimal":
+            return answer
+        return _best_seen(problem, reduced, kind, search, barrier_rounds, tol, started, answer)
+    return _best_seen(problem, reduced, kind, search, barrier_rounds, tol, started, None)
+
+
+def _best_seen(problem: TopKProblem, reduced: Reduced, kind: str, search: "_Search",
+               barrier_rounds: list[_BarrierRound], tol: float, started: float,
+               answer: TopKResult | None) -> TopKResult:
+    r"""The fallback when no forest was certified optimal: of every allocation the solver computed (the
+    forest solutions of the search, best by validity and best by value, and the barrier points), the one of
+    largest :math:`\Gamma`, with its own certificate (whose status says whether it is optimal after all); a
+    ``SolverError`` when no forest solution was found at all. ``answer`` is the final forest's result, if any (it
+    competes too). No fallback is worse than an allocation already seen."""
+    if answer is None and search.best is None:
+        # no forest solution at all: the barrier points alone are not trusted as an answer (on the instances
+        # where this happens, means spread over hundreds of decades, they are far from the optimum)
+        raise SolverError(
+            f"solve_topk(method='exact') found no forest whose KKT system it could solve on {problem!r} "
+            f"(kind {kind!r}); the CVXPY oracle (method='cvxpy') gives a certified bound instead.")
+    candidates = [] if answer is None else [answer]
+    fallback_message = (f"exact: no forest passed the exact check after {search.pivots} pivot(s); returning "
+                        "the best allocation seen, a ")
+    forests = [search.best] if search.best_valued is search.best else [search.best, search.best_valued]
+    for found in (item for item in forests if item is not None):
+        candidates.append(_result(problem, reduced, kind, found.layout, found.solution, tol, started,
+                                  search.pivots, fallback_message + f"forest solution ({found.origin})", found.scan))
+    for previous_round in barrier_rounds:
+        candidates.append(_barrier_result(problem, reduced, kind, previous_round.rows, previous_round.cols,
+                                          previous_round.point, tol, started, search.pivots))
+    # the first of the largest value: the final forest, then the forests, then the barrier points
+    return max(candidates, key=lambda result: result.value)
 
 
 class _Search:
@@ -404,6 +420,9 @@ class _Search:
         self.pivots = 0
         self.best: _Found | None = None
         self.best_score = np.inf
+        # the forest solution of largest Gamma (on the simplex scale) met so far
+        self.best_valued: _Found | None = None
+        self.best_value = -np.inf
 
     def best_psi(self) -> np.ndarray:
         if self.best is not None:
@@ -437,6 +456,9 @@ class _Search:
                      + (0.0 if solution.converged else 1.0))
             if score < self.best_score:
                 self.best, self.best_score = _Found(origin, layout, solution, scan), score
+            value = min(scan.minimum, float(np.min(solution.edge_costs))) / float(reduced.multiplicity @ psi)
+            if value > self.best_value:
+                self.best_valued, self.best_value = _Found(origin, layout, solution, scan), value
             if not solution.converged:
                 return None
             if not negative.any() and scan.costs.size == 0:
@@ -571,9 +593,9 @@ def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, col
     mu = _expand_multipliers(problem, reduced, edges, point.nu)
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
                         status="not_certified",
-                        message=(f"exact: not certified after {pivots} pivot(s); returning the interior-point "
-                                 f"allocation (duality gap {point.relative_gap:.1e}), better than every forest "
-                                 "found"),
+                        message=(f"exact: no forest passed the exact check after {pivots} pivot(s); returning "
+                                 "the best allocation seen, the interior-point allocation (duality gap "
+                                 f"{point.relative_gap:.1e})"),
                         extras={"pivots": pivots, "groups": reduced.n_groups})
 
 

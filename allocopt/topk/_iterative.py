@@ -28,8 +28,9 @@ class GapRecorder:
 
     def record(self, terms: PairTerms, mu: np.ndarray, mu_total: float) -> tuple[float, float]:
         value = float(terms.cost.min())
-        top_sums = (mu * terms.grad_top).sum(axis=1)
-        bottom_sums = (mu * terms.grad_bottom).sum(axis=0)
+        # per-arm sums left to right (cumsum), the order of the compiled twin of KKT-Tracking
+        top_sums = np.cumsum(mu * terms.grad_top, axis=1)[:, -1]
+        bottom_sums = np.cumsum(mu * terms.grad_bottom, axis=0)[-1]
         bound = float(max(top_sums.max(), bottom_sums.max())) / mu_total
         self.values[self.count] = value
         self.bounds[self.count] = bound

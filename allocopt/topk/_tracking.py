@@ -13,7 +13,9 @@ function takes its limit: all weight to the arm without allocation.
 One implementation for one instance and for many: :class:`TrackingIterations` runs the iteration on a batch of
 ``R`` instances at once (shape ``(R, K)``, every array operation over all rows), and :func:`solve` (the
 ``"kkt-tracking"`` method of :func:`~allocopt.solve_topk`) is that kernel with ``R = 1`` plus the certified
-gap of every iterate. :func:`kkt_tracking_batch` runs a fixed number of iterations on many instances (the
+gap of every iterate. For Gaussian arms :func:`solve` runs the compiled twin of that loop
+(:mod:`allocopt.topk._compiled`: the same operations in the same order, equal bit for bit, tested), which
+costs well under a microsecond per iteration at K = 20. :func:`kkt_tracking_batch` runs a fixed number of iterations on many instances (the
 solver of Thompson sampling with direct tracking, which calls it at every step for every replication).
 """
 
@@ -26,7 +28,9 @@ import numpy as np
 from .._validation import as_float, as_int
 from ..families import ExponentialFamily, Gaussian
 from ._iterative import GapRecorder
+from ._compiled import tracking_kernel
 from ._pairs import PairTerms, pair_terms
+from .certificate import ROUNDING_ALLOWANCE
 from .problem import TopKProblem, sampling_function_top
 from .result import TopKResult, build_result
 
@@ -164,6 +168,17 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
                              problem.top[None, :], problem.bottom[None, :])
     recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
     status = "iteration_limit"
+    kernel = tracking_kernel() if isinstance(problem.family, Gaussian) else None
+    if kernel is not None:  # the compiled twin of the loop below (same numbers, bit for bit)
+        recorder.count = kernel(run.theta_top[0, :, 0], run.theta_bottom[0, 0, :], run.inverse_top[0, :, 0],
+                                run.inverse_bottom[0, 0, :], problem.top, problem.bottom, problem.dispersion,
+                                iterations, tol, recorder.relative_error, ROUNDING_ALLOWANCE, recorder.terms,
+                                run.psi[0], run.pair_counts[0], recorder.values, recorder.bounds)
+        run.t = recorder.count
+        value, bound = float(recorder.values[recorder.count - 1]), float(recorder.bounds[recorder.count - 1])
+        if value > 0 and recorder.certified_gap(value, bound) <= tol * value:
+            status = "optimal"
+        iterations = 0  # the loop below has nothing left to do
     for t in range(1, iterations + 1):
         run.step()
         terms = run.terms()

@@ -57,6 +57,7 @@ from .problem import TopKProblem
 __all__ = ["Certificate", "certify", "upper_bound", "dual_refinement", "refined_bound", "certified_gap"]
 
 ROUNDING_ALLOWANCE = 16 * np.finfo(float).eps
+_EPS = float(np.finfo(float).eps)
 # the refinement only matters when the linearised bound is loose (interior-point or iterative solutions); at an
 # exact KKT point the linearised gap is at rounding level and the refinement would cost a sparse solve for nothing
 REFINEMENT_THRESHOLD = 1e-10
@@ -121,6 +122,10 @@ def certified_gap(bound, value, relative_error: float = ROUNDING_ALLOWANCE, term
     """``bound - value`` (clipped at zero) plus the allowance for evaluation error: ``relative_error`` (the
     instance's :meth:`~allocopt.topk.TopKProblem.evaluation_error`) on both, and one rounding per term of the
     largest per-arm sum of the bound; scalars or arrays."""
+    if type(bound) is float and type(value) is float:  # one pair of numbers: the same formula on Python floats
+        allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (abs(bound) + abs(value))
+                     + max(terms, 1) * _EPS * abs(bound))
+        return max(bound - value, 0.0) + allowance
     bound, value = np.asarray(bound, dtype=float), np.asarray(value, dtype=float)
     magnitude_bound, magnitude_value = np.abs(bound), np.abs(value)
     allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (magnitude_bound + magnitude_value)

@@ -1,0 +1,120 @@
+"""The compiled Gaussian double star against its numpy twin, bit for bit, and against an independent solve.
+
+The numpy twin (``_double_star_numpy``) is the vectorised form of Theorem 3.4's double star of Wang, Yang, You
+(2022); the compiled kernel must return the same floating-point numbers on every row: common and per-arm
+variances, tied means on one side, means one ulp apart at the boundary, k = 1 and k = K - 1, with and without
+a starting split. The reference for the numbers themselves is the general active-set solver on the same
+forest (the double star layout, solved by calibrated surrogates) and the CVXPY oracle's bounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allocopt import TopKProblem, solve_topk
+from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt.topk._batch_gaussian import _double_star_numpy, gaussian_double_star
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
+
+FIELDS = ("psi", "value", "bound", "stationarity", "complementarity", "multipliers", "accepted")
+
+
+def _random_rows(rng, trial):
+    """Sorted rows (top k by decreasing mean, then the rest) with a unique top-k set."""
+    n_arms = int(rng.integers(2, 30))
+    k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+    theta = rng.normal(0.0, 1.0, (40, n_arms))
+    if trial % 4 == 0:
+        theta = np.round(theta, 1)  # exact ties within a side
+    theta = -np.sort(-theta, axis=1)
+    if trial % 5 == 0:  # the boundary one ulp wide
+        theta[:, k] = np.nextafter(theta[:, k - 1], -np.inf)
+    theta = theta[theta[:, k - 1] > theta[:, k]]
+    per_arm = trial % 2 == 1
+    variance = rng.uniform(0.05, 3.0, theta.shape) if per_arm else np.array([[rng.uniform(0.05, 3.0)]])
+    start = rng.normal(0.0, 3.0, theta.shape[0]) if trial % 3 == 1 else None
+    return theta, variance, k, start
+
+
+def test_compiled_double_star_equals_numpy_twin_bit_for_bit():
+    rng = np.random.default_rng(20)
+    compared = 0
+    for trial in range(200):
+        theta, variance, k, start = _random_rows(rng, trial)
+        if theta.shape[0] == 0:
+            continue
+        with compiled_kernels(True):
+            compiled = gaussian_double_star(theta, variance, k, start)
+        with np.errstate(all="ignore"):
+            twin = _double_star_numpy(theta, variance, k, start, 60)
+        for name in FIELDS:
+            assert np.array_equal(getattr(compiled, name), getattr(twin, name), equal_nan=name != "accepted"), \
+                (trial, name)
+        compared += theta.shape[0]
+    assert compared > 4000
+
+
+def test_switching_the_kernel_off_runs_the_twin():
+    theta = -np.sort(-np.random.default_rng(3).normal(size=(5, 8)), axis=1)
+    variance = np.array([[0.25]])
+    with compiled_kernels(False):
+        off = gaussian_double_star(theta, variance, 3)
+    on = gaussian_double_star(theta, variance, 3)
+    for name in FIELDS:
+        assert np.array_equal(getattr(on, name), getattr(off, name)), name
+
+
+@pytest.mark.parametrize("variance", [0.25, "per-arm"])
+def test_double_star_matches_the_general_forest_solver(variance, monkeypatch):
+    # the fast path (the kernel) against the active-set solver (calibrated surrogates on the forest, its own
+    # all-pairs scan and the shared certificate), to which every instance goes when the fast path is off
+    from allocopt.topk import _exact
+
+    rng = np.random.default_rng(4)
+    variances = rng.uniform(0.1, 2.0, 12) if variance == "per-arm" else variance
+    problems = [TopKProblem(rng.normal(0.0, 1.0, 12), 4, variance=variances) for _ in range(20)]
+    fast = [solve_topk(problem) for problem in problems]
+    monkeypatch.setattr(_exact, "FAST_PATH_PAIRS", 0)
+    compared = 0
+    for problem, quick in zip(problems, fast):
+        general = solve_topk(problem)
+        assert "closed form" not in general.message and general.status == quick.status == "optimal"
+        if "closed form" in quick.message:
+            np.testing.assert_allclose(quick.psi, general.psi, rtol=1e-12, atol=0)
+            assert abs(quick.value - general.value) <= 1e-12 * general.value
+            compared += 1
+    assert compared >= 10
+
+
+def _tracking_problems(rng):
+    """Gaussian instances for the iterative methods' twins: random K and k (1, K-1 and between), common and
+    per-arm variances, integer means (exact ties within a side and equal pair costs)."""
+    problems = []
+    for trial in range(24):
+        n_arms = int(rng.integers(2, 16))
+        k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+        theta = rng.integers(0, 4, n_arms).astype(float) if trial % 4 == 0 else rng.normal(0.0, 1.0, n_arms)
+        order = np.argsort(-theta, kind="stable")
+        if theta[order[k - 1]] == theta[order[k]]:
+            theta[order[:k]] += 1.0  # a unique top-k set
+        variance = rng.uniform(0.05, 3.0, n_arms) if trial % 2 else float(rng.uniform(0.05, 3.0))
+        problems.append(TopKProblem(theta, k, variance=variance))
+    return problems
+
+
+@pytest.mark.parametrize("method", ["kkt-tracking", "fwga"])
+def test_compiled_iterations_equal_numpy_twin_bit_for_bit(method):
+    rng = np.random.default_rng(21)
+    for problem in _tracking_problems(rng):
+        for tol in (0.0, 1e-3):
+            with compiled_kernels(True):
+                compiled = solve_topk(problem, method=method, iterations=300, tol=tol)
+            with compiled_kernels(False):
+                twin = solve_topk(problem, method=method, iterations=300, tol=tol)
+            assert compiled.iterations == twin.iterations and compiled.status == twin.status
+            assert np.array_equal(compiled.psi, twin.psi)
+            assert np.array_equal(compiled.mu, twin.mu)
+            for name in ("value", "upper_bound", "gap"):
+                assert np.array_equal(getattr(compiled.history, name), getattr(twin.history, name)), name
