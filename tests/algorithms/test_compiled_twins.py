@@ -130,3 +130,47 @@ def test_fixed_budget_outcomes_are_the_same_with_and_without_the_compiled_kernel
         numpy_twins = identify_fixed_budget(problem, KKTTS(kind="budget"), [50, 200, 600], n_runs=20, rng=2,
                                             n_jobs=1)
     assert np.array_equal(compiled.recommendations, numpy_twins.recommendations)
+
+
+def test_compiled_kkt_tracking_equals_its_numpy_twin_bit_for_bit(rng):
+    # the Gaussian branch of kkt_tracking_batch (the numpy kernel that solve_topk's "kkt-tracking" method runs)
+    # against the compiled kernel DT-TS uses: random K, k, variances, means at every scale, near-ties one ulp
+    # apart across the boundary and equal gaps (exact ties of pair costs, resolved to the first pair)
+    from allocopt.algorithms._compiled import gaussian_kkt_tracking
+    from allocopt.algorithms.statistics import top_k_order
+    from allocopt.topk._tracking import kkt_tracking_batch
+
+    for trial in range(60):
+        family, dispersion, k, _, _, _ = _random_state(rng, trial)
+        n_arms = dispersion.size
+        if trial % 3 == 0:
+            theta = rng.integers(0, 4, size=(30, n_arms)).astype(float) + np.arange(n_arms) * 1e-3
+        elif trial % 5 == 0:
+            theta = np.nextafter(0.5, np.where(rng.random((30, n_arms)) < 0.5, 0.0, 1.0)) \
+                + np.arange(n_arms) * 2.0**-40
+        else:
+            theta = rng.normal(0.0, rng.choice([1e-6, 1.0, 1e3]), size=(30, n_arms))
+        top, bottom = top_k_order(theta, k)
+        rows = np.arange(theta.shape[0])[:, None]
+        keep = theta[rows, top].min(axis=1) > theta[rows, bottom].max(axis=1)  # DT-TS solves these rows only
+        iterations = int(rng.integers(1, 120))
+        compiled = gaussian_kkt_tracking(theta[keep], dispersion, top[keep], bottom[keep], iterations)
+        numpy_twin = kkt_tracking_batch(family, "confidence", theta[keep], dispersion, top[keep], bottom[keep],
+                                        iterations)
+        assert np.array_equal(compiled, numpy_twin), trial
+
+
+@pytest.mark.parametrize("name", ["paper, 20 arms, k = 5", "per-arm variances"])
+def test_dt_ts_outcomes_are_the_same_with_and_without_the_compiled_kernels(name):
+    from allocopt.algorithms import DTTS
+
+    problem = IDENTIFY_CASES[name]
+    options = dict(delta=(0.1, 0.001), n_runs=6, rng=4, n_jobs=1, max_samples=1500)
+    compiled = identify(problem, DTTS(iterations=40), **options)
+    with compiled_kernels(False):
+        numpy_twins = identify(problem, DTTS(iterations=40), **options)
+        scalar = identify(problem, DTTS(iterations=40), batched=False, chunk_size=3, **options)
+    for other in (numpy_twins, scalar):
+        assert np.array_equal(compiled.stopping_times, other.stopping_times)
+        assert np.array_equal(compiled.pulls, other.pulls)
+        assert np.array_equal(compiled.diagnostics["solver_fallbacks"], other.diagnostics["solver_fallbacks"])
