@@ -59,8 +59,11 @@ FIGURES = {
 }
 
 # label -> registered rule name (the default configuration of each rule)
+# Figure 1 runs every fixed-confidence rule of the paper's Section 5 and Appendix C (the paper's plot shows a
+# subset; BTS, the two OCBA rules and LUCB are its Appendix C-D baselines)
 FIXED_CONFIDENCE_RULES = {
-    1: ["kkt-ts", "dt-ts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
+    1: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ocba-balanced", "ocba-unbalanced", "lucb", "kl-lucb",
+        "kl-elimination", "ugape", "uniform"],
     4: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
     5: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
 }
@@ -104,8 +107,10 @@ def fixed_confidence(args) -> None:
     problem = build()
     labels = args.policies or FIXED_CONFIDENCE_RULES[args.figure]
     runs = _runs(args, labels)
+    started = time.perf_counter()
     comparison = compare_policies(problem, labels, delta=DELTAS, n_runs=runs, rng=2022, n_jobs=args.jobs,
                                   progress=sys.stderr.isatty())
+    elapsed = time.perf_counter() - started
     results = comparison.results
     timings = {label: results[label].time for label in labels}
     for label in labels:
@@ -119,11 +124,16 @@ def fixed_confidence(args) -> None:
     fig.savefig(image, dpi=110)
     rows = [f"## {title}", "", _stamp(), "",
             f"Command: `python examples/wang_yang_you_experiments.py fixed-confidence --figure {args.figure} "
-            f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
+            f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or [])
+            + (f" --policies {' '.join(args.policies)}" if args.policies else "") + "`", "",
             f"T* = {results[labels[0]].characteristic_time:.4g} (exact solver).", "",
             f"![Figure {args.figure}](images/{image.name})", "", comparison.format_table(), "",
-            "| rule | time (s) | replication-steps |", "|---|---|---|"]
-    rows += [f"| {label} | {timings[label]:.0f} | {results[label].replication_steps} |" for label in labels]
+            f"Wall time of the whole comparison: {elapsed:.0f} s with n_jobs = {args.jobs}.", "",
+            "| rule | runs | time (s) | replication-steps | CPU us per replication-step (time x jobs / steps) |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {label} | {results[label].n_runs} | {timings[label]:.0f} | {results[label].replication_steps} | "
+             f"{timings[label] * args.jobs / max(1, results[label].replication_steps) * 1e6:.2f} |"
+             for label in labels]
     rows += ["", "Paired differences of the mean stopping time against KKT-TS (common random numbers):", "",
              "| rule | delta | difference | s.e. | pairs |", "|---|---|---|---|---|"]
     rows += [f"| {row.policy} | {row.checkpoint:g} | {row.mean:.1f} | {row.standard_error:.1f} | {row.n_pairs} |"

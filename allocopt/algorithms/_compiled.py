@@ -9,7 +9,9 @@ operations of their numpy twins, in the same order, so that they return bit-iden
   posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin);
 * :func:`gaussian_kkt_tracking` is the Gaussian branch of :func:`allocopt.topk._tracking.kkt_tracking_batch`
   (a fixed number of KKT-Tracking iterations, Wang, Yang, You 2022, Algorithm 3, on every row), the solver
-  DT-TS calls at every step for every replication.
+  DT-TS calls at every step for every replication;
+* :func:`gap_index_sets` is the numpy body of :func:`allocopt.algorithms.ugape.gap_indices` for a batch (UGapE's
+  gap indices and the set :math:`J_t` of the k smallest), for every family (it reads only the bounds).
 
 Why compiled: the numpy form builds a (R, k, K-k) grid and about forty (R, K) temporaries per step; with
 K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loops below touch each
@@ -38,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
-           "gaussian_kkt_ts_arms", "gaussian_kkt_tracking"]
+           "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets"]
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
 """Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
@@ -91,7 +93,7 @@ def _compile_kernels() -> None:
     # the row kernels call _split_top_k by its global name: it must be compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
-                    kkt_tracking=compile_(_kkt_tracking_rows))
+                    kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows))
 
 
 def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
@@ -286,6 +288,32 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
             psi[row, bottom[row, j]] = psi_bottom[j]
 
 
+def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
+    # B_a = (k-th largest U among the other arms) - L_a: the (k+1)-th largest U for the arms of the stable
+    # top-k of U (the first k of a stable sort by decreasing U, as np.argsort(-U, kind="stable")), the k-th
+    # otherwise; J_t = the k smallest B_a, ties to the smaller arm (the stable top-k of -B)
+    n_rows, n_arms = upper.shape
+    best_values, best_arms = np.empty(k + 1), np.empty(k + 1, dtype=np.int64)
+    member = np.empty(n_arms, dtype=np.bool_)
+    top_scratch, bottom_scratch = np.empty(k + 1, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    negated = np.empty(n_arms)
+    for row in range(n_rows):
+        _split_top_k(upper[row], k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
+        kth, next_value = best_values[k - 1], best_values[k]
+        member[:] = False
+        for position in range(k):
+            member[best_arms[position]] = True
+        for arm in range(n_arms):
+            index[row, arm] = (next_value if member[arm] else kth) - lower[row, arm]
+            negated[arm] = -index[row, arm]
+        _split_top_k(negated, k, chosen[row], others[row], best_values, best_arms, member)
+        largest = index[row, chosen[row, 0]]
+        for position in range(1, k):
+            if index[row, chosen[row, position]] > largest:
+                largest = index[row, chosen[row, position]]
+        chosen_index[row] = largest
+
+
 class GaussianGLR(NamedTuple):
     """The fields of :class:`allocopt.algorithms.stopping.GLRStatistic`, from the compiled kernel."""
 
@@ -373,3 +401,40 @@ def gaussian_kkt_tracking(theta: np.ndarray, dispersion: np.ndarray, top: np.nda
     _kernels()["kkt_tracking"](theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
                                np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), psi)
     return psi
+
+
+class GapIndexSets(NamedTuple):
+    """UGapE's gap indices :math:`B_a`, the set :math:`J_t`, the other arms and :math:`B_{J_t}` of a batch."""
+
+    gap_index: np.ndarray
+    chosen: np.ndarray
+    others: np.ndarray
+    chosen_index: np.ndarray
+
+
+def gap_index_sets(upper: np.ndarray, lower: np.ndarray, k: int) -> GapIndexSets:
+    r"""UGapE's gap indices of a batch of runs (bounds ``upper``, ``lower`` of shape (R, K)), compiled.
+
+    :math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a`; :math:`J_t` the k arms of smallest :math:`B_a` (ties to the
+    smaller arm) in increasing arm order, the other arms in increasing order, and
+    :math:`B_{J_t} = \max_{a \in J_t} B_a` (Gabillon, Ghavamzadeh, Lazaric 2012). Twin of the numpy body of
+    :func:`allocopt.algorithms.ugape.gap_indices` (same numbers, bit for bit).
+
+    Examples
+    --------
+    Three arms, k = 1: :math:`U = (3, 2, 1)`, :math:`L = (1, 0, -1)`; arm 0 sees the second largest U (2),
+    the others the largest (3): :math:`B = (1, 3, 4)`, so :math:`J_t = \{0\}`.
+
+    >>> sets = gap_index_sets(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 0.0, -1.0]]), 1)
+    >>> sets.gap_index.tolist(), sets.chosen.tolist(), sets.others.tolist(), sets.chosen_index.tolist()
+    ([[1.0, 3.0, 4.0]], [[0]], [[1, 2]], [1.0])
+    """
+    upper = np.ascontiguousarray(upper, dtype=float)
+    n_rows, n_arms = upper.shape
+    index = np.empty((n_rows, n_arms))
+    chosen = np.empty((n_rows, k), dtype=np.int64)
+    others = np.empty((n_rows, n_arms - k), dtype=np.int64)
+    chosen_index = np.empty(n_rows)
+    _kernels()["gap_indices"](upper, np.ascontiguousarray(lower, dtype=float), k, index, chosen, others,
+                              chosen_index)
+    return GapIndexSets(index, chosen, others, chosen_index)
