@@ -95,6 +95,30 @@ def _runs(args, labels) -> dict[str, int]:
     return runs
 
 
+def claims(comparison, labels) -> list[str]:
+    """The paper's fixed-confidence claims (Section 5 and Appendix D), as measured in this comparison."""
+    results = comparison.results
+    lines = ["Claims of the paper, as measured here:", ""]
+    paired = {(row.policy, row.checkpoint): row for row in comparison.paired_differences()}
+    same = [label for label in ("dt-ts", "bts") if label in labels and labels[0] == "kkt-ts"]
+    for label in same:
+        parts = [f"{paired[label, delta].mean:+.0f} +- {paired[label, delta].standard_error:.0f}"
+                 for delta in DELTAS if (label, delta) in paired]
+        lines.append(f"- KKT-TS, DT-TS and BTS do not differ in practice: {label} minus kkt-ts, paired, at delta = "
+                     f"{', '.join(f'{delta:g}' for delta in DELTAS)}: {', '.join(parts)}.")
+    worst = max(((1.0 - results[label].correct[:, column].mean()) / delta, label, delta)
+                for label in labels for column, delta in enumerate(DELTAS))
+    lines.append(f"- The stopping is conservative: the largest realised error rate relative to delta is "
+                 f"{worst[0]:.3f} x delta ({worst[1]}, delta = {worst[2]:g}).")
+    if "ugape" in labels and "kkt-ts" in labels:
+        ugape, kkt = results["ugape"], results["kkt-ts"]
+        lines.append(f"- UGapE against KKT-TS at delta = 0.1: E[tau] {ugape.stopping_times[:, 0].mean():.0f} against "
+                     f"{kkt.stopping_times[:, 0].mean():.0f}; error rate {1 - ugape.correct[:, 0].mean():.4f} "
+                     f"against {1 - kkt.correct[:, 0].mean():.4f} (the paper: fewer samples, a much higher "
+                     "error rate).")
+    return lines
+
+
 def fixed_confidence(args) -> None:
     import matplotlib
 
@@ -138,6 +162,7 @@ def fixed_confidence(args) -> None:
              "| rule | delta | difference | s.e. | pairs |", "|---|---|---|---|---|"]
     rows += [f"| {row.policy} | {row.checkpoint:g} | {row.mean:.1f} | {row.standard_error:.1f} | {row.n_pairs} |"
              for row in comparison.paired_differences()]
+    rows += [""] + claims(comparison, labels)
     write_section(f"figure-{args.figure}", "\n".join(rows))
     print("\n".join(rows))
 
