@@ -11,9 +11,16 @@ Instance: Wang, Yang, You (2022), Section 5: gaussian theta_i = 1 - (i-1)/20, i 
    step; the scalar rule (one ``solve_topk`` per step, warm-started) is timed on ``--tas-sample``
    replications for comparison.
 
+4. (``--seed000``) Figure 1 of Wang, Yang, You (2022) with every fixed-confidence rule of the paper,
+   ``--seed000-runs`` replications each (default 10^4), deltas 0.1, 0.01, 0.001, ``--jobs`` workers: the wall
+   time of each rule and of the whole reproduction (goal: at most 30 minutes on a 2-core machine), the
+   replication-steps and the cost per replication-step (CPU time with ``--jobs 1``, else wall time x jobs),
+   and, below 10^4 replications, the time that 10^4 would take at the measured cost. ``--seed000-only`` skips parts 1-3.
+
 Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000] [--scalar-runs 10]
-[--tas-runs 1000] [--tas-sample 2] [--write-docs]``; ``--write-docs`` writes what it prints, with the date,
-the machine and the load, to docs/algorithms_benchmark.md.
+[--tas-runs 1000] [--tas-sample 2] [--seed000 [--seed000-runs N] [--seed000-only]] [--write-docs]``;
+``--write-docs`` writes what it prints, with the date, the machine and the load, to
+docs/algorithms_benchmark.md.
 """
 
 from __future__ import annotations
@@ -36,8 +43,39 @@ THETA = 1.0 - np.arange(20) / 20.0
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "algorithms_benchmark.md"
 
 
+SEED000_FIGURE_1_RULES = ("kkt-ts", "dt-ts", "bts", "track-and-stop", "ocba-balanced", "ocba-unbalanced", "lucb",
+                          "kl-lucb", "kl-elimination", "ugape", "uniform")
+SEED000_GOAL_SECONDS = 30 * 60
+FULL_RUNS = 10_000
+
+
 def per_step(result) -> float:
     return result.time / result.replication_steps * 1e9
+
+
+def seed000_figure_1(emit, problem: TopKProblem, runs: int, jobs: int) -> None:
+    """Part 4: Figure 1 of Wang, Yang, You (2022) with every fixed-confidence rule, each rule timed."""
+    emit(f"\n4. Wang, Yang, You (2022) Figure 1, every fixed-confidence rule, {runs} replications each, deltas "
+         f"(0.1, 0.01, 0.001), n_jobs={jobs}, common random numbers (rng=2022)")
+    total_wall, total_full = 0.0, 0.0
+    for name in SEED000_FIGURE_1_RULES:
+        cpu_started = time.process_time()
+        result = identify(problem, name, n_runs=runs, rng=2022, n_jobs=jobs)
+        load = os.getloadavg()[0]
+        # with one job the rule runs in this process: its CPU time; with more, the wall time x jobs (an upper
+        # bound of the CPU time, equal to it on an otherwise idle machine)
+        busy = time.process_time() - cpu_started if jobs == 1 else result.time * jobs
+        cpu_per_step = busy / result.replication_steps * 1e6
+        full = result.time * FULL_RUNS / runs
+        total_wall += result.time
+        total_full += full
+        means = ", ".join(f"{value:.0f}" for value in result.stopping_times.mean(axis=0))
+        emit(f"  {name:16s} {result.time:8.1f} s  {result.replication_steps:.3g} replication-steps  "
+             f"{cpu_per_step:6.2f} us {'CPU' if jobs == 1 else 'wall x jobs'} per replication-step  E[tau] {means}  load {load:.1f}"
+             + ("" if runs >= FULL_RUNS else f"  -> {full:.0f} s at {FULL_RUNS} replications"))
+    emit(f"  whole reproduction: {total_wall:.0f} s for {runs} replications per rule"
+         + ("" if runs >= FULL_RUNS else f"; {total_full:.0f} s at {FULL_RUNS} at the measured costs")
+         + f" (goal {SEED000_GOAL_SECONDS} s at {FULL_RUNS})")
 
 
 def main() -> None:
@@ -55,12 +93,17 @@ def main() -> None:
     parser.add_argument("--tas-runs", type=int, default=1000)
     parser.add_argument("--tas-sample", type=int, default=2)
     parser.add_argument("--skip-main", action="store_true", help="skip part 1")
+    parser.add_argument("--seed000", action="store_true", help="part 4: Wang, Yang, You (2022) Figure 1, every rule")
+    parser.add_argument("--seed000-runs", type=int, default=FULL_RUNS)
+    parser.add_argument("--seed000-only", action="store_true", help="run part 4 only")
     parser.add_argument("--write-docs", action="store_true", help="write the figures to docs/algorithms_benchmark.md")
     args = parser.parse_args()
     problem = TopKProblem(THETA, 5, variance=0.25)
     emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
           f"(figures are measured under this load)")
 
+    if args.seed000_only:
+        args.skip_main = args.seed000 = True
     mean_tau = None
     if not args.skip_main:
         emit(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
@@ -69,6 +112,11 @@ def main() -> None:
         emit(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
              f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
         mean_tau = float(result.stopping_times[:, 1].mean())
+
+    if args.seed000_only:
+        seed000_figure_1(emit, problem, args.seed000_runs, args.jobs)
+        finish(args, lines)
+        return
 
     emit(f"\n2. ns per replication-step, batched ({args.batch} replications in one chunk) against scalar "
           f"({args.scalar_runs} replications, one at a time), one worker, delta = 0.01")
@@ -93,6 +141,13 @@ def main() -> None:
          f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
          f"{int(full.diagnostics['solver_calls'].sum())} solves")
     emit(full.format_summary())
+    if args.seed000:
+        seed000_figure_1(emit, problem, args.seed000_runs, args.jobs)
+    finish(args, lines)
+
+
+def finish(args, lines: list[str]) -> None:
+    """Write what was printed to docs/algorithms_benchmark.md when asked."""
     if args.write_docs:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         command = "python benchmarks/algorithms.py " + " ".join(sys.argv[1:])

@@ -59,8 +59,11 @@ FIGURES = {
 }
 
 # label -> registered rule name (the default configuration of each rule)
+# Figure 1 runs every fixed-confidence rule of the paper's Section 5 and Appendix C (the paper's plot shows a
+# subset; BTS, the two OCBA rules and LUCB are its Appendix C-D baselines)
 FIXED_CONFIDENCE_RULES = {
-    1: ["kkt-ts", "dt-ts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
+    1: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ocba-balanced", "ocba-unbalanced", "lucb", "kl-lucb",
+        "kl-elimination", "ugape", "uniform"],
     4: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
     5: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
 }
@@ -92,6 +95,30 @@ def _runs(args, labels) -> dict[str, int]:
     return runs
 
 
+def claims(comparison, labels) -> list[str]:
+    """The paper's fixed-confidence claims (Section 5 and Appendix D), as measured in this comparison."""
+    results = comparison.results
+    lines = ["Claims of the paper, as measured here:", ""]
+    paired = {(row.policy, row.checkpoint): row for row in comparison.paired_differences()}
+    same = [label for label in ("dt-ts", "bts") if label in labels and labels[0] == "kkt-ts"]
+    for label in same:
+        parts = [f"{paired[label, delta].mean:+.0f} +- {paired[label, delta].standard_error:.0f}"
+                 for delta in DELTAS if (label, delta) in paired]
+        lines.append(f"- KKT-TS, DT-TS and BTS do not differ in practice: {label} minus kkt-ts, paired, at delta = "
+                     f"{', '.join(f'{delta:g}' for delta in DELTAS)}: {', '.join(parts)}.")
+    worst = max(((1.0 - results[label].correct[:, column].mean()) / delta, label, delta)
+                for label in labels for column, delta in enumerate(DELTAS))
+    lines.append(f"- The stopping is conservative: the largest realised error rate relative to delta is "
+                 f"{worst[0]:.3f} x delta ({worst[1]}, delta = {worst[2]:g}).")
+    if "ugape" in labels and "kkt-ts" in labels:
+        ugape, kkt = results["ugape"], results["kkt-ts"]
+        lines.append(f"- UGapE against KKT-TS at delta = 0.1: E[tau] {ugape.stopping_times[:, 0].mean():.0f} against "
+                     f"{kkt.stopping_times[:, 0].mean():.0f}; error rate {1 - ugape.correct[:, 0].mean():.4f} "
+                     f"against {1 - kkt.correct[:, 0].mean():.4f} (the paper: fewer samples, a much higher "
+                     "error rate).")
+    return lines
+
+
 def fixed_confidence(args) -> None:
     import matplotlib
 
@@ -104,8 +131,10 @@ def fixed_confidence(args) -> None:
     problem = build()
     labels = args.policies or FIXED_CONFIDENCE_RULES[args.figure]
     runs = _runs(args, labels)
+    started = time.perf_counter()
     comparison = compare_policies(problem, labels, delta=DELTAS, n_runs=runs, rng=2022, n_jobs=args.jobs,
                                   progress=sys.stderr.isatty())
+    elapsed = time.perf_counter() - started
     results = comparison.results
     timings = {label: results[label].time for label in labels}
     for label in labels:
@@ -119,15 +148,21 @@ def fixed_confidence(args) -> None:
     fig.savefig(image, dpi=110)
     rows = [f"## {title}", "", _stamp(), "",
             f"Command: `python examples/wang_yang_you_experiments.py fixed-confidence --figure {args.figure} "
-            f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
+            f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or [])
+            + (f" --policies {' '.join(args.policies)}" if args.policies else "") + "`", "",
             f"T* = {results[labels[0]].characteristic_time:.4g} (exact solver).", "",
             f"![Figure {args.figure}](images/{image.name})", "", comparison.format_table(), "",
-            "| rule | time (s) | replication-steps |", "|---|---|---|"]
-    rows += [f"| {label} | {timings[label]:.0f} | {results[label].replication_steps} |" for label in labels]
+            f"Wall time of the whole comparison: {elapsed:.0f} s with n_jobs = {args.jobs}.", "",
+            "| rule | runs | time (s) | replication-steps | CPU us per replication-step (time x jobs / steps) |",
+            "|---|---|---|---|---|"]
+    rows += [f"| {label} | {results[label].n_runs} | {timings[label]:.0f} | {results[label].replication_steps} | "
+             f"{timings[label] * args.jobs / max(1, results[label].replication_steps) * 1e6:.2f} |"
+             for label in labels]
     rows += ["", "Paired differences of the mean stopping time against KKT-TS (common random numbers):", "",
              "| rule | delta | difference | s.e. | pairs |", "|---|---|---|---|---|"]
     rows += [f"| {row.policy} | {row.checkpoint:g} | {row.mean:.1f} | {row.standard_error:.1f} | {row.n_pairs} |"
              for row in comparison.paired_differences()]
+    rows += [""] + claims(comparison, labels)
     write_section(f"figure-{args.figure}", "\n".join(rows))
     print("\n".join(rows))
 

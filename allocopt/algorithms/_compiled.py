@@ -6,7 +6,12 @@ operations of their numpy twins, in the same order, so that they return bit-iden
 * :func:`gaussian_glr` is the Gaussian branch of :func:`allocopt.algorithms.stopping.glr_statistic` (the
   Chernoff statistic, the empirical top-k and the pair attaining the minimum);
 * :func:`gaussian_kkt_ts_arms` is the Gaussian branch of :meth:`allocopt.algorithms.KKTTS.select_batch` (the
-  posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin).
+  posterior sample, its top-k, the pair of minimal cost with the random tie-break, and the coin);
+* :func:`gaussian_kkt_tracking` is the Gaussian branch of :func:`allocopt.topk._tracking.kkt_tracking_batch`
+  (a fixed number of KKT-Tracking iterations, Wang, Yang, You 2022, Algorithm 3, on every row), the solver
+  DT-TS calls at every step for every replication;
+* :func:`gap_index_sets` is the numpy body of :func:`allocopt.algorithms.ugape.gap_indices` for a batch (UGapE's
+  gap indices and the set :math:`J_t` of the k smallest), for every family (it reads only the bounds).
 
 Why compiled: the numpy form builds a (R, k, K-k) grid and about forty (R, K) temporaries per step; with
 K = 20 a row costs a few microseconds of memory traffic and call overhead, while the loops below touch each
@@ -35,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
-           "gaussian_kkt_ts_arms"]
+           "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets"]
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
 """Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
@@ -87,7 +92,8 @@ def _compile_kernels() -> None:
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
     # the row kernels call _split_top_k by its global name: it must be compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
-    _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows))
+    _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
+                    kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows))
 
 
 def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
@@ -208,6 +214,106 @@ def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, co
         arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
 
 
+def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
+    # the operations of TrackingIterations (allocopt.topk._tracking) for Gaussian arms, in the same order:
+    # costs() at every iteration, then pair_terms and sampling_function_top at the chosen pair only. The
+    # iterates are kept in top/bottom order (psi_top, psi_bottom) so that the pair loop reads contiguous memory
+    n_rows, n_arms = theta.shape
+    k, n_bottom = top.shape[1], bottom.shape[1]
+    half_square = np.empty((k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
+    psi_top, psi_bottom = np.empty(k), np.empty(n_bottom)
+    variance_top, variance_bottom = np.empty(k), np.empty(n_bottom)
+    inverse_top, inverse_bottom = np.empty(k), np.empty(n_bottom)
+    cost = np.empty(n_bottom)
+    for row in range(n_rows):
+        for i in range(k):
+            variance_top[i] = dispersion[row, top[row, i]]
+            psi_top[i] = 1.0 / n_arms
+            for j in range(n_bottom):
+                gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
+                half_square[i, j] = 0.5 * (gap * gap)
+        for j in range(n_bottom):
+            variance_bottom[j] = dispersion[row, bottom[row, j]]
+            psi_bottom[j] = 1.0 / n_arms
+        for t in range(1, iterations + 1):
+            # costs(): w = psi / sigma^2, cost = 0.5 gap^2 / (1/w_i + 1/w_j), the first minimum in row-major order
+            for i in range(k):
+                inverse_top[i] = 1.0 / (psi_top[i] / variance_top[i])
+            for j in range(n_bottom):
+                inverse_bottom[j] = 1.0 / (psi_bottom[j] / variance_bottom[j])
+            best = np.inf
+            best_i = 0
+            best_j = 0
+            for i in range(k):
+                inverse_i = inverse_top[i]
+                for j in range(n_bottom):
+                    cost[j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
+                for j in range(n_bottom):
+                    if cost[j] < best:
+                        best, best_i, best_j = cost[j], i, j
+            # pair_terms at the chosen pair, with w = psi * (1 / sigma^2) (Gaussian unit_confidence_pair)
+            psi_i, psi_j = psi_top[best_i], psi_bottom[best_j]
+            inverse_i, inverse_j = 1.0 / variance_top[best_i], 1.0 / variance_bottom[best_j]
+            w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
+            total = w_i + w_j
+            if total <= 0:
+                share_i = 0.5
+                share_j = 0.5
+            else:
+                share_i = w_i / total
+                share_j = w_j / total
+            gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
+            spread_i, spread_j = share_j * gap, -share_i * gap
+            divergence_i = 0.5 * spread_i * spread_i
+            divergence_j = 0.5 * spread_j * spread_j
+            pair_cost = w_i * divergence_i + w_j * divergence_j
+            # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
+            if pair_cost > 0:
+                h_top = psi_i * (divergence_i * inverse_i) / pair_cost
+            elif psi_i > 0:
+                h_top = 0.5 if psi_j > 0 else 0.0
+            else:
+                h_top = 1.0 if psi_j > 0 else 0.5
+            h_top = min(max(h_top, 0.0), 1.0)
+            scale = (t - 1) / t
+            for i in range(k):
+                psi_top[i] *= scale
+            for j in range(n_bottom):
+                psi_bottom[j] *= scale
+            psi_top[best_i] += h_top / t
+            psi_bottom[best_j] += (1.0 - h_top) / t
+        for i in range(k):
+            psi[row, top[row, i]] = psi_top[i]
+        for j in range(n_bottom):
+            psi[row, bottom[row, j]] = psi_bottom[j]
+
+
+def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
+    # B_a = (k-th largest U among the other arms) - L_a: the (k+1)-th largest U for the arms of the stable
+    # top-k of U (the first k of a stable sort by decreasing U, as np.argsort(-U, kind="stable")), the k-th
+    # otherwise; J_t = the k smallest B_a, ties to the smaller arm (the stable top-k of -B)
+    n_rows, n_arms = upper.shape
+    best_values, best_arms = np.empty(k + 1), np.empty(k + 1, dtype=np.int64)
+    member = np.empty(n_arms, dtype=np.bool_)
+    top_scratch, bottom_scratch = np.empty(k + 1, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    negated = np.empty(n_arms)
+    for row in range(n_rows):
+        _split_top_k(upper[row], k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
+        kth, next_value = best_values[k - 1], best_values[k]
+        member[:] = False
+        for position in range(k):
+            member[best_arms[position]] = True
+        for arm in range(n_arms):
+            index[row, arm] = (next_value if member[arm] else kth) - lower[row, arm]
+            negated[arm] = -index[row, arm]
+        _split_top_k(negated, k, chosen[row], others[row], best_values, best_arms, member)
+        largest = index[row, chosen[row, 0]]
+        for position in range(1, k):
+            if index[row, chosen[row, position]] > largest:
+                largest = index[row, chosen[row, position]]
+        chosen_index[row] = largest
+
+
 class GaussianGLR(NamedTuple):
     """The fields of :class:`allocopt.algorithms.stopping.GLRStatistic`, from the compiled kernel."""
 
@@ -266,3 +372,69 @@ def gaussian_kkt_ts_arms(dispersion: np.ndarray, counts: np.ndarray, sums: np.nd
                          normal_quantiles, np.ascontiguousarray(tie_uniforms), np.ascontiguousarray(coin_uniforms),
                          arms)
     return arms
+
+
+def gaussian_kkt_tracking(theta: np.ndarray, dispersion: np.ndarray, top: np.ndarray, bottom: np.ndarray,
+                          iterations: int) -> np.ndarray:
+    r""":math:`\psi_N` after ``iterations`` iterations of KKT-Tracking (Wang, Yang, You 2022, Algorithm 3) on
+    every row of ``theta`` (shape (R, K)), Gaussian arms of variances ``dispersion`` (shape (K,) or (R, K)),
+    compiled.
+
+    Twin of :func:`allocopt.topk._tracking.kkt_tracking_batch` for the Gaussian family (same numbers, bit for
+    bit): at iteration :math:`t` the pair :math:`(i_t, j_t)` of minimal
+    :math:`C_{ij} = (\theta_i - \theta_j)^2 / (2(\sigma_i^2/\psi_i + \sigma_j^2/\psi_j))` (the first in
+    row-major order over ``top`` x ``bottom``), then :math:`\psi_t = \frac{t-1}{t}\psi_{t-1} +
+    \frac{1}{t}(h_{i;j} e_i + h_{j;i} e_j)` with :math:`h_{i;j} = \psi_i \partial_{\psi_i} C_{ij} / C_{ij}`.
+
+    Examples
+    --------
+    Two arms of equal variance: the optimal allocation is (1/2, 1/2), and one iteration from the uniform
+    allocation already reaches it (:math:`h = 1/2`).
+
+    >>> psi = gaussian_kkt_tracking(np.array([[1.0, 0.0]]), np.ones(2), np.array([[0]]), np.array([[1]]), 1)
+    >>> psi.tolist()
+    [[0.5, 0.5]]
+    """
+    theta = np.ascontiguousarray(theta, dtype=float)
+    psi = np.empty(theta.shape)
+    dispersion = np.ascontiguousarray(np.broadcast_to(np.asarray(dispersion, dtype=float), theta.shape))
+    _kernels()["kkt_tracking"](theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
+                               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), psi)
+    return psi
+
+
+class GapIndexSets(NamedTuple):
+    """UGapE's gap indices :math:`B_a`, the set :math:`J_t`, the other arms and :math:`B_{J_t}` of a batch."""
+
+    gap_index: np.ndarray
+    chosen: np.ndarray
+    others: np.ndarray
+    chosen_index: np.ndarray
+
+
+def gap_index_sets(upper: np.ndarray, lower: np.ndarray, k: int) -> GapIndexSets:
+    r"""UGapE's gap indices of a batch of runs (bounds ``upper``, ``lower`` of shape (R, K)), compiled.
+
+    :math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a`; :math:`J_t` the k arms of smallest :math:`B_a` (ties to the
+    smaller arm) in increasing arm order, the other arms in increasing order, and
+    :math:`B_{J_t} = \max_{a \in J_t} B_a` (Gabillon, Ghavamzadeh, Lazaric 2012). Twin of the numpy body of
+    :func:`allocopt.algorithms.ugape.gap_indices` (same numbers, bit for bit).
+
+    Examples
+    --------
+    Three arms, k = 1: :math:`U = (3, 2, 1)`, :math:`L = (1, 0, -1)`; arm 0 sees the second largest U (2),
+    the others the largest (3): :math:`B = (1, 3, 4)`, so :math:`J_t = \{0\}`.
+
+    >>> sets = gap_index_sets(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 0.0, -1.0]]), 1)
+    >>> sets.gap_index.tolist(), sets.chosen.tolist(), sets.others.tolist(), sets.chosen_index.tolist()
+    ([[1.0, 3.0, 4.0]], [[0]], [[1, 2]], [1.0])
+    """
+    upper = np.ascontiguousarray(upper, dtype=float)
+    n_rows, n_arms = upper.shape
+    index = np.empty((n_rows, n_arms))
+    chosen = np.empty((n_rows, k), dtype=np.int64)
+    others = np.empty((n_rows, n_arms - k), dtype=np.int64)
+    chosen_index = np.empty(n_rows)
+    _kernels()["gap_indices"](upper, np.ascontiguousarray(lower, dtype=float), k, index, chosen, others,
+                              chosen_index)
+    return GapIndexSets(index, chosen, others, chosen_index)

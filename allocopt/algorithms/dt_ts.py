@@ -11,7 +11,9 @@ Solvers
       of KKT-Tracking (Algorithm 3) from the uniform allocation, run for all active replications at once by the
       kernel that :func:`~allocopt.solve_topk` (method ``"kkt-tracking"``) also runs
       (:func:`allocopt.topk._tracking.kkt_tracking_batch`; no certificate, no early stop). Its cost is
-      ``iterations`` evaluations of the :math:`k(K-k)` pair costs per replication and per step.
+      ``iterations`` evaluations of the :math:`k(K-k)` pair costs per replication and per step. For Gaussian
+      arms a compiled twin of that kernel runs instead
+      (:func:`allocopt.algorithms._compiled.gaussian_kkt_tracking`, equal bit for bit).
     * ``"exact"``: the exact certified solver, one :func:`allocopt.solve_topk_batch` call per step for all
       active replications (the rows do not depend on each other, so one run and a batch choose the same arms).
 
@@ -35,7 +37,9 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_choice, as_int
+from ..families import Gaussian
 from ..topk._tracking import kkt_tracking_batch
+from ._compiled import compiled_enabled, gaussian_kkt_tracking
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample, top_k_order
 from .track_and_stop import solve_allocations
@@ -60,7 +64,10 @@ def sampled_allocations(context: RuleContext, theta: np.ndarray, solver: str,
     if not ok.any():
         return psi, ok
     good = np.flatnonzero(ok)
-    if solver == "kkt-tracking":
+    if solver == "kkt-tracking" and isinstance(context.family, Gaussian) and compiled_enabled():
+        solved = gaussian_kkt_tracking(theta[good], context.dispersion, top[good], bottom[good], iterations)
+        solved_ok = np.ones(good.size, dtype=bool)
+    elif solver == "kkt-tracking":
         solved = kkt_tracking_batch(context.family, "confidence", theta[good], context.dispersion, top[good],
                                     bottom[good], iterations)
         solved_ok = np.ones(good.size, dtype=bool)

@@ -32,7 +32,8 @@ import numpy as np
 from .._validation import as_choice, as_float, fail
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
                                 subgaussian_variance)
-from .lucb import _pick, in_top_mask
+from ._compiled import compiled_enabled, gap_index_sets
+from .lucb import _pick
 from .protocol import RuleContext, RunView, register_policy
 
 __all__ = ["UGapE", "UGAPE_MODES", "GapIndices", "gap_indices"]
@@ -48,26 +49,43 @@ class GapIndices(NamedTuple):
     lower: np.ndarray
     gap_index: np.ndarray
     chosen: np.ndarray
+    others: np.ndarray
     chosen_index: np.ndarray
 
 
 def gap_indices(means: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
-    r""":math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a`, :math:`J_t` (k smallest, ties to the smaller index)
-    and :math:`B_{J_t} = \max_{a \in J_t} B_a`.
+    r""":math:`B_a = \max^{(k)}_{i \ne a} U_i - L_a`, :math:`J_t` (k smallest, ties to the smaller index), the
+    other arms (both in increasing arm order) and :math:`B_{J_t} = \max_{a \in J_t} B_a`.
 
     The k-th largest upper bound among the other arms is the (k+1)-th largest overall for an arm ranked in
-    the top k of :math:`U` and the k-th largest otherwise.
+    the top k of :math:`U` and the k-th largest otherwise. A batch (shape (R, K)) goes through the compiled
+    twin :func:`allocopt.algorithms._compiled.gap_index_sets` (same numbers).
+
+    Examples
+    --------
+    >>> gaps = gap_indices(np.array([2.0, 1.0, 0.0]), np.full(3, 1.0), 1)
+    >>> gaps.gap_index.tolist(), gaps.chosen.tolist(), gaps.others.tolist()
+    ([1.0, 3.0, 4.0], [0], [1, 2])
     """
     upper, lower = means + radius, means - radius
+    if upper.ndim == 2 and compiled_enabled():
+        sets = gap_index_sets(upper, lower, k)
+        return GapIndices(radius, upper, lower, sets.gap_index, sets.chosen, sets.others, sets.chosen_index)
+    return gap_indices_numpy(upper, lower, radius, k)
+
+
+def gap_indices_numpy(upper: np.ndarray, lower: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
+    """:func:`gap_indices` in numpy from the bounds (one run (K,) or a batch (R, K))."""
     order = np.argsort(-upper, axis=-1, kind="stable")
     ranked = np.take_along_axis(upper, order, axis=-1)
     position = np.empty_like(order)
-    np.put_along_axis(position, order, np.broadcast_to(np.arange(means.shape[-1]), order.shape), axis=-1)
+    np.put_along_axis(position, order, np.broadcast_to(np.arange(upper.shape[-1]), order.shape), axis=-1)
     kth_other = np.where(position < k, ranked[..., k:k + 1], ranked[..., k - 1:k])
     index = kth_other - lower
-    chosen = np.sort(np.argsort(index, axis=-1, kind="stable")[..., :k], axis=-1)
+    ranked_index = np.argsort(index, axis=-1, kind="stable")
+    chosen, others = np.sort(ranked_index[..., :k], axis=-1), np.sort(ranked_index[..., k:], axis=-1)
     chosen_index = np.take_along_axis(index, chosen, axis=-1).max(axis=-1)
-    return GapIndices(radius, upper, lower, index, chosen, chosen_index)
+    return GapIndices(radius, upper, lower, index, chosen, others, chosen_index)
 
 
 @dataclass(frozen=True)
@@ -170,9 +188,7 @@ class UGapE:
             better = gaps.chosen_index < state["best_index"][..., 0]
             state["best_index"][..., 0] = np.where(better, gaps.chosen_index, state["best_index"][..., 0])
             state["best_set"][...] = np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
-        outside = np.argsort(in_top_mask(gaps.chosen, context.n_arms), axis=-1, kind="stable")[
-            ..., :context.n_arms - context.k]  # the arms not in J_t, in increasing order
-        u = _pick(np.sort(outside, axis=-1), gaps.upper, "max", uniforms[..., 0])  # u_t
+        u = _pick(gaps.others, gaps.upper, "max", uniforms[..., 0])  # u_t, among the arms not in J_t
         l = _pick(gaps.chosen, gaps.lower, "min", uniforms[..., 1])  # l_t
         pair = np.stack([l, u], axis=-1)
         return _pick(pair, gaps.radius, "max", uniforms[..., 2])  # the one with the larger radius

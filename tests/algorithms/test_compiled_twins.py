@@ -130,3 +130,85 @@ def test_fixed_budget_outcomes_are_the_same_with_and_without_the_compiled_kernel
         numpy_twins = identify_fixed_budget(problem, KKTTS(kind="budget"), [50, 200, 600], n_runs=20, rng=2,
                                             n_jobs=1)
     assert np.array_equal(compiled.recommendations, numpy_twins.recommendations)
+
+
+def test_compiled_kkt_tracking_equals_its_numpy_twin_bit_for_bit(rng):
+    # the Gaussian branch of kkt_tracking_batch (the numpy kernel that solve_topk's "kkt-tracking" method runs)
+    # against the compiled kernel DT-TS uses: random K, k, variances, means at every scale, near-ties one ulp
+    # apart across the boundary and equal gaps (exact ties of pair costs, resolved to the first pair)
+    from allocopt.algorithms._compiled import gaussian_kkt_tracking
+    from allocopt.algorithms.statistics import top_k_order
+    from allocopt.topk._tracking import kkt_tracking_batch
+
+    for trial in range(60):
+        family, dispersion, k, _, _, _ = _random_state(rng, trial)
+        n_arms = dispersion.size
+        if trial % 3 == 0:
+            theta = rng.integers(0, 4, size=(30, n_arms)).astype(float) + np.arange(n_arms) * 1e-3
+        elif trial % 5 == 0:
+            theta = np.nextafter(0.5, np.where(rng.random((30, n_arms)) < 0.5, 0.0, 1.0)) \
+                + np.arange(n_arms) * 2.0**-40
+        else:
+            theta = rng.normal(0.0, rng.choice([1e-6, 1.0, 1e3]), size=(30, n_arms))
+        top, bottom = top_k_order(theta, k)
+        rows = np.arange(theta.shape[0])[:, None]
+        keep = theta[rows, top].min(axis=1) > theta[rows, bottom].max(axis=1)  # DT-TS solves these rows only
+        iterations = int(rng.integers(1, 120))
+        compiled = gaussian_kkt_tracking(theta[keep], dispersion, top[keep], bottom[keep], iterations)
+        numpy_twin = kkt_tracking_batch(family, "confidence", theta[keep], dispersion, top[keep], bottom[keep],
+                                        iterations)
+        assert np.array_equal(compiled, numpy_twin), trial
+
+
+@pytest.mark.parametrize("name", ["paper, 20 arms, k = 5", "per-arm variances"])
+def test_dt_ts_outcomes_are_the_same_with_and_without_the_compiled_kernels(name):
+    from allocopt.algorithms import DTTS
+
+    problem = IDENTIFY_CASES[name]
+    options = dict(delta=(0.1, 0.001), n_runs=6, rng=4, n_jobs=1, max_samples=1500)
+    compiled = identify(problem, DTTS(iterations=40), **options)
+    with compiled_kernels(False):
+        numpy_twins = identify(problem, DTTS(iterations=40), **options)
+        scalar = identify(problem, DTTS(iterations=40), batched=False, chunk_size=3, **options)
+    for other in (numpy_twins, scalar):
+        assert np.array_equal(compiled.stopping_times, other.stopping_times)
+        assert np.array_equal(compiled.pulls, other.pulls)
+        assert np.array_equal(compiled.diagnostics["solver_fallbacks"], other.diagnostics["solver_fallbacks"])
+
+
+def test_compiled_gap_indices_equal_their_numpy_twin_bit_for_bit(rng):
+    # UGapE's gap indices, J_t and the other arms: the compiled batch kernel against the numpy body, on random
+    # bounds with exact ties of U (integer values), of B (equal radii), and k = 1 and k = K - 1
+    from allocopt.algorithms.ugape import gap_indices, gap_indices_numpy
+
+    for trial in range(150):
+        n_arms = int(rng.integers(2, 24))
+        k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+        if trial % 2 == 0:
+            means = rng.integers(0, 3, size=(40, n_arms)).astype(float)
+            radius = np.where(rng.random((40, n_arms)) < 0.5, 1.0, 0.5)
+        else:
+            means = rng.normal(size=(40, n_arms))
+            radius = rng.uniform(0.0, 2.0, size=(40, n_arms))
+        compiled = gap_indices(means, radius, k)
+        numpy_twin = gap_indices_numpy(means + radius, means - radius, radius, k)
+        for field in compiled._fields:
+            got, expected = getattr(compiled, field), getattr(numpy_twin, field)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), (trial, field)
+        one_run = gap_indices(means[0], radius[0], k)  # a single run takes the numpy path
+        assert np.array_equal(one_run.chosen, compiled.chosen[0]) and one_run.chosen_index == compiled.chosen_index[0]
+
+
+def test_ugape_outcomes_are_the_same_with_and_without_the_compiled_kernels():
+    from allocopt.algorithms import UGapE
+
+    problem = IDENTIFY_CASES["per-arm variances"]
+    options = dict(delta=0.1, n_runs=6, rng=4, n_jobs=1, max_samples=3000)
+    compiled = identify(problem, UGapE(), **options)
+    with compiled_kernels(False):
+        numpy_twins = identify(problem, UGapE(), **options)
+        scalar = identify(problem, UGapE(), batched=False, chunk_size=3, **options)
+    for other in (numpy_twins, scalar):
+        assert np.array_equal(compiled.stopping_times, other.stopping_times)
+        assert np.array_equal(compiled.recommendations, other.recommendations)
+        assert np.array_equal(compiled.pulls, other.pulls)
