@@ -50,6 +50,7 @@ class DivideBudget:
 
     name = "uniform-allocation"
     uses_glr = False
+    uses_empirical_top = False
     anytime = False
 
     def uniforms_per_step(self, context):
