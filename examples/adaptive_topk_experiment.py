@@ -45,10 +45,10 @@ from allocopt.testing.bandit_instances import synthetic_p, two_group, uniform
 ROOT = Path(__file__).resolve().parent.parent
 N_ARMS, EPSILON, DELTA = 1000, 0.01, 0.01
 BEGIN, END = "<!-- adaptive-topk-experiment:begin -->", "<!-- adaptive-topk-experiment:end -->"
-PAPER = ("Chen, Chen, Zhang, Zhou (2017), experiments on Figures 1-4: AdaptiveTopK outperforms CLUCB-PAC in almost all the datasets; "
-         "OptMAI is best when K is relatively small and AdaptiveTopK outperforms it when K is large. Neither "
-         "comparator is in allocopt, so these statements are not tested here; the baseline measured instead is "
-         "uniform allocation.")
+PAPER = ("Chen, Chen, Zhang, Zhou (2017), experiments on Figures 1-4: AdaptiveTopK outperforms CLUCB-PAC in almost "
+         "all the datasets; OptMAI is best when K is relatively small and AdaptiveTopK outperforms it when K is "
+         "large. Neither comparator is in allocopt, so these statements are not tested here; the baseline "
+         "measured instead is uniform allocation.")
 
 
 def paired_difference(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float]:

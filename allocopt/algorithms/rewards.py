@@ -212,7 +212,7 @@ class RewardStreams:
         self.position[row, arm] = 0
 
     def next(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
-        """The next reward of arm ``arms[r]`` in row ``rows[r]`` (the (row, arm) pairs distinct), advancing its stream."""
+        """The next reward of arm ``arms[r]`` in row ``rows[r]`` ((row, arm) pairs distinct), advancing its stream."""
         # flat indices into the C-ordered (R, K) positions and (R, K, block) buffer: one-dimensional takes are
         # several times cheaper than numpy's multi-array fancy indexing
         stream = rows * self.position.shape[1] + arms
