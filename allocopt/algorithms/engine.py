@@ -308,9 +308,9 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             single_rows, single_arms = np.nonzero(each == 1)
             if single_rows.size:
                 sums[single_rows, single_arms] += rewards.next(rows[single_rows], single_arms)
-            for arm in np.flatnonzero((each > 1).any(axis=0)):
-                local = np.flatnonzero(each[:, arm] > 1)
-                sums[local, arm] += rewards.next_sums(rows[local], int(arm), each[local, arm])
+            for block_arm in np.flatnonzero((each > 1).any(axis=0)).tolist():
+                local = np.flatnonzero(each[:, block_arm] > 1)
+                sums[local, block_arm] += rewards.next_sums(rows[local], block_arm, each[local, block_arm])
             counts += each
             t += each.sum(axis=1)
         steps += 1

@@ -174,8 +174,9 @@ def stream_generators(entropy: int, replications, n_arms: int) -> list[list[np.r
     if replications.size and (replications.min() < 0 or replications.max() > _MASK32):
         return [[reward_generator(entropy, index, arm) for arm in range(n_arms)] for index in replications]
     words = stream_seed_states(entropy, replications, n_arms)
-    return [[np.random.Generator(np.random.PCG64(_PresetSeed(words[row, arm]))) for arm in range(n_arms)]
-            for row in range(replications.shape[0])]
+    # numpy seeds a bit generator from any ISeedSequence (its stubs name only SeedSequence)
+    return [[np.random.Generator(np.random.PCG64(_PresetSeed(words[row, arm])))  # type: ignore[arg-type]
+             for arm in range(n_arms)] for row in range(replications.shape[0])]
 
 
 class RewardStreams:
