@@ -21,6 +21,18 @@ Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000
 [--tas-runs 1000] [--tas-sample 2] [--seed000 [--seed000-runs N] [--seed000-only]] [--write-docs]``;
 ``--write-docs`` writes what it prints, with the date, the machine and the load, to
 docs/algorithms_benchmark.md.
+
+Full-size experiments (``--experiment NAME``, repeatable; then parts 1-3 are skipped): each runs its example
+script at the size of the paper, which writes its PNG and docs table, and this script records the wall time, the
+CPU time of the script and its joblib workers (the children reaped by the time it exits) and the load average
+before and after, in docs/experiment_timings.md (one marked section per experiment). Goal: at most 20 minutes each
+on a 2-core machine.
+
+* ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``);
+* ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget
+  (``examples/adaptive_topk_experiment.py``);
+* ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to ``--lil-max-arms`` (default 1024) with
+  ``--lil-runs`` runs per point (default 20) (``examples/lil_lucb_experiments.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +41,8 @@ import argparse
 import datetime
 import os
 import platform
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,7 +54,10 @@ from allocopt import TopKProblem
 from allocopt.algorithms import TrackAndStop, identify
 
 THETA = 1.0 - np.arange(20) / 20.0
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "algorithms_benchmark.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "algorithms_benchmark.md"
+TIMINGS = ROOT / "docs" / "experiment_timings.md"
+EXPERIMENTS = ("nsar", "adaptive-topk", "lil-lucb")
 
 
 SEED000_FIGURE_1_RULES = ("kkt-ts", "dt-ts", "bts", "track-and-stop", "ocba-balanced", "ocba-unbalanced", "lucb",
@@ -78,6 +95,55 @@ def seed000_figure_1(emit, problem: TopKProblem, runs: int, jobs: int) -> None:
          + f" (goal {SEED000_GOAL_SECONDS} s at {FULL_RUNS})")
 
 
+def experiment_command(name: str, jobs: int, lil_max_arms: int, lil_runs: int) -> list[str]:
+    """The example script and its full-size arguments for one experiment of :data:`EXPERIMENTS`."""
+    if name == "nsar":
+        return ["examples/nsar_experiment.py", "--runs", "4000", "--jobs", str(jobs)]
+    if name == "adaptive-topk":
+        return ["examples/adaptive_topk_experiment.py", "--runs", "200", "--jobs", str(jobs)]
+    arms = [4]
+    while arms[-1] * 2 <= lil_max_arms:
+        arms.append(arms[-1] * 2)
+    return ["examples/lil_lucb_experiments.py", "--arms", ",".join(map(str, arms)), "--runs", str(lil_runs),
+            "--jobs", str(jobs)]
+
+
+def time_experiment(name: str, command: list[str]) -> str:
+    """Run one full-size experiment script; return a markdown section with its wall time, CPU time and load."""
+    load_before = os.getloadavg()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    completed = subprocess.run([sys.executable, *command], cwd=ROOT, check=False)
+    wall = time.perf_counter() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+    load_after = os.getloadavg()
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    status = "completed" if completed.returncode == 0 else f"FAILED (exit status {completed.returncode})"
+    text = (f"`python {' '.join(command)}` {status} on {stamp}, allocopt {allocopt.__version__}, "
+            f"{platform.machine()} with {os.cpu_count()} cores: wall time {wall:.0f} s ({wall / 60:.1f} min; goal "
+            f"20 min), CPU time {cpu:.0f} s (the script and its reaped workers), load average (1, 5, 15 min) "
+            f"{', '.join(f'{value:.1f}' for value in load_before)} before and "
+            f"{', '.join(f'{value:.1f}' for value in load_after)} after; BLAS thread variables set: "
+            f"{any(key in os.environ for key in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS'))}.")
+    print(text, flush=True)
+    return text
+
+
+def run_experiments(names: list[str], jobs: int, lil_max_arms: int, lil_runs: int) -> None:
+    """Time each named full-size experiment and write its section of docs/experiment_timings.md."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from _docs_section import write_marked_section
+
+    for name in names:
+        text = time_experiment(name, experiment_command(name, jobs, lil_max_arms, lil_runs))
+        begin, end = f"<!-- timing-{name}:begin -->", f"<!-- timing-{name}:end -->"
+        write_marked_section(TIMINGS, begin, end, "\n".join([begin, "", f"**{name}**: {text}", "", end]),
+                             heading="# Full-size experiments: measured time\n\nWritten by "
+                                     "`python benchmarks/algorithms.py --experiment NAME`; the figures and tables "
+                                     "are written by the example scripts themselves.\n")
+
+
 def main() -> None:
     lines: list[str] = []
 
@@ -97,7 +163,14 @@ def main() -> None:
     parser.add_argument("--seed000-runs", type=int, default=FULL_RUNS)
     parser.add_argument("--seed000-only", action="store_true", help="run part 4 only")
     parser.add_argument("--write-docs", action="store_true", help="write the figures to docs/algorithms_benchmark.md")
+    parser.add_argument("--experiment", action="append", choices=EXPERIMENTS, default=[],
+                        help="time a full-size experiment (repeatable); skips parts 1-3")
+    parser.add_argument("--lil-max-arms", type=int, default=1024)
+    parser.add_argument("--lil-runs", type=int, default=20)
     args = parser.parse_args()
+    if args.experiment:
+        run_experiments(args.experiment, args.jobs, args.lil_max_arms, args.lil_runs)
+        return
     problem = TopKProblem(THETA, 5, variance=0.25)
     emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
           f"(figures are measured under this load)")

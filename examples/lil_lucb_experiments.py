@@ -1,4 +1,4 @@
-"""Section 5.1 of Jiang, Li, Qiao (2017) at reduced size: samples against N for the LUCB family.
+"""Section 5.1 of Jiang, Li, Qiao (2017): samples against N for the LUCB family.
 
 Gaussian rewards of variance 1/4, required confidence nu = 0.01; "1-sparse" and "0.3-Exponential" instances
 (``allocopt.testing.bandit_instances``) with K = 2 and K = N/2. Rules: LUCB (Kalyanakrishnan et al. 2012, with
@@ -9,7 +9,9 @@ N = 64 with 20 runs per point (``--arms``, ``--runs``).
 
 Writes ``docs/images/lil_lucb_experiments.png`` and ``docs/lil_lucb_experiments.md`` (the table, with date,
 machine and load): mean number of samples with its standard error, the number of wrong answers, and
-H = sum_i Delta_i^-2 (``allocopt.complexity.h1``) beside it.
+H = sum_i Delta_i^-2 (``allocopt.complexity.h1``) beside it; then, for each panel at the largest N, the paper's
+statement next to the measured ordering of the rules (mean samples with 95% intervals) and the paired differences
+lil'RandLUCB minus each other rule (the rules read the same rewards, common random numbers) with 95% intervals.
 
 Usage: ``python examples/lil_lucb_experiments.py [--arms 4,8,16,32,64] [--runs 20] [--jobs 1]``.
 """
@@ -29,10 +31,15 @@ import allocopt
 from allocopt import TopKProblem
 from allocopt.algorithms import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus, identify
 from allocopt.complexity import h1
+from allocopt.simulate import binomial_confidence_interval
 from allocopt.testing.bandit_instances import alpha_exponential, one_sparse
 
 ROOT = Path(__file__).resolve().parent.parent
 NU = 0.01
+# Jiang, Li, Qiao (2017), Section 5.1, Results
+PAPER = {"K=2": "lil'RandLUCB draws significantly fewer samples than the other four algorithms, especially with many arms",
+         "K=N/2": "lil'RandLUCB outperforms LUCB and lil'CLUCB and performs like LUCB++ (which coincides with lil'LUCB "
+                  "when K = N/2)"}
 INSTANCES = {"1-sparse": one_sparse, "0.3-exponential": lambda n, k: alpha_exponential(n, k, 0.3)}
 LIL_RULES = {"lil'LUCB": LilLUCB, "LUCB++": LUCBPlusPlus, "lil'RandLUCB": LilRandLUCB, "lil'CLUCB": LilCLUCB}
 COLORS = {"LUCB": "C0", "lil'LUCB": "C1", "LUCB++": "C2", "lil'RandLUCB": "C3", "lil'CLUCB": "C4"}
@@ -58,8 +65,8 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = []
-    started = time.perf_counter()
+    rows, samples = [], {}
+    started, cpu_started, load_before = time.perf_counter(), time.process_time(), os.getloadavg()[0]
     fig, axes = plt.subplots(2, 4, figsize=(18, 8), sharex=True)
     panels = [(instance, k_label, version) for instance in INSTANCES for k_label in ("K=2", "K=N/2")
               for version in ("faithful", "heuristic")]
@@ -74,6 +81,7 @@ def main() -> None:
                 result = identify(problem, rule, delta=NU, n_runs=args.runs, rng=2017, n_jobs=args.jobs,
                                   max_samples=10**7)
                 times = result.stopping_times[:, 0]
+                samples[(instance, k_label, version, label, n_arms)] = times
                 wrong = int((~result.correct[:, 0]).sum())
                 means.append(times.mean())
                 errors.append(times.std(ddof=1) / np.sqrt(args.runs))
@@ -88,7 +96,7 @@ def main() -> None:
         ax.set_xlabel("N (arms)")
         ax.set_ylabel("samples (mean, 95% error bars)")
         ax.legend(fontsize=7)
-    fig.suptitle(f"Jiang, Li, Qiao (2017), Section 5.1 at reduced size: gaussian, variance 1/4, nu = {NU}, "
+    fig.suptitle(f"Jiang, Li, Qiao (2017), Section 5.1, N up to {arms[-1]}: gaussian, variance 1/4, nu = {NU}, "
                  f"{args.runs} runs per point")
     fig.tight_layout()
     images = args.output / "images"
@@ -96,24 +104,50 @@ def main() -> None:
     fig.savefig(images / "lil_lucb_experiments.png", dpi=110)
 
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started  # this process only; the joblib workers' CPU is not included
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     total_wrong = sum(row[9] for row in rows)
     total_runs = len(rows) * args.runs
-    lines = ["# Best-K experiments of Jiang, Li, Qiao (2017), Section 5.1, at reduced size", "",
+    wrong_low, wrong_high = binomial_confidence_interval(total_wrong, total_runs)
+    lines = [f"# Best-K experiments of Jiang, Li, Qiao (2017), Section 5.1, N up to {arms[-1]}", "",
              f"Written by `examples/lil_lucb_experiments.py` on {stamp}, {platform.machine()} with {os.cpu_count()} "
-             f"cores (shared: load average {os.getloadavg()[0]:.1f}), allocopt {allocopt.__version__}; "
-             f"{elapsed:.0f} s in all.", "",
+             f"cores (shared: load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), "
+             f"allocopt {allocopt.__version__}; {elapsed:.0f} s wall in all ({cpu:.0f} s CPU in the main process), "
+             f"`--arms {args.arms} --runs {args.runs} --jobs {args.jobs}`.", "",
              f"Gaussian rewards of variance 1/4, nu = {NU}, N in {arms}, {args.runs} runs per point (the paper goes "
              "to thousands of arms). Faithful versions: eps = 0.01 and delta from Theorem 3.1 (lil'RandLUCB, LUCB++) "
              "or 4.1 (lil'CLUCB, lil'LUCB); heuristic versions: eps = 0, delta = nu. LUCB uses the rate "
              "log(5 K t^4/(4 delta)) of Kalyanakrishnan et al. (2012).", "",
-             f"Wrong answers: {total_wrong} of {total_runs} runs (the paper reports none).", "",
+             f"Wrong answers: {total_wrong} of {total_runs} runs, an error rate with 95% Clopper-Pearson interval "
+             f"[{wrong_low:.2g}, {wrong_high:.2g}] (the paper reports none).", "",
              "![Samples against N](images/lil_lucb_experiments.png)", "",
              "| instance | K | version | rule | N | H = sum Delta^-2 | mean samples | s.e. | samples / H | wrong | "
              "capped | time (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for instance, k_label, version, label, n_arms, k, hardness, mean, error, wrong, capped, seconds in rows:
         lines.append(f"| {instance} | {k} | {version} | {label} | {n_arms} | {hardness:.1f} | {mean:.0f} | {error:.0f} | "
                      f"{mean / hardness:.1f} | {wrong} | {capped} | {seconds:.1f} |")
+    largest = arms[-1]
+    lines += ["", f"## The paper's statements and the measured ordering at N = {largest}", "",
+              "Mean samples with a 95% interval (1.96 standard errors), smallest first; then lil'RandLUCB minus each "
+              "other rule, paired run by run ('fewer' when the whole 95% interval is below 0, 'more' when above, "
+              "else 'level').", ""]
+    for instance, k_label, version in panels:
+        labels = list(rules(version))
+        runs = {label: samples[(instance, k_label, version, label, largest)].astype(float) for label in labels}
+        order = sorted(labels, key=lambda label: runs[label].mean())
+        ranking = ", ".join(f"{label} {runs[label].mean():.0f} +- {1.96 * runs[label].std(ddof=1) / np.sqrt(args.runs):.0f}"
+                            for label in order)
+        lines.append(f"* {instance}, {k_label}, {version}. Paper: {PAPER[k_label]}. Measured: {ranking}.")
+        differences = []
+        for label in labels:
+            if label == "lil'RandLUCB":
+                continue
+            difference = runs["lil'RandLUCB"] - runs[label]
+            half = 1.96 * difference.std(ddof=1) / np.sqrt(difference.size)
+            verdict = "fewer" if difference.mean() + half < 0 else "more" if difference.mean() - half > 0 else "level"
+            differences.append(f"- {label}: {difference.mean():+.0f} [{difference.mean() - half:+.0f}, "
+                               f"{difference.mean() + half:+.0f}] {verdict}")
+        lines.append("  lil'RandLUCB " + "; ".join(differences) + ".")
     (args.output / "lil_lucb_experiments.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -111,6 +111,7 @@ class AdaptiveTopK:
     name: ClassVar[str] = "adaptive-topk"
     stopping: ClassVar[str] = "rule"
     uses_glr: ClassVar[bool] = False
+    uses_empirical_top: ClassVar[bool] = False
     fixed_budget: ClassVar[bool] = False
 
     # --- parameters ---------------------------------------------------------------------------------------------

@@ -36,7 +36,10 @@ Sub-Gaussian radius (Hoeffding)
 LIL radius
     :math:`U(t, \omega)` of Jiang, Li, Qiao (2017), Lemma 2.1 and Section 5:
     :func:`allocopt.complexity.lil_radius`, scaled by each arm's :math:`\sigma_a` (the radius is linear in
-    :math:`\sigma`).
+    :math:`\sigma`). The rules evaluate it at integer sample counts only, thousands of times per run, so
+    :func:`lil_radii_of_counts` reads :math:`U(n, \omega)` from a table over :math:`n = 1, 2, \dots` computed once
+    per :math:`(\omega, \epsilon)` by the same function (elementwise, so every entry is the number the direct
+    call gives; a test compares them).
 """
 
 from __future__ import annotations
@@ -49,10 +52,11 @@ from scipy import special
 
 from .._validation import as_choice, fail
 from ..complexity.lil import LIL_FORMS, lil_radius
+from ..exceptions import InvalidArgumentError
 from ..families import ExponentialFamily
 
 __all__ = ["EXPLORATION_RATES", "BISECTION_STEPS", "check_exploration", "exploration_rate", "kl_bound",
-           "subgaussian_variance", "subgaussian_radius", "lil_radii", "SUBGAUSSIAN_FAMILIES"]
+           "subgaussian_variance", "subgaussian_radius", "lil_radii", "lil_radii_of_counts", "SUBGAUSSIAN_FAMILIES"]
 
 EXPLORATION_RATES = ("heuristic", "kalyanakrishnan", "kaufmann", "gabillon")
 """Names of the exploration rates (see the module docstring)."""
@@ -212,3 +216,55 @@ def lil_radii(counts: Any, omega: float, eps: float, sigma: Any, form: str = "ex
     """
     checked = cast(Literal["paper", "experiments"], as_choice(form, "lil_radii", "form", LIL_FORMS))
     return np.asarray(lil_radius(counts, omega, eps, 1.0, form=checked)) * np.asarray(sigma, dtype=float)
+
+
+_LIL_TABLES: dict[tuple[float, float, str], np.ndarray] = {}
+_LIL_TABLE_KEYS = 64  # tables kept per process (one per rule, confidence level and side in an experiment)
+_LIL_TABLE_MAX = 2**22  # counts beyond this are computed directly
+
+
+def _lil_table(omega: float, eps: float, form: str, largest: int) -> np.ndarray | None:
+    """:math:`U(n, \omega)` with :math:`\sigma = 1` for ``n = 0 .. size - 1`` (entry 0 NaN), ``size`` a power of
+    two above ``largest``; None when the table would be too large or some count has no real radius."""
+    key = (float(omega), float(eps), form)
+    table = _LIL_TABLES.get(key)
+    if table is not None and table.shape[0] > largest:
+        return table
+    if largest >= _LIL_TABLE_MAX:
+        return None
+    size = max(1024, 1 << int(largest).bit_length())
+    try:
+        values = lil_radius(np.arange(1, size), omega, eps, 1.0, form=cast(Literal["paper", "experiments"], form))
+    except InvalidArgumentError:  # the direct call raises, or succeeds on larger counts only
+        return None
+    table = np.concatenate([[np.nan], np.asarray(values, dtype=float)])
+    if len(_LIL_TABLES) >= _LIL_TABLE_KEYS:
+        _LIL_TABLES.clear()
+    _LIL_TABLES[key] = table
+    return table
+
+
+def lil_radii_of_counts(counts: Any, omega: float, eps: float, sigma: Any, form: str = "experiments") -> np.ndarray:
+    r""":func:`lil_radii` at integer sample counts, read from a table of :math:`U(n, \omega)`, :math:`n \ge 1`.
+
+    The table is :func:`allocopt.complexity.lil_radius` evaluated once on ``1, 2, ..., size - 1`` with
+    :math:`\sigma = 1` (kept per process for each :math:`(\omega, \epsilon,` form), doubled when a count
+    outgrows it) and the result is ``table[counts] * sigma``: the same elementwise operations as the direct call,
+    so the same numbers, at the cost of a gather instead of two logarithms and a square root per arm and step.
+    Counts that are not integers >= 1, or larger than :math:`2^{22}`, take :func:`lil_radii` itself.
+
+    Examples
+    --------
+    >>> counts = np.array([[1, 7, 250], [3, 3, 9000]])
+    >>> bool(np.array_equal(lil_radii_of_counts(counts, 1e-4, 0.01, [0.5, 0.5, 1.0]),
+    ...                     lil_radii(counts, 1e-4, 0.01, [0.5, 0.5, 1.0])))
+    True
+    """
+    checked = as_choice(form, "lil_radii_of_counts", "form", LIL_FORMS)
+    array = np.asarray(counts)
+    if array.size == 0 or not np.issubdtype(array.dtype, np.integer) or array.min() < 1:
+        return lil_radii(counts, omega, eps, sigma, checked)
+    table = _lil_table(omega, eps, checked, int(array.max()))
+    if table is None:
+        return lil_radii(counts, omega, eps, sigma, checked)
+    return table[array] * np.asarray(sigma, dtype=float)

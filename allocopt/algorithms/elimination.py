@@ -161,6 +161,7 @@ class _Rounds:
     """The machinery shared by the round-based fixed-budget rules (see the module docstring)."""
 
     uses_glr: ClassVar[bool] = False
+    uses_empirical_top: ClassVar[bool] = False
     anytime: ClassVar[bool] = False
     fresh_means: ClassVar[bool] = False  # Sequential Halving: means over the current round's samples only
 

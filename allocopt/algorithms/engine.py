@@ -75,6 +75,14 @@ def empirical_split(family, dispersion, counts: np.ndarray, sums: np.ndarray, me
     return GLRStatistic(np.full(shape, np.nan), top, bottom, np.full(shape, -1), np.full(shape, -1))
 
 
+def _no_split(family, dispersion, counts, sums, means, k) -> GLRStatistic:
+    """Nothing per step (rules that read neither the statistic nor the empirical top-k): ``top`` and ``bottom``
+    are empty; the engine computes the empirical top-k only where it records a recommendation."""
+    shape = means.shape[:-1]
+    empty = np.zeros(shape + (0,), dtype=np.int64)
+    return GLRStatistic(np.full(shape, np.nan), empty, empty, np.full(shape, -1), np.full(shape, -1))
+
+
 def _chernoff(family, dispersion, counts, sums, means, k) -> GLRStatistic:
     return glr_statistic(family, dispersion, counts, means, k)
 
@@ -191,7 +199,8 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
         :class:`~allocopt.algorithms.stopping.GLRStatistic` (value, empirical top-k, pair) that replaces
         the Chernoff statistic, e.g. a posterior probability compared against levels. Default: the Chernoff
         statistic when the run stops on it or the rule may read it (``uses_glr``, True unless the rule says
-        otherwise), else only the empirical top-k.
+        otherwise), else only the empirical top-k, and not even that for a rule that never reads it
+        (``uses_empirical_top = False``): then it is computed at the steps that record a recommendation.
     """
     replications = np.asarray(replications, dtype=np.int64)
     n_rows, n_arms, k = replications.shape[0], problem.n_arms, problem.k
@@ -213,7 +222,10 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
     own_stopping = mode == "confidence" and getattr(rule, "stopping", "glr") == "rule"
     if statistic is None:
         needs_glr = (mode == "confidence" and not own_stopping) or bool(getattr(rule, "uses_glr", True))
-        statistic = _chernoff if needs_glr else empirical_split
+        if needs_glr:
+            statistic = _chernoff
+        else:
+            statistic = empirical_split if getattr(rule, "uses_empirical_top", True) else _no_split
     counts = np.zeros((n_rows, n_arms), dtype=np.int64)
     sums = np.zeros((n_rows, n_arms))
     rows = np.arange(n_rows)
@@ -244,6 +256,9 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
         finished = (done | newly).all(axis=1) | capped
         recording = newly.any(axis=1) | finished
         if recording.any():
+            if view.top.shape[-1] != k:  # a rule that never reads the empirical top-k: computed for the records
+                top, bottom = top_k_order(means, k)
+                view = view._replace(top=top, bottom=bottom)
             local_all = np.flatnonzero(recording)
             recommended = np.zeros((rows.size, k), dtype=np.int64)
             recommended[local_all] = _recommend(rule, context, view, state, local_all, use_batch, k, func)
@@ -288,11 +303,15 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             each = _as_each(actions, n_arms)
             before = np.cumsum(each, axis=1) - each
             each = np.clip(remaining[:, None] - before, 0, each)
-            for arm in range(n_arms):
-                local = np.flatnonzero(each[:, arm])
-                if local.size:
-                    sums[local, arm] += rewards.next_sums(rows[local], arm, each[local, arm])
-                    counts[local, arm] += each[local, arm]
+            # single pulls (LUCB's two arms, a round's last pulls) read one reward per (run, arm) in one call;
+            # a block of c >= 2 adds its sequential sum (a single reward is its own sum, so both are the same)
+            single_rows, single_arms = np.nonzero(each == 1)
+            if single_rows.size:
+                sums[single_rows, single_arms] += rewards.next(rows[single_rows], single_arms)
+            for block_arm in np.flatnonzero((each > 1).any(axis=0)).tolist():
+                local = np.flatnonzero(each[:, block_arm] > 1)
+                sums[local, block_arm] += rewards.next_sums(rows[local], block_arm, each[local, block_arm])
+            counts += each
             t += each.sum(axis=1)
         steps += 1
         replication_steps += rows.size

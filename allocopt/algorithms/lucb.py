@@ -47,8 +47,8 @@ import numpy as np
 from .._rng import random_candidate
 from .._validation import as_choice, as_float, fail
 from ..complexity.lil import LIL_FORMS, c_eps
-from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound, lil_radii,
-                               subgaussian_radius, subgaussian_variance)
+from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
+                               lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
 from .statistics import top_k_order
 
@@ -304,8 +304,8 @@ class _SplitRadii(_LilRule):
         n_arms, k = context.n_arms, context.k
         delta = self.algorithm_delta(context.delta_value(type(self).__name__), n_arms)
         sigma = self._sigma(context)
-        high = lil_radii(view.counts, delta / (2 * (n_arms - k)), self.epsilon, sigma, self.form)
-        low = lil_radii(view.counts, delta / (2 * k), self.epsilon, sigma, self.form)
+        high = lil_radii_of_counts(view.counts, delta / (2 * (n_arms - k)), self.epsilon, sigma, self.form)
+        low = lil_radii_of_counts(view.counts, delta / (2 * k), self.epsilon, sigma, self.form)
         return np.where(in_top_mask(view.top, n_arms), high, low)
 
 
@@ -316,7 +316,7 @@ class _UniformRadii(_LilRule):
 
     def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
         delta = self.algorithm_delta(context.delta_value(type(self).__name__), context.n_arms)
-        return lil_radii(view.counts, delta / context.n_arms, self.epsilon, self._sigma(context), self.form)
+        return lil_radii_of_counts(view.counts, delta / context.n_arms, self.epsilon, self._sigma(context), self.form)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,10 @@ and, for rules with their own stopping or recommendation,
 Optional class attributes: ``stopping`` (``"glr"``, the shared Chernoff rule, by default; ``"rule"`` for
 the rule's own ``stop``), ``uses_glr`` (default True; a rule that never reads ``view.glr``, ``view.pair_top`` or
 ``view.pair_bottom`` sets it False, and the engine then computes the Chernoff statistic only when it stops on
-it - in fixed-budget runs and under the rule's own stopping those fields are then NaN and -1), ``anytime`` (default True: one run serves every budget of a fixed-budget
+it - in fixed-budget runs and under the rule's own stopping those fields are then NaN and -1),
+``uses_empirical_top`` (default True; a rule that reads neither those fields nor ``view.top`` and ``view.bottom``
+sets it False, and the engine then skips the empirical top-k except at the steps where it records a
+recommendation - elsewhere ``top`` and ``bottom`` are empty), ``anytime`` (default True: one run serves every budget of a fixed-budget
 experiment; False makes the runner pass the budget in ``context.budget`` and run each budget separately),
 ``delta_dependent`` (default False; True makes the runner run one delta at a time with ``context.delta``
 set, for rules such as LUCB whose sampling uses the confidence level), ``max_k`` (e.g. 1 for best-arm rules),

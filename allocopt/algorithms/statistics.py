@@ -36,8 +36,11 @@ import numpy as np
 from scipy import special
 
 from ..families import ExponentialFamily
+from ._compiled import compiled_enabled
+from ._compiled_top_k import COMPILED_TOP_K_LIMIT, compiled_top_k_order
 
-__all__ = ["empirical_means", "top_k_order", "posterior_sample", "posterior_parameters", "domain_clip"]
+__all__ = ["empirical_means", "top_k_order", "top_k_order_numpy", "posterior_sample", "posterior_parameters",
+           "domain_clip"]
 
 _TINY = np.finfo(float).tiny
 
@@ -50,6 +53,26 @@ def empirical_means(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
 def top_k_order(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the ``k`` largest entries along the last axis and of the others, each in increasing arm order.
 
+    A batch of rows (shape (R, K), float64) with ``k <= COMPILED_TOP_K_LIMIT`` goes through the compiled kernel
+    :func:`allocopt.algorithms._compiled_top_k.compiled_top_k_order` when the compiled kernels are enabled;
+    everything else through :func:`top_k_order_numpy`, its twin (the two agree exactly: only comparisons).
+
+    Examples
+    --------
+    >>> top, bottom = top_k_order(np.array([[0.1, 0.9, 0.5, 0.7], [0.5, 0.5, 0.5, 0.2]]), 2)
+    >>> top.tolist(), bottom.tolist()
+    ([[1, 3], [0, 1]], [[0, 2], [2, 3]])
+    """
+    if (values.ndim == 2 and values.dtype == np.float64 and 0 < k <= COMPILED_TOP_K_LIMIT and values.shape[0] > 0
+            and compiled_enabled()):
+        return tuple(compiled_top_k_order(values, k))  # type: ignore[return-value]
+    return top_k_order_numpy(values, k)
+
+
+def top_k_order_numpy(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_k_order` in numpy (the twin of the compiled kernel): the ``k`` largest entries along the last
+    axis and the others, each in increasing arm order.
+
     The *set* of the k largest entries is unique unless entries tie across the top-k boundary; then the
     arms with the smaller indices go to the top (the order of a stable sort). A tie across the boundary makes
     the Chernoff statistic zero (the tied pair has cost zero), so no run stops while it lasts.
@@ -59,10 +82,10 @@ def top_k_order(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
     Examples
     --------
-    >>> top, bottom = top_k_order(np.array([0.1, 0.9, 0.5, 0.7]), 2)
+    >>> top, bottom = top_k_order_numpy(np.array([0.1, 0.9, 0.5, 0.7]), 2)
     >>> top.tolist(), bottom.tolist()
     ([1, 3], [0, 2])
-    >>> [part.tolist() for part in top_k_order(np.array([0.5, 0.9, 0.5]), 2)]
+    >>> [part.tolist() for part in top_k_order_numpy(np.array([0.5, 0.9, 0.5]), 2)]
     [[0, 1], [2]]
     """
     n_arms = values.shape[-1]

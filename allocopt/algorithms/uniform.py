@@ -31,6 +31,7 @@ class Uniform:
 
     name = "uniform"
     uses_glr = False
+    uses_empirical_top = False
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return 1

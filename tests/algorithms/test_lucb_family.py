@@ -14,7 +14,7 @@ from allocopt import TopKProblem
 from allocopt.algorithms import (ATLUCB, KLLUCB, LUCB, POLICIES, KLElimination, LilCLUCB, LilLUCB, LilRandLUCB,
                                  LUCBPlusPlus, PullEach, RuleContext, RunView, UGapE, identify,
                                  identify_fixed_budget)
-from allocopt.algorithms.confidence_bounds import exploration_rate, kl_bound, lil_radii
+from allocopt.algorithms.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import Bernoulli, Exponential, Gaussian, Poisson
 
@@ -120,6 +120,28 @@ def test_lil_radii_are_lemma_2_1_in_the_experiments_form(eps):
                                                                                       / omega))
                 for n, s in zip(counts, sigma)]
     assert np.allclose(got, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("form, eps", [("experiments", 0.0), ("experiments", 0.01), ("paper", 0.5)])
+def test_lil_radii_from_the_table_are_the_direct_radii_bit_for_bit(form, eps):
+    # the direct elementwise evaluation of lil_radii is the reference, on counts from 1 to beyond the first table
+    # size (so the table doubles), in a batch shape, with per-arm sigma
+    generator = np.random.default_rng(4)
+    counts = np.concatenate([np.arange(1, 300), generator.integers(1, 5000, 697), [1023, 1024, 1025, 70000]])
+    counts = counts.reshape(-1, 4).astype(np.int64)
+    sigma = np.array([0.5, 1.0, 0.25, 2.0])
+    for omega in (1e-6, 0.01 / 3):
+        assert np.array_equal(lil_radii_of_counts(counts, omega, eps, sigma, form),
+                              lil_radii(counts, omega, eps, sigma, form))
+        assert np.array_equal(lil_radii_of_counts(counts[:5], omega, eps, sigma, form),
+                              lil_radii(counts[:5], omega, eps, sigma, form))
+
+
+def test_lil_radii_of_counts_falls_back_to_the_direct_call_and_its_errors():
+    floats = np.array([1.5, 2.0])  # not integers: computed directly
+    assert np.array_equal(lil_radii_of_counts(floats, 0.01, 0.0, 0.5), lil_radii(floats, 0.01, 0.0, 0.5))
+    with pytest.raises(InvalidArgumentError, match="omega"):  # omega above log(1 + eps): no real radius at t = 1
+        lil_radii_of_counts(np.array([1, 5]), 0.5, 0.1, 0.5, "paper")
 
 
 # --------------------------------------------------------------------------------------- hand-made states

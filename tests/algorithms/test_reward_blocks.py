@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allocopt.algorithms.rewards import REWARD_BLOCK, RewardStreams, reward_generator
+from allocopt.algorithms.rewards import (REWARD_BLOCK, RewardStreams, reward_generator, stream_generators,
+                                       stream_seed_states)
+from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
 
 
@@ -61,3 +63,28 @@ def test_many_arms_get_shorter_buffers_and_the_same_values():
     counts = np.full(200, 37)
     assert wide.next_sums(np.arange(200), 299, counts)[150] == narrow.next_sums(np.array([0]), 299,
                                                                                 np.array([37]))[0]
+
+
+@pytest.mark.parametrize("entropy", [0, 5, 2017, 2**63 - 25, 2**127 + 3, 2**200 + 11])
+def test_stream_seed_states_are_the_seed_sequences_words(entropy):
+    # the reference is numpy's own SeedSequence, one stream at a time
+    replications = [0, 1, 7, 4000, 123456, 2**32 - 1]
+    words = stream_seed_states(entropy, replications, 6)
+    for row, replication in enumerate(replications):
+        for arm in range(6):
+            reference = np.random.SeedSequence(entropy, spawn_key=(replication, 0, arm)).generate_state(4, np.uint64)
+            assert np.array_equal(words[row, arm], reference)
+
+
+def test_stream_generators_draw_what_reward_generator_draws():
+    generators = stream_generators(2017, [3, 0, 2**32 + 1], 4)  # the last index takes the one-by-one path
+    for row, replication in enumerate([3, 0, 2**32 + 1]):
+        for arm in range(4):
+            expected = reward_generator(2017, replication, arm)
+            assert np.array_equal(generators[row][arm].random(300), expected.random(300))
+            assert np.array_equal(generators[row][arm].standard_normal(300), expected.standard_normal(300))
+
+
+def test_stream_seed_states_refuse_indices_beyond_one_word():
+    with pytest.raises(AllocoptError, match="'replications' parameter of stream_seed_states"):
+        stream_seed_states(1, [2**32], 2)
