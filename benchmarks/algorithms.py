@@ -19,17 +19,14 @@ the machine and the load, to docs/algorithms_benchmark.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import MeasuredRun, progress_on_terminal
 from allocopt.algorithms import TrackAndStop, identify
 
 THETA = 1.0 - np.arange(20) / 20.0
@@ -57,6 +54,7 @@ def main() -> None:
     parser.add_argument("--skip-main", action="store_true", help="skip part 1")
     parser.add_argument("--write-docs", action="store_true", help="write the figures to docs/algorithms_benchmark.md")
     args = parser.parse_args()
+    run = MeasuredRun.start()
     problem = TopKProblem(THETA, 5, variance=0.25)
     emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
           f"(figures are measured under this load)")
@@ -64,7 +62,7 @@ def main() -> None:
     mean_tau = None
     if not args.skip_main:
         emit(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
-        result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs)
+        result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs, progress=progress_on_terminal())
         emit(result.format_summary())
         emit(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
              f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
@@ -87,21 +85,16 @@ def main() -> None:
                       batched=False)
     emit(f"  scalar rule, {args.tas_sample} replications one at a time: {per_step(sample) / 1e3:.0f} us per step "
          f"(one solve_topk per step, warm-started)")
-    full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs)
+    full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs,
+                    progress=progress_on_terminal())
     emit(f"  batched rule, {args.tas_runs} replications, n_jobs={args.jobs}: {full.time:.1f} s, "
          f"{full.time * args.jobs / full.replication_steps * 1e9:.0f} ns per replication-step per worker; "
          f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
          f"{int(full.diagnostics['solver_calls'].sum())} solves")
     emit(full.format_summary())
     if args.write_docs:
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        command = "python benchmarks/algorithms.py " + " ".join(sys.argv[1:])
-        DOCS.write_text("\n".join([
-            "# Identification engine: measured speed", "",
-            f"Written by `{command.strip()}` on {stamp}, allocopt {allocopt.__version__}, {platform.machine()} with "
-            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, no BLAS thread variables "
-            f"set: {not any(name in os.environ for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS'))}.", "",
-            "```text", *lines, "```", ""]))
+        DOCS.write_text("\n".join(["# Identification engine: measured speed", "", run.provenance(), "",
+                                    "```text", *lines, "```", ""]))
         print(f"wrote {DOCS}")
 
 
