@@ -1,13 +1,21 @@
-"""The helpers of the command line and of the scripts in examples/ and benchmarks/ (allocopt._scripts)."""
+"""The helpers of the command line and of the scripts in examples/ and benchmarks/ (allocopt._scripts), and the
+script-written sections of docs/: every measured table there names the script that wrote it, with its date,
+machine and load, and that script exists."""
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
 from allocopt._scripts import (MeasuredRun, progress_iter, progress_on_terminal, tee_stdout, write_docs_section,
                                write_marked_section)
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = re.compile(r"<!-- (?P<name>[\w-]+): written by its script, do not edit -->\n(?P<body>.*?)<!-- (?P=name): end -->",
+                     re.S)
 
 
 class _Terminal:
@@ -63,3 +71,14 @@ def test_tee_keeps_what_is_printed(capsys):
         print("two")
     assert capsys.readouterr().out == "one\ntwo\n" and printed.getvalue() == "one\ntwo\n"
 
+
+def test_docs_sections_name_their_script_date_machine_and_load():
+    sections = [(page, match) for page in sorted((ROOT / "docs").glob("*.md"))
+                for match in SECTION.finditer(page.read_text())]
+    assert sections, "no script-written section found in docs/"
+    for page, match in sections:
+        provenance = match["body"].strip().splitlines()[0]
+        found = re.match(r"Written by `python ((?:examples|benchmarks)/\w+\.py)[^`]*` on \d{4}-\d\d-\d\d \d\d:\d\d UTC: "
+                         r".*\d+ cores, load average [\d.]+ at the start and [\d.]+ at the end", provenance)
+        assert found, f"{page.name}, section {match['name']}: {provenance[:120]}"
+        assert (ROOT / found.group(1)).exists(), f"{page.name}: {found.group(1)} does not exist"
