@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import fail
+
 __all__ = ["jsonable", "dumps", "NON_FINITE"]
 
 NON_FINITE = {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}
@@ -70,7 +72,8 @@ def jsonable(value: Any) -> Any:
         return {field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, np.generic):
         return jsonable(value.item())
-    raise TypeError(f"allocopt cannot convert a {type(value).__name__} to JSON")
+    fail("to_dict", "value", "made of numbers, strings, arrays, mappings, sequences and dataclasses of those "
+         f"(a {type(value).__name__} cannot be written as JSON)", value)
 
 
 def dumps(value: Any, **options: Any) -> str:

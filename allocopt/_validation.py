@@ -84,7 +84,7 @@ def as_float_vector(
     array = _as_float_array(value, func, name, what)
     if allow_scalar and array.ndim == 0:
         if length is None:
-            raise TypeError("allow_scalar needs a length")
+            fail("as_float_vector", "length", "given with allow_scalar=True", length)
         array = np.full(length, float(array))
     if array.ndim != 1:
         fail(func, name, what, value)

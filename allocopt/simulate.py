@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ._result import Result
 from ._rng import RandomLike, replication_generator, root_entropy
-from ._validation import as_bool, as_choice, as_float, as_int
+from ._validation import as_bool, as_choice, as_float, as_int, fail
 from .exceptions import MissingDependencyError
 
 __all__ = ["MonteCarloResult", "monte_carlo", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS"]
@@ -47,28 +49,40 @@ __all__ = ["MonteCarloResult", "monte_carlo", "chunk_bounds", "binomial_confiden
 INTERVAL_METHODS = ("clopper-pearson", "wilson")
 
 
-@dataclass(frozen=True)
-class MonteCarloResult:
-    """Outcomes of independent replications, in replication order.
+@dataclass(frozen=True, kw_only=True)
+class MonteCarloResult(Result):
+    """Outcomes of independent replications, in replication order, on the shared result core.
 
     Attributes
     ----------
+    status : str
+        ``"completed"`` (every replication ran; the only status, so :attr:`success` is True).
+    message, method, time
+        The core fields: a sentence with the counts, ``"monte_carlo"``, wall-clock seconds (``elapsed`` is a
+        deprecated alias).
     outcomes : ndarray or list
         One entry per replication: a numpy array stacked along axis 0 when every chunk returned an array,
-        otherwise a list.
+        otherwise a list. :meth:`to_dict` converts it like every other field, so it is strict JSON when the
+        outcomes are numbers, arrays, dictionaries or dataclasses of those.
     entropy : int
         Root entropy; replication ``i`` used ``SeedSequence(entropy, spawn_key=(i,))``.
     n_replications, chunk_size, n_chunks : int
-    elapsed : float
-        Wall-clock seconds.
     """
+
+    SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"completed"})
 
     outcomes: Any
     entropy: int
     n_replications: int
     chunk_size: int
     n_chunks: int
-    elapsed: float
+
+    @property
+    def elapsed(self) -> float:
+        """Deprecated alias of :attr:`time` (removed in the next release)."""
+        warnings.warn("MonteCarloResult.elapsed is deprecated; use MonteCarloResult.time", DeprecationWarning,
+                      stacklevel=2)
+        return self.time
 
 
 def chunk_bounds(n_replications: int, chunk_size: int) -> list[tuple[int, int]]:
@@ -82,8 +96,8 @@ def _run_chunk(replicate: Callable[..., Any], entropy: int, start: int, stop: in
     if vectorized:
         outcomes = replicate(generators, *args, **kwargs)
         if len(outcomes) != len(generators):
-            raise ValueError(f"a vectorized replication function must return one outcome per generator: got "
-                             f"{len(outcomes)} for {len(generators)}")
+            fail("monte_carlo", "replicate", f"a function returning one outcome per generator with "
+                 f"vectorized=True (a chunk of {len(generators)} generators)", f"{len(outcomes)} outcomes")
         return outcomes
     outcomes = [replicate(generator, *args, **kwargs) for generator in generators]
     if outcomes and all(isinstance(item, (np.ndarray, np.generic, int, float, bool)) for item in outcomes):
@@ -142,7 +156,7 @@ def monte_carlo(
     """
     func = "monte_carlo"
     if not callable(replicate):
-        raise TypeError(f"monte_carlo needs a callable replicate, got {type(replicate).__name__}")
+        fail(func, "replicate", "callable", replicate)
     n_replications = as_int(n_replications, func, "n_replications", low=1)
     vectorized = as_bool(vectorized, func, "vectorized")
     progress = as_bool(progress, func, "progress")
@@ -175,8 +189,10 @@ def monte_carlo(
         outcomes: Any = np.concatenate(chunks, axis=0)
     else:
         outcomes = [item for chunk in chunks for item in chunk]
-    return MonteCarloResult(outcomes, entropy, n_replications, chunk_size, len(bounds),
-                            time.perf_counter() - start_time)
+    return MonteCarloResult(status="completed", method="monte_carlo",
+                            message=f"{n_replications} replications in {len(bounds)} chunks of at most {chunk_size}",
+                            time=time.perf_counter() - start_time, outcomes=outcomes, entropy=entropy,
+                            n_replications=n_replications, chunk_size=chunk_size, n_chunks=len(bounds))
 
 
 def binomial_confidence_interval(successes: int, trials: int, confidence: float = 0.95,

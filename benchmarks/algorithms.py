@@ -38,9 +38,9 @@ on a 2-core machine.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
+import datetime
 import resource
 import subprocess
 import sys
@@ -51,6 +51,7 @@ import numpy as np
 
 import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import TrackAndStop, identify
 
 THETA = 1.0 - np.arange(20) / 20.0
@@ -132,9 +133,6 @@ def time_experiment(name: str, command: list[str]) -> str:
 
 def run_experiments(names: list[str], jobs: int, lil_max_arms: int, lil_runs: int) -> None:
     """Time each named full-size experiment and write its section of docs/experiment_timings.md."""
-    sys.path.insert(0, str(ROOT / "examples"))
-    from _docs_section import write_marked_section
-
     for name in names:
         text = time_experiment(name, experiment_command(name, jobs, lil_max_arms, lil_runs))
         begin, end = f"<!-- timing-{name}:begin -->", f"<!-- timing-{name}:end -->"
@@ -171,6 +169,7 @@ def main() -> None:
     if args.experiment:
         run_experiments(args.experiment, args.jobs, args.lil_max_arms, args.lil_runs)
         return
+    run = MeasuredRun.start()
     problem = TopKProblem(THETA, 5, variance=0.25)
     emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} "
           f"(figures are measured under this load)")
@@ -180,7 +179,7 @@ def main() -> None:
     mean_tau = None
     if not args.skip_main:
         emit(f"\n1. KKT-TS, {args.runs} replications, deltas (0.1, 0.01, 0.001) from one run, n_jobs={args.jobs}")
-        result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs)
+        result = identify(problem, "kkt-ts", n_runs=args.runs, rng=0, n_jobs=args.jobs, progress=progress_on_terminal())
         emit(result.format_summary())
         emit(f"time {result.time:.1f} s (goal 180 s); {result.replication_steps:.3g} replication-steps; "
              f"{result.time * args.jobs / result.replication_steps * 1e9:.0f} ns per replication-step per worker")
@@ -188,7 +187,7 @@ def main() -> None:
 
     if args.seed000_only:
         seed000_figure_1(emit, problem, args.seed000_runs, args.jobs)
-        finish(args, lines)
+        finish(args, lines, run)
         return
 
     emit(f"\n2. ns per replication-step, batched ({args.batch} replications in one chunk) against scalar "
@@ -208,7 +207,8 @@ def main() -> None:
                       batched=False)
     emit(f"  scalar rule, {args.tas_sample} replications one at a time: {per_step(sample) / 1e3:.0f} us per step "
          f"(one solve_topk per step, warm-started)")
-    full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs)
+    full = identify(problem, rule, delta=0.01, n_runs=args.tas_runs, rng=2, n_jobs=args.jobs,
+                    progress=progress_on_terminal())
     emit(f"  batched rule, {args.tas_runs} replications, n_jobs={args.jobs}: {full.time:.1f} s, "
          f"{full.time * args.jobs / full.replication_steps * 1e9:.0f} ns per replication-step per worker; "
          f"fallbacks {int(full.diagnostics['solver_fallbacks'].sum())} of "
@@ -216,20 +216,14 @@ def main() -> None:
     emit(full.format_summary())
     if args.seed000:
         seed000_figure_1(emit, problem, args.seed000_runs, args.jobs)
-    finish(args, lines)
+    finish(args, lines, run)
 
 
-def finish(args, lines: list[str]) -> None:
+def finish(args, lines: list[str], run: MeasuredRun) -> None:
     """Write what was printed to docs/algorithms_benchmark.md when asked."""
     if args.write_docs:
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        command = "python benchmarks/algorithms.py " + " ".join(sys.argv[1:])
-        DOCS.write_text("\n".join([
-            "# Identification engine: measured speed", "",
-            f"Written by `{command.strip()}` on {stamp}, allocopt {allocopt.__version__}, {platform.machine()} with "
-            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end, no BLAS thread variables "
-            f"set: {not any(name in os.environ for name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS'))}.", "",
-            "```text", *lines, "```", ""]))
+        DOCS.write_text("\n".join(["# Identification engine: measured speed", "", run.provenance(), "",
+                                    "```text", *lines, "```", ""]))
         print(f"wrote {DOCS}")
 
 

@@ -9,26 +9,32 @@
    5000 runs. Reference: the paper reports about 2 hours for a figure of six instances on an Apple M1 laptop
    (about 20 minutes per instance); goal: under 2 minutes per instance on this 2-core machine. ``--full``
    runs the 5000 runs per point for real and prints the error-rate table.
-5. cbmai_hardness on D1P-D3P (time, Delta_0^2, Delta_(L+2)^2, exponents).
+5. cbmai_hardness on D1P-D3P (time, Delta_0^2, Delta_(L+2)^2, exponents), and a consistency check of the USLP
+   exponent (14) on D2P: USLP's error rate at N = 8000, 32000, 128000 (``--uslp-runs`` runs each) beside the
+   Gaussian tail Phi(-sqrt(2 e N)) of the exponent e.
 
-Usage: ``python benchmarks/cbmai.py [--sample 500] [--jobs 2] [--full] [--skip-hardness]``.
+Usage: ``python benchmarks/cbmai.py [--sample 500] [--jobs 2] [--full] [--skip-hardness] [--write-docs]``;
+``--write-docs`` writes what it prints into its section of docs/cbmai.md, with the date, the machine and the load.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
+from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import joblib
+import numpy as np
+from scipy.special import ndtr
 
-import joblib  # noqa: E402
-import numpy as np  # noqa: E402
+import allocopt
+from allocopt._scripts import MeasuredRun, progress_on_terminal, tee_stdout, write_docs_section
+from allocopt.algorithms import cbmai_error_rate, sfsr, uslp
 
-import allocopt  # noqa: E402
-from allocopt.algorithms import cbmai_error_rate, sfsr, uslp  # noqa: E402
-
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "cbmai.md"
 INSTANCES = ("cbmai-d1p", "cbmai-d2p", "cbmai-d3p")
 BUDGETS = (500, 1000, 2000, 4000, 8000)
 ALGORITHMS = ("sfsr", "sfsr-l", "uslp")
@@ -93,7 +99,7 @@ def appendix_c(sample: int, jobs: int, full: bool) -> None:
             for algorithm in ALGORITHMS:
                 cells = []
                 for budget in BUDGETS:
-                    rate = cbmai_error_rate(problem, algorithm, budget, runs, rng=2024)
+                    rate = cbmai_error_rate(problem, algorithm, budget, runs, rng=2024, progress=progress_on_terminal())
                     cells.append(f"  {rate.error_rate:.4f}+-{(rate.ci_high - rate.ci_low) / 2:.4f}")
                 print(f"{name[-3:].upper():9s} {algorithm:9s} " + "".join(f"{cell:<16s}" for cell in cells))
             totals[name] = time.perf_counter() - start
@@ -117,21 +123,42 @@ def hardness_table() -> None:
               f"{hardness.sfsr_exponent:.3e}")
 
 
+def uslp_consistency(runs: int, jobs: int) -> None:
+    problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
+    exponent = allocopt.cbmai_hardness(problem, 1.0, 0.5).uslp_exponent
+    section(f"USLP on D2P against its exponent (14) e = {exponent:.3e}: error rate ({runs} runs) and Phi(-sqrt(2 e N))")
+    with joblib.parallel_config(backend="loky", n_jobs=jobs):
+        for budget in (8000, 32000, 128000):
+            rate = cbmai_error_rate(problem, "uslp", budget, runs, rng=7, progress=progress_on_terminal())
+            print(f"N = {budget:6d}: error rate {rate.error_rate:.3f} [{rate.ci_low:.3f}, {rate.ci_high:.3f}]   "
+                  f"Phi(-sqrt(2 e N)) = {ndtr(-math.sqrt(2 * exponent * budget)):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=500, help="runs per point for the projection")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--full", action="store_true", help="run 5000 runs per point for real")
     parser.add_argument("--skip-hardness", action="store_true")
+    parser.add_argument("--uslp-runs", type=int, default=2000, help="runs per budget of the USLP check")
+    parser.add_argument("--write-docs", action="store_true", help="write what is printed into docs/cbmai.md")
+    parser.add_argument("--docs", type=Path, default=DOCS, help=argparse.SUPPRESS)  # another copy of the page
     args = parser.parse_args()
-    print(f"allocopt {allocopt.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
-    problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
-    lp_timings(problem)
-    run_timings(problem)
-    appendix_c(args.sample, args.jobs, args.full)
-    if not args.skip_hardness:
-        hardness_table()
+    run = MeasuredRun.start()
+    with tee_stdout() as printed:
+        print(f"allocopt {allocopt.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+        problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
+        lp_timings(problem)
+        run_timings(problem)
+        appendix_c(args.sample, args.jobs, args.full)
+        if not args.skip_hardness:
+            hardness_table()
+            uslp_consistency(args.uslp_runs, args.jobs)
+    if args.write_docs:
+        write_docs_section(args.docs, "cbmai-benchmarks", run,
+                           ["```text", *printed.getvalue().strip().splitlines(), "```"])
+        print(f"wrote its section of {args.docs}")
 
 
 if __name__ == "__main__":

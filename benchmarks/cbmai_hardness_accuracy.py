@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import allocopt  # noqa: E402
+from allocopt._scripts import progress_iter  # noqa: E402
 from allocopt.testing.cbmai import direct_gap_search, gap_constraint_violation  # noqa: E402
 
 INSTANCES = ("cbmai-d1p", "cbmai-d2p", "cbmai-d3p")
@@ -46,7 +47,7 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=20)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    for name in INSTANCES:
+    for name in progress_iter(INSTANCES, desc="instances"):
         problem = allocopt.CBMAIProblem.from_reference(name)
         default = allocopt.cbmai_hardness(problem, SIGMA_R, SIGMA_C)
         start = time.perf_counter()

@@ -36,6 +36,7 @@ import hashlib, json, sys
 import numpy as np
 import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import progress_iter
 from allocopt.algorithms import identify
 mode, runs = sys.argv[1], int(sys.argv[2])
 problem = TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25)
@@ -80,7 +81,7 @@ def main() -> None:
         configurations["baseline"] = ("compiled", args.baseline.resolve())
     load_before = os.getloadavg()[0]
     samples: dict[str, list[dict]] = {name: [] for name in configurations}
-    for _ in range(args.repeats):
+    for _ in progress_iter(range(args.repeats), desc="rounds"):
         for name, (mode, source) in configurations.items():
             samples[name].append(measure(mode, args.runs, source))
     load_after = os.getloadavg()[0]

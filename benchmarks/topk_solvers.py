@@ -226,8 +226,8 @@ def _timed_cvxpy(problem, repeats, **options):
 
 
 def ratios(sizes, cvxpy_repeats: int) -> None:
-    print("\ncvxpy / exact for growing K, k = K/2. 'plain (17)': problem (17) in CVXPY + Clarabel at its defaults (the generic "
-          "conic solve of the issue); 'oracle': allocopt's scaled CVXPY model (method='cvxpy' defaults)")
+    print("\ncvxpy / exact for growing K, k = K/2. 'plain (17)': problem (17) in CVXPY + Clarabel at its defaults (a generic "
+          "conic solve); 'oracle': allocopt's scaled CVXPY model (method='cvxpy' defaults)")
     print(f"{'family':10s} {'K':>5s} {'exact [s]':>10s} {'plain(17) [s]':>13s} {'ratio':>7s} {'oracle [s]':>10s} "
           f"{'ratio':>7s} {'exact gap':>10s} {'plain gap':>10s} {'oracle gap':>10s}")
     for family in ("gaussian", "bernoulli"):

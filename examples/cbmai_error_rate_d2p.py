@@ -14,6 +14,7 @@ from pathlib import Path
 import joblib
 
 import allocopt
+from allocopt._scripts import progress_on_terminal
 from allocopt.algorithms import cbmai_error_rate
 from allocopt.cbmai.plotting import plot_error_rates
 
@@ -42,7 +43,8 @@ def main() -> None:
     with joblib.parallel_config(backend="loky", n_jobs=args.jobs):
         for label, name in ALGORITHMS.items():
             for budget in BUDGETS:
-                rate = cbmai_error_rate(problem, name, budget, args.runs, rng=args.seed, sigma_r=1.0, sigma_c=0.5)
+                rate = cbmai_error_rate(problem, name, budget, args.runs, rng=args.seed, sigma_r=1.0, sigma_c=0.5,
+                                        progress=progress_on_terminal())
                 rates[label].append(rate)
                 print(f"{label:7s} N={budget:5d}  error rate {rate.error_rate:.4f}  "
                       f"95% CI [{rate.ci_low:.4f}, {rate.ci_high:.4f}]  ({rate.time:.1f} s)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from allocopt import complexity
+from allocopt._scripts import progress_iter
 from allocopt.testing.bandit_instances import standard_instances
 
 
@@ -45,7 +46,7 @@ def print_table(title: str, columns: list[tuple[str, str]],
 def main() -> None:
     reports: dict[str, list[tuple[str, complexity.ComplexityReport]]] = {
         "shahrampour2017": [], "chen2017": [], "jiang2017": []}
-    for instance in standard_instances():
+    for instance in progress_iter(standard_instances(), desc="instances"):
         parameters = dict(instance.parameters)
         theta, k, family = parameters.pop("theta"), parameters.pop("k"), parameters.pop("family")
         result = complexity.report(theta, k, family, p=(0.7, 1.3), **parameters)

@@ -19,10 +19,7 @@ from the tables of an earlier run (after a change of the drawing code) without s
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
-import os
-import platform
 import re
 from pathlib import Path
 
@@ -30,6 +27,7 @@ import numpy as np
 
 import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import MeasuredRun, progress_on_terminal
 from allocopt.algorithms import KKTTS, TrackAndStop, Uniform, identify, identify_fixed_budget
 from allocopt.algorithms.results import IdentificationSummaryRow
 from allocopt.simulate import binomial_confidence_interval
@@ -156,6 +154,7 @@ def main() -> None:
     parser.add_argument("--replot", action="store_true",
                         help="redraw the figure from the tables an earlier run wrote in OUTPUT, without simulating")
     args = parser.parse_args()
+    run = MeasuredRun.start()
     if args.replot:
         summaries, allocations, psi_star = read_tables(args.output / "identification_figure_1.md")
         draw_figure(args.output / "images" / "identification_figure_1.png", summaries, allocations, psi_star)
@@ -166,22 +165,22 @@ def main() -> None:
                    ("uniform", Uniform(), args.uniform_runs)]
     results = {}
     for label, rule, runs in experiments:
-        results[label] = identify(problem, rule, delta=DELTAS, n_runs=runs, rng=2022, n_jobs=args.jobs)
+        results[label] = identify(problem, rule, delta=DELTAS, n_runs=runs, rng=2022, n_jobs=args.jobs,
+                                  progress=progress_on_terminal())
         print(results[label].format_summary())
     allocations = {}
     for label, rule, runs, budget in [("KKT-TS", KKTTS(), args.allocation_runs, args.budget),
                                       ("Track-and-Stop", TrackAndStop(), min(args.tas_runs, args.allocation_runs), args.tas_budget),
                                       ("uniform", Uniform(), 20, args.budget)]:
-        fixed = identify_fixed_budget(problem, rule, budget, n_runs=runs, rng=7, n_jobs=args.jobs)
+        fixed = identify_fixed_budget(problem, rule, budget, n_runs=runs, rng=7, n_jobs=args.jobs,
+                                      progress=progress_on_terminal())
         allocations[label] = (fixed.pulls / fixed.pulls.sum(axis=1, keepdims=True)).mean(axis=0), runs, budget
 
     summaries = {label: (result.n_runs, result.summary()) for label, result in results.items()}
     draw_figure(args.output / "images" / "identification_figure_1.png", summaries, allocations, psi_star)
 
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Figure 1 of Wang, Yang, You (2022): KKT-TS, Track-and-Stop and uniform sampling", "",
-             f"Written by `examples/identification_figure_1.py` on {stamp}, {platform.machine()} with "
-             f"{os.cpu_count()} cores (shared: load average {os.getloadavg()[0]:.1f}), allocopt {allocopt.__version__}.",
+             run.provenance(),
              "", "Gaussian theta_i = 1 - (i-1)/20, i = 1..20, variance 1/4, k = 5; Chernoff stopping with "
              "beta(t, delta) = log((log t + 1)/delta); every run pulls each arm once first. "
              f"T* = {results['KKT-TS'].characteristic_time:.2f} (exact solver).", "",

@@ -19,16 +19,12 @@ Usage: ``python examples/lil_lucb_experiments.py [--arms 4,8,16,32,64] [--runs 2
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
 
-import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import MeasuredRun, progress_on_terminal
 from allocopt.algorithms import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus, identify
 from allocopt.complexity import h1
 from allocopt.simulate import binomial_confidence_interval
@@ -66,7 +62,7 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     rows, samples = [], {}
-    started, cpu_started, load_before = time.perf_counter(), time.process_time(), os.getloadavg()[0]
+    run = MeasuredRun.start()
     fig, axes = plt.subplots(2, 4, figsize=(18, 8), sharex=True)
     panels = [(instance, k_label, version) for instance in INSTANCES for k_label in ("K=2", "K=N/2")
               for version in ("faithful", "heuristic")]
@@ -79,7 +75,7 @@ def main() -> None:
                 theta = INSTANCES[instance](n_arms, k)
                 problem = TopKProblem(theta, k, variance=0.25)
                 result = identify(problem, rule, delta=NU, n_runs=args.runs, rng=2017, n_jobs=args.jobs,
-                                  max_samples=10**7)
+                                  max_samples=10**7, progress=progress_on_terminal())
                 times = result.stopping_times[:, 0]
                 samples[(instance, k_label, version, label, n_arms)] = times
                 wrong = int((~result.correct[:, 0]).sum())
@@ -103,17 +99,11 @@ def main() -> None:
     images.mkdir(parents=True, exist_ok=True)
     fig.savefig(images / "lil_lucb_experiments.png", dpi=110)
 
-    elapsed = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started  # this process only; the joblib workers' CPU is not included
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     total_wrong = sum(row[9] for row in rows)
     total_runs = len(rows) * args.runs
     wrong_low, wrong_high = binomial_confidence_interval(total_wrong, total_runs)
     lines = [f"# Best-K experiments of Jiang, Li, Qiao (2017), Section 5.1, N up to {arms[-1]}", "",
-             f"Written by `examples/lil_lucb_experiments.py` on {stamp}, {platform.machine()} with {os.cpu_count()} "
-             f"cores (shared: load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end), "
-             f"allocopt {allocopt.__version__}; {elapsed:.0f} s wall in all ({cpu:.0f} s CPU in the main process), "
-             f"`--arms {args.arms} --runs {args.runs} --jobs {args.jobs}`.", "",
+             run.provenance(), "",
              f"Gaussian rewards of variance 1/4, nu = {NU}, N in {arms}, {args.runs} runs per point (the paper goes "
              "to thousands of arms). Faithful versions: eps = 0.01 and delta from Theorem 3.1 (lil'RandLUCB, LUCB++) "
              "or 4.1 (lil'CLUCB, lil'LUCB); heuristic versions: eps = 0, delta = nu. LUCB uses the rate "

@@ -21,15 +21,12 @@ Usage: ``python examples/posterior_convergence.py [--runs 200] [--bernoulli-runs
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 from pathlib import Path
 
 import numpy as np
 
-import allocopt
 from allocopt import TopKProblem
+from allocopt._scripts import MeasuredRun, progress_on_terminal
 from allocopt.algorithms import posterior_convergence, posterior_error_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +43,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--output", type=Path, default=ROOT / "docs")
     args = parser.parse_args()
+    run = MeasuredRun.start()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,7 +58,8 @@ def main() -> None:
         for rule in RULES:
             if rule == "ttei" and family != "gaussian":
                 continue
-            result = posterior_convergence(problem, rule, LEVELS, n_runs=runs, rng=2022, n_jobs=args.jobs)
+            result = posterior_convergence(problem, rule, LEVELS, n_runs=runs, rng=2022, n_jobs=args.jobs,
+                                           progress=progress_on_terminal())
             results[family, rule] = result
             print(family, rule, f"{result.time:.0f} s",
                   [f"{row.mean_time:.0f} +- {row.standard_error:.0f}" for row in result.summary()], flush=True)
@@ -100,10 +99,8 @@ def main() -> None:
         finite = half & (path > 0)
         if finite.sum() > 10:
             slopes.append(np.polyfit(paths.samples[finite], np.log(path[finite]), 1)[0])
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# Posterior convergence (Wang, Yang, You 2022, Appendix D, Figures 10-12)", "",
-             f"Written by `examples/posterior_convergence.py` on {stamp}, {platform.machine()} with "
-             f"{os.cpu_count()} cores (shared: load average {os.getloadavg()[0]:.1f}), allocopt {allocopt.__version__}.",
+             run.provenance(),
              "", "Instances (the paper's are not in its text): Gaussian theta = (1, 0.8, 0.6, 0.4, 0.2), variance "
              "1/4, flat prior; Bernoulli theta = (0.8, 0.6, 0.5, 0.4, 0.2), Beta(1, 1) priors; k = 1. Every run pulls "
              "each arm once first. Top-two rules with beta = 1/2. P_n is the posterior probability of the true best "

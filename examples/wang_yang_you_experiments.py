@@ -27,19 +27,12 @@ without a subcommand the script runs every experiment with its defaults.
 from __future__ import annotations
 
 import argparse
-import datetime
-import math
-import os
-import platform
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-import allocopt
-from _docs_section import write_marked_section
 from allocopt import TopKProblem, solve_topk
+from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import KKTTS, compare_policies
 from allocopt.algorithms.protocol import get_policy
 
@@ -67,13 +60,6 @@ FIXED_CONFIDENCE_RULES = {
     4: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
     5: ["kkt-ts", "dt-ts", "bts", "track-and-stop", "ugape", "kl-lucb", "kl-elimination", "uniform"],
 }
-
-
-def _stamp() -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"Written by `examples/wang_yang_you_experiments.py` on {now}, {platform.machine()} with "
-            f"{os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f} at the end), allocopt "
-            f"{allocopt.__version__}.")
 
 
 def write_section(name: str, text: str) -> None:
@@ -120,6 +106,7 @@ def claims(comparison, labels) -> list[str]:
 
 
 def fixed_confidence(args) -> None:
+    run = MeasuredRun.start()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,10 +118,8 @@ def fixed_confidence(args) -> None:
     problem = build()
     labels = args.policies or FIXED_CONFIDENCE_RULES[args.figure]
     runs = _runs(args, labels)
-    started = time.perf_counter()
     comparison = compare_policies(problem, labels, delta=DELTAS, n_runs=runs, rng=2022, n_jobs=args.jobs,
-                                  progress=sys.stderr.isatty())
-    elapsed = time.perf_counter() - started
+                                  progress=progress_on_terminal())
     results = comparison.results
     timings = {label: results[label].time for label in labels}
     for label in labels:
@@ -146,13 +131,14 @@ def fixed_confidence(args) -> None:
     fig.tight_layout()
     image = ROOT / "docs" / "images" / f"wang_yang_you_figure_{args.figure}.png"
     fig.savefig(image, dpi=110)
-    rows = [f"## {title}", "", _stamp(), "",
+    rows = [f"## {title}", "", run.provenance(), "",
             f"Command: `python examples/wang_yang_you_experiments.py fixed-confidence --figure {args.figure} "
             f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or [])
             + (f" --policies {' '.join(args.policies)}" if args.policies else "") + "`", "",
             f"T* = {results[labels[0]].characteristic_time:.4g} (exact solver).", "",
             f"![Figure {args.figure}](images/{image.name})", "", comparison.format_table(), "",
-            f"Wall time of the whole comparison: {elapsed:.0f} s with n_jobs = {args.jobs}.", "",
+            f"Wall time of the whole comparison (the rules' times added up): {sum(timings.values()):.0f} s with "
+            f"n_jobs = {args.jobs}.", "",
             "| rule | runs | time (s) | replication-steps | CPU us per replication-step (time x jobs / steps) |",
             "|---|---|---|---|---|"]
     rows += [f"| {label} | {results[label].n_runs} | {timings[label]:.0f} | {results[label].replication_steps} | "
@@ -177,6 +163,7 @@ def _fixed_budget_rules(problem: TopKProblem) -> dict:
 
 
 def fixed_budget(args) -> None:
+    run = MeasuredRun.start()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -190,7 +177,7 @@ def fixed_budget(args) -> None:
     runs = _runs(args, list(rules))
     budgets = np.unique(np.round(np.geomspace(args.min_budget, args.max_budget, args.n_budgets)).astype(int))
     comparison = compare_policies(problem, rules, budgets=budgets, n_runs=runs, rng=2022, n_jobs=args.jobs,
-                                  progress=sys.stderr.isatty())
+                                  progress=progress_on_terminal())
     fig, ax = plt.subplots(figsize=(7, 4.5))
     plot_fixed_budget(comparison, ax=ax)
     gamma_b = solve_topk(problem, kind="budget").value
@@ -200,7 +187,7 @@ def fixed_budget(args) -> None:
     fig.tight_layout()
     image = ROOT / "docs" / "images" / "wang_yang_you_figure_2.png"
     fig.savefig(image, dpi=110)
-    rows = ["## Figure 2: fixed budget, " + title.split(": ", 1)[1], "", _stamp(), "",
+    rows = ["## Figure 2: fixed budget, " + title.split(": ", 1)[1], "", run.provenance(), "",
             f"Command: `python examples/wang_yang_you_experiments.py fixed-budget --runs {args.runs}"
             + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
             f"Gamma_B* = {gamma_b:.6g}; UGapE(b) with a = 5 and H = H1 of the instance.", "",
@@ -212,6 +199,7 @@ def fixed_budget(args) -> None:
 
 
 def allocation(args) -> None:
+    run = MeasuredRun.start()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -230,7 +218,7 @@ def allocation(args) -> None:
     for label, rule in rules.items():
         anytime = getattr(get_policy(rule, "allocation"), "anytime", True)
         result = identify_fixed_budget(problem, rule, checkpoints if anytime else [args.budget], n_runs=runs[label],
-                                       rng=2022, n_jobs=args.jobs, progress=sys.stderr.isatty())
+                                       rng=2022, n_jobs=args.jobs, progress=progress_on_terminal())
         averages[label] = (result.pulls / result.pulls.sum(axis=1, keepdims=True)).mean(axis=0)
         rates[label] = result
         print(label, f"{result.time:.0f} s", flush=True)
@@ -247,7 +235,7 @@ def allocation(args) -> None:
     fig.tight_layout()
     image = ROOT / "docs" / "images" / "wang_yang_you_allocations.png"
     fig.savefig(image, dpi=110)
-    rows = [f"## Allocations at a budget of {args.budget} and large deviations", "", _stamp(), "",
+    rows = [f"## Allocations at a budget of {args.budget} and large deviations", "", run.provenance(), "",
             f"Command: `python examples/wang_yang_you_experiments.py allocation --budget {args.budget} "
             f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
             "![Allocations](images/wang_yang_you_allocations.png)", "",

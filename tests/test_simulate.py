@@ -73,10 +73,19 @@ def test_bad_arguments():
         monte_carlo(draw_three, 0)
     with pytest.raises(allocopt.InvalidArgumentError, match="'chunk_size' parameter of monte_carlo"):
         monte_carlo(draw_three, 5, chunk_size=0)
-    with pytest.raises(TypeError, match="callable"):
+    with pytest.raises(allocopt.InvalidArgumentError, match="'replicate' parameter of monte_carlo must be callable"):
         monte_carlo(None, 5)
-    with pytest.raises(ValueError, match="one outcome per generator"):
+    with pytest.raises(allocopt.InvalidArgumentError, match="one outcome per generator.*Got '1 outcomes'"):
         monte_carlo(lambda generators: [1], 5, chunk_size=5, vectorized=True)
+
+
+def test_the_result_is_on_the_shared_core():
+    # 7 replications in chunks of 3: chunks (0-2), (3-5), (6), so 3 chunks
+    result = monte_carlo(draw_three, 7, rng=5, chunk_size=3)
+    assert (result.status, result.success, result.method) == ("completed", True, "monte_carlo")
+    assert result.n_chunks == 3 and "7 replications in 3 chunks" in result.message
+    with pytest.warns(DeprecationWarning, match="MonteCarloResult.time"):
+        assert result.elapsed == result.time
 
 
 def test_clopper_pearson_closed_forms():

@@ -147,7 +147,18 @@ def _posterior_paths():
     return dataclasses.replace(paths, gamma_star=np.inf)
 
 
+def _monte_carlo_result():
+    # outcomes of exp(standard normal * 1000): the replications that draw a value above about 0.71 overflow
+    from allocopt.simulate import monte_carlo
+
+    with np.errstate(over="ignore"):
+        result = monte_carlo(lambda generator: np.exp(1000.0 * generator.standard_normal(2)), 40, rng=3)
+    assert np.isinf(result.outcomes).any()
+    return result
+
+
 BUILDERS = {
+    "MonteCarloResult": _monte_carlo_result,
     "PosteriorConvergenceResult": _posterior_convergence_result,
     "PosteriorPaths": _posterior_paths,
     "IdentificationResult": _identification_result,
@@ -167,7 +178,7 @@ BUILDERS = {
 
 RESULT_CLASSES = {"CBMAIResult", "CBMAIHardness", "CBMAIRunResult", "ErrorRate", "ComplexityReport",
                   "IdentificationResult", "FixedBudgetResult", "PACResult", "PosteriorConvergenceResult",
-                  "PosteriorPaths", "TopKResult", "TopKCertificate"}
+                  "PosteriorPaths", "TopKResult", "TopKCertificate", "MonteCarloResult"}
 """Results that inherit ``Result.to_dict`` are found by subclass discovery below; each needs a builder too."""
 
 

@@ -44,7 +44,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import as_float, fail
-from .elimination import _order, _priorities, _ranks
+from .elimination import _fill_recommendation, _order, _priorities, _ranks
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
 
 __all__ = ["AdaptiveTopK", "AdaptiveTopKFixedBudget", "adaptive_topk_round_pulls"]
@@ -271,12 +271,7 @@ class AdaptiveTopK:
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         state = {name: values.copy() for name, values in state.items()}
         self._advance_batch(context, view.counts, view.sums, state)
-        accepted, undecided = state["accepted"], state["active"]
-        missing = context.k - accepted.sum(axis=1)
-        keys = np.where(undecided, view.means, -np.inf)
-        rank = _ranks(np.lexsort((_order(state["priority"]), -keys), axis=-1))
-        chosen = accepted | (undecided & (rank < missing[:, None]))
-        return np.nonzero(chosen)[1].reshape(-1, context.k)
+        return _fill_recommendation(context.k, state["accepted"], state["active"], view.means, state["priority"])
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ def cbmai_error_rate(
     low, high = binomial_confidence_interval(n_errors, n_runs, confidence, interval)
     message = (f"{n_errors} wrong supports in {n_runs} runs; {confidence:.0%} {interval} interval "
                f"[{low:.4g}, {high:.4g}]")
-    return ErrorRate(status="completed", message=message, method=name, time=simulation.elapsed,
+    return ErrorRate(status="completed", message=message, method=name, time=simulation.time,
                      error_rate=n_errors / n_runs, n_errors=n_errors, n_runs=n_runs, ci_low=low, ci_high=high,
                      confidence=confidence, interval=interval, budget=budget, target=correct,
                      entropy=simulation.entropy)

@@ -309,19 +309,24 @@ class _Rounds:
     def recommend_batch(self, context: RuleContext, view: RunView, state: dict[str, np.ndarray]) -> np.ndarray:
         state = {name: values.copy() for name, values in state.items()}
         self._advance_batch(context, self._budget_targets(context), view.counts, view.sums, state)
-        accepted, active = state["accepted"], state["active"]
-        missing = context.k - accepted.sum(axis=1)
-        # rank the active arms by empirical mean (ties: the run's random order); fill each row's missing places
-        keys = np.where(active, view.means, -np.inf)
-        rank = _ranks(np.lexsort((_order(state["priority"]), -keys), axis=-1))
-        chosen = accepted | (active & (rank < missing[:, None]))
-        return np.nonzero(chosen)[1].reshape(-1, context.k)
+        return _fill_recommendation(context.k, state["accepted"], state["active"], view.means, state["priority"])
 
 
 def _ranks(order: np.ndarray) -> np.ndarray:
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(order.shape[1]), order.shape).copy(), axis=1)
     return rank
+
+
+def _fill_recommendation(k: int, accepted: np.ndarray, undecided: np.ndarray, means: np.ndarray,
+                         priority: np.ndarray) -> np.ndarray:
+    """The k recommended arms of each row, ``(R, k)``: the accepted arms, then the undecided arms of largest
+    empirical mean (ties: the run's random order) up to k."""
+    missing = k - accepted.sum(axis=1)
+    keys = np.where(undecided, means, -np.inf)
+    rank = _ranks(np.lexsort((_order(priority), -keys), axis=-1))
+    chosen = accepted | (undecided & (rank < missing[:, None]))
+    return np.nonzero(chosen)[1].reshape(-1, k)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._validation import fail
 from .compare import PolicyComparison
 
 __all__ = ["plot_sample_complexity", "plot_error_rates", "plot_fixed_budget", "plot_allocations"]
@@ -33,7 +34,7 @@ def _delta_series(comparison: PolicyComparison, func: str):
     """The first rule's result, the x positions of the deltas, and (x, label, summary rows) per rule, each
     rule's points shifted so that the rules sit side by side at every delta."""
     if comparison.setting != "confidence":
-        raise ValueError(f"{func} needs a fixed-confidence comparison")
+        fail(func, "comparison", "a fixed-confidence comparison (setting 'confidence')", comparison.setting)
     first = comparison.results[comparison.labels[0]]
     positions = np.arange(first.deltas.size)
     series = [(positions + offset, label, comparison.results[label].summary())
@@ -95,7 +96,7 @@ def plot_fixed_budget(comparison: PolicyComparison, ax=None, *, log: bool = True
     are left out of a log axis."""
     ax = _axes(ax)
     if comparison.setting != "budget":
-        raise ValueError("plot_fixed_budget needs a fixed-budget comparison")
+        fail("plot_fixed_budget", "comparison", "a fixed-budget comparison (setting 'budget')", comparison.setting)
     for label in comparison.labels:
         result = comparison.results[label]
         shown = result.error_rate > 0 if log else np.ones(result.budgets.size, dtype=bool)

@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from .._scripts import progress_on_terminal
 from ._common import (Example, ExitStatus, add_instance_arguments, float_list, instance_problem,
                       print_json)
 
@@ -155,12 +155,7 @@ def run(args: argparse.Namespace) -> ExitStatus:
     policy = _policy(args)
     if args.epsilon is not None and not args.pac:
         fail("allocopt identify", "--epsilon", "given only with --pac", args.epsilon)
-    progress = (not args.json) and sys.stderr.isatty()
-    if progress:
-        try:
-            import tqdm  # noqa: F401
-        except ImportError:
-            progress = False
+    progress = (not args.json) and progress_on_terminal()
     if args.budget is not None:
         return _run_fixed_budget(args, problem, policy, progress)
     if args.pac:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import fail
 from ..topk import TopKProblem
 
 __all__ = ["TOPK_INSTANCE_CLASSES", "topk_instance_class"]
@@ -35,7 +36,7 @@ def topk_instance_class(name: str, n_arms: int, family: str = "gaussian", seed: 
     (3, True)
     """
     if name not in TOPK_INSTANCE_CLASSES:
-        raise ValueError(f"unknown instance class {name!r}; choose from {TOPK_INSTANCE_CLASSES}")
+        fail("topk_instance_class", "name", f"one of {TOPK_INSTANCE_CLASSES}", name)
     rng = np.random.default_rng(seed)
     k = n_arms // 2
     n_bottom = n_arms - k
@@ -56,7 +57,7 @@ def topk_instance_class(name: str, n_arms: int, family: str = "gaussian", seed: 
                                 np.where(np.arange(n_bottom) < n_bottom // 2, 0.4, 0.3)])
     else:  # heteroscedastic
         if family != "gaussian":
-            raise ValueError("the heteroscedastic class is Gaussian only")
+            fail("topk_instance_class", "family", "'gaussian' for the heteroscedastic class", family)
         theta = rng.uniform(0.1, 0.9, n_arms)
         variance = rng.uniform(0.05, 1.0, n_arms)
     if family == "gaussian":

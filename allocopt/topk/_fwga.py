@@ -13,10 +13,9 @@ The schedule is the paper's; its constant :math:`c` is instance dependent (the p
 Example 1 and :math:`c = 10` for its Bernoulli example, Section D). By default allocopt takes
 :math:`c = K^2\,\Gamma(\psi_{\mathrm{unif}})/2`: it is proportional to the scale of the costs, so the
 iterates do not change when all costs are multiplied by a constant, and the :math:`K^2` reflects gradients
-of order :math:`\Gamma K` acting on allocations of order :math:`1/K`. On Example 1 it gives :math:`c = 0.625`
-(the paper's 1 gives nearly the same accuracy); with the paper's :math:`c = 10` the Bernoulli example of
-Figure 3 makes no progress in :math:`10^4` iterations in our runs (relative gap 0.4), with the default it
-reaches :math:`4 \cdot 10^{-4}` (docs/topk.md). Pass ``step_scale`` to reproduce a specific setting.
+of order :math:`\Gamma K` acting on allocations of order :math:`1/K`. On Example 1 it gives :math:`c = 0.625`.
+The gaps reached with several :math:`c`, the paper's among them, are measured by ``benchmarks/topk_iterative.py``
+(its table is in docs/topk.md). Pass ``step_scale`` to reproduce a specific setting.
 
 Each iterate is certified with :math:`U(\mu_t, \psi_t)` (linearised at the iterate; recorded in the
 history), and the returned allocation with the refined certificate of

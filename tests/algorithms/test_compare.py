@@ -90,6 +90,8 @@ def test_plots_draw_one_series_per_rule():
     assert len(axes[2].get_lines()) == 2
     plot_allocations({"kkt-ts": np.full(4, 0.25)}, np.array([0.2, 0.3, 0.3, 0.2]), ax=axes[3])
     assert len(axes[3].patches) == 4
-    with pytest.raises(ValueError, match="fixed-budget"):
+    with pytest.raises(AllocoptError, match="'comparison' parameter of plot_fixed_budget must be a fixed-budget"):
         plot_fixed_budget(confidence)
+    with pytest.raises(AllocoptError, match="'comparison' parameter of plot_error_rates must be a fixed-confidence"):
+        plot_error_rates(budget)
     plt.close(fig)

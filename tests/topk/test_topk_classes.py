@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from allocopt import solve_topk
+from allocopt.exceptions import AllocoptError
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
 
 CASES = [(name, family) for name in TOPK_INSTANCE_CLASSES
@@ -33,6 +34,13 @@ def test_every_class_against_the_oracle(name, family, n_arms, kind):
 
 SCALE = {"linspace": 10_000, "uniform": 10_000, "massive ties": 10_000, "heteroscedastic": 10_000,
          "staircase": 1_000, "two clusters": 1_000, "power-law gaps": 1_000}
+
+
+def test_bad_class_or_family_is_named():
+    with pytest.raises(AllocoptError, match="'name' parameter of topk_instance_class"):
+        topk_instance_class("zigzag", 6)
+    with pytest.raises(AllocoptError, match="'family' parameter of topk_instance_class"):
+        topk_instance_class("heteroscedastic", 6, family="bernoulli")
 
 
 def test_every_class_has_a_scale():
