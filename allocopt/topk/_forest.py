@@ -34,7 +34,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..families import Gaussian
 from ._batch_gaussian import double_star_edges
 from ._graph import SMALL_GRAPH, connected_components
 from ._groups import Reduced
@@ -423,7 +422,7 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     precision the instance allows (near ties limit it). For Gaussian arms it stops as soon as the forest
     costs equal one to rounding.
     """
-    exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
+    exact_surrogate = reduced.family.harmonic_costs(reduced.kind)  # 1/C is linear in 1/psi: one pass is exact
     history_x, history_f = [], []
     changes = []
     passes = 0

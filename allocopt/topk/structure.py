@@ -19,7 +19,8 @@ Necessary conditions at an optimum :math:`\psi^*`:
   Gaussian arms :math:`\partial_i C_{ij} = 2C_{ij}^2\sigma_i^2/(\Delta_{ij}^2\psi_i^2)`, so
   :math:`z_a \propto \pm\psi_a^2/\sigma_a^2` and the residual is the sum-of-squares balance of Proposition 3.3,
   :math:`(\sum_{I_l}\psi_i^2/\sigma_i^2 - \sum_{J_l}\psi_j^2/\sigma_j^2) / \sum_{I_l \cup J_l}\psi_a^2/\sigma_a^2`,
-  which allocopt evaluates directly for Gaussian arms (it holds on every component, tree or not).
+  which allocopt evaluates directly whenever the family declares harmonic pair costs
+  (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`; it holds on every component, tree or not).
 
 Sufficient condition, Theorem 3.4 (double star). With :math:`i_k` the worst top arm and :math:`j_1` the best
 bottom arm: if all pairs :math:`(i_k, j)` and :math:`(i, j_1)` bind, the double star balances, and the
@@ -34,7 +35,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..families import Gaussian
 from ._graph import connected_components
 from .problem import TopKProblem
 
@@ -95,7 +95,8 @@ class DoubleStarVerdict:
     balance_residual : float
         Balance residual of the double star as one tree.
     gaussian_condition : float or None
-        For Gaussian arms, :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2`.
+        For harmonic pair costs (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms),
+        :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2`; ``None`` otherwise.
     """
 
     holds: bool
@@ -163,7 +164,7 @@ def _edge_gradients(problem: TopKProblem, psi: np.ndarray, edges, kind: str):
 def balance_residual(problem: TopKProblem, psi: np.ndarray, top: tuple[int, ...], bottom: tuple[int, ...],
                      edges: tuple[tuple[int, int], ...], kind: str = "confidence") -> float:
     """Normalised balance residual of one component (see the module docstring)."""
-    if isinstance(problem.family, Gaussian):
+    if problem.family.harmonic_costs(kind):  # z = +-psi^2/phi on every component, tree or not
         weighted = psi**2 / problem.dispersion
         top_sum, bottom_sum = weighted[list(top)].sum(), weighted[list(bottom)].sum()
         total = top_sum + bottom_sum
@@ -286,7 +287,7 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
     tied_top = np.sum(theta[problem.top] == theta[worst_top]) > 1
     tied_bottom = np.sum(theta[problem.bottom] == theta[best_bottom]) > 1
     gaussian = None
-    if isinstance(problem.family, Gaussian):
+    if problem.family.harmonic_costs(kind):
         weighted = psi**2 / problem.dispersion
         gaussian = float(weighted[worst_top] - weighted[problem.bottom[1:]].sum())
     if tied_top or tied_bottom:
