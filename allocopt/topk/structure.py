@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._forest import ForestLayout, _peel, edge_end_coefficients, layout_tree, tree_null_vector
 from ._graph import connected_components
 from .problem import TopKProblem
 
@@ -183,27 +184,26 @@ def null_vector_balance(top: tuple[int, ...], bottom: tuple[int, ...], edges: tu
         return float("nan")
     if len(edges) != n_nodes - 1:
         return _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom)
-    # propagate log|z| along the tree from the first top arm: z_b = -z_a * (d_a C_e / d_b C_e)
-    adjacency: dict[int, list[tuple[int, float]]] = {}
-    for (i, j), g_i, g_j in zip(edges, grad_top, grad_bottom):
-        ratio = float(np.log(g_i) - np.log(g_j))  # log(d_i C / d_j C)
-        adjacency.setdefault(i, []).append((j, ratio))
-        adjacency.setdefault(j, []).append((i, -ratio))
-    root = top[0]
-    log_magnitude = {root: 0.0}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for neighbour, log_ratio in adjacency.get(node, []):
-            if neighbour not in log_magnitude:
-                log_magnitude[neighbour] = log_magnitude[node] + log_ratio
-                stack.append(neighbour)
-    if len(log_magnitude) != n_nodes:
+    # log|z| along the tree from the first top arm (the forest solver's null vector, in logarithms)
+    layout = _local_tree(top, bottom, edges, root=top[0])
+    if layout is None:
         return float("nan")
-    logs = np.array([log_magnitude[node] for node in top + bottom])
+    own, parent_side = edge_end_coefficients(layout, np.asarray(grad_top, dtype=float),
+                                             np.asarray(grad_bottom, dtype=float), n_nodes)
+    logs = tree_null_vector(layout, own, parent_side, n_nodes, log_scale=True)
     magnitudes = np.exp(logs - logs.max())
     signed = np.concatenate([magnitudes[: len(top)], -magnitudes[len(top):]])
     return float(signed.sum() / magnitudes.sum())
+
+
+def _local_tree(top: tuple[int, ...], bottom: tuple[int, ...], edges: tuple[tuple[int, int], ...],
+                root: int) -> ForestLayout | None:
+    """The layout of a component's tree over local indices (``top + bottom`` order) from the arm ``root``, or
+    ``None`` when its edges do not connect it."""
+    index = {node: position for position, node in enumerate(top + bottom)}
+    edge_top = np.array([index[i] for i, _ in edges], dtype=int)
+    edge_bottom = np.array([index[j] for _, j in edges], dtype=int)
+    return layout_tree(len(index), edge_top, edge_bottom, index[root])
 
 
 def _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom, max_nodes: int = 2000) -> float:
@@ -302,15 +302,16 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
                                  float("nan"), float("nan"), gaussian)
     edges = tuple([(int(i), best_bottom) for i in problem.top] + [(worst_top, int(j)) for j in problem.bottom[1:]])
     grad_top, grad_bottom = _edge_gradients(problem, psi, edges, kind)
-    k = problem.k
-    # peel the leaves j != j_1 of i_k (each leaf equation gives its edge's multiplier), then i_k's equation
-    # gives the centre edge (i_k, j_1); the leaves i != i_k of j_1 peel the same way and j_1's equation is
-    # the balance, checked separately
-    leaf_bottom = value / grad_bottom[k:]
-    center_gradient_top = grad_top[k - 1]
-    center = (value - np.dot(leaf_bottom, grad_top[k:])) / center_gradient_top
-    balance = balance_residual(problem, psi, tuple(int(i) for i in problem.top),
-                               tuple(int(j) for j in problem.bottom), edges, kind)
+    top, bottom = tuple(int(i) for i in problem.top), tuple(int(j) for j in problem.bottom)
+    # peel from j_1 (the forest solver's peeling): the leaves j != j_1 of i_k (each leaf equation gives its edge's
+    # multiplier), then i_k's equation gives the centre edge (i_k, j_1) and the leaves i != i_k of j_1 theirs;
+    # j_1's equation is the balance, checked separately
+    layout = _local_tree(top, bottom, edges, root=best_bottom)
+    assert layout is not None  # the double star connects every arm
+    own, parent_side = edge_end_coefficients(layout, grad_top, grad_bottom, problem.n_arms)
+    multiplier = _peel(layout, parent_side, own, np.full(problem.n_arms, value), problem.n_arms).multiplier
+    center = multiplier[problem.k - 1]  # i_k's parent edge, (i_k, j_1), in local (top + bottom) indices
+    balance = balance_residual(problem, psi, top, bottom, edges, kind)
     if not abs(balance) <= tol:
         return DoubleStarVerdict(False, f"the double star does not balance (residual {balance:.3g})", worst_top,
                                  best_bottom, float(center), balance, gaussian)
