@@ -48,6 +48,17 @@ Gaussian variance; 1 for the other families) with :math:`d = d_1 / \phi`, :math:
 with effective weights :math:`w_a = \psi_a / \phi_a`, which handles heteroscedastic Gaussian arms without
 special cases.
 
+Capabilities. A family declares what holds for it mathematically, as cvxpy atoms declare their curvature
+and sign, and the solvers ask these questions instead of testing the family's class:
+:attr:`~ExponentialFamily.budget_equals_confidence` (:math:`B_{ij} = C_{ij}`),
+:attr:`~ExponentialFamily.harmonic_confidence_costs` (:math:`1/C_{ij}` linear in :math:`1/\psi`, which gives
+closed forms and one-pass exact surrogates; :meth:`~ExponentialFamily.harmonic_costs` per kind),
+:attr:`~ExponentialFamily.mean_scaling_degree` and :attr:`~ExponentialFamily.has_dispersion_parameter` (how an
+instance may be brought into floating-point range), and its conic perspective for the CVXPY model
+(:meth:`~ExponentialFamily.conic_confidence_perspective`, :meth:`~ExponentialFamily.conic_budget_perspective`).
+The defaults claim nothing, so a new family is one subclass: the unit primitives, the sampler and, for the
+CVXPY oracle, its perspectives.
+
 Numerical accuracy. The divergences are evaluated without the first-order cancellation of the textbook
 formulas (for instance Bernoulli :math:`x\log(x/y)` and :math:`(1-x)\log((1-x)/(1-y))` are each
 :math:`O(|x-y|)` while their sum is :math:`O(|x-y|^2)`) and without cancellation for far-apart arguments:
@@ -61,13 +72,14 @@ means 300 decades apart), and :meth:`ExponentialFamily.pair_error_bound` states 
 from __future__ import annotations
 
 import abc
+import copy
 import math
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 import numpy as np
 from scipy.special import expit
 
-from ._validation import as_float_vector, describe, fail
+from ._validation import as_float, as_float_vector, describe, fail
 from .exceptions import InvalidArgumentError, InvalidInstanceError
 
 __all__ = [
@@ -81,6 +93,7 @@ __all__ = [
     "get_family",
     "log1pmx",
     "PairDivergences",
+    "ConicPerspective",
 ]
 
 ArrayLike = Any
@@ -246,11 +259,27 @@ class PairDivergences(NamedTuple):
     hessian_factor_bottom: np.ndarray
 
 
+class ConicPerspective(NamedTuple):
+    """A convex CVXPY expression (one entry per pair) and the constraints that define its epigraph
+    variables (see :meth:`ExponentialFamily.conic_confidence_perspective`)."""
+
+    expression: Any
+    constraints: list
+
+
+def _no_conic_model(family: ExponentialFamily) -> NoReturn:
+    fail("solve_topk(method='cvxpy')", "problem", "a problem whose family defines its conic perspective "
+         "(ExponentialFamily.conic_confidence_perspective and conic_budget_perspective)", family)
+
+
 class ExponentialFamily(abc.ABC):
-    """A one-parameter exponential family in mean parameterisation.
+    r"""A one-parameter exponential family in mean parameterisation.
 
     Subclasses implement the unit-dispersion primitives (``unit_*``); the public methods divide by the
     dispersion (``1`` except for :class:`Gaussian`, where it is the variance).
+
+    A family also declares its capabilities (class attributes whose defaults claim nothing; the solvers ask
+    them instead of testing the family's class) and, for the CVXPY oracle, its conic perspectives.
 
     Attributes
     ----------
@@ -258,12 +287,83 @@ class ExponentialFamily(abc.ABC):
         Short lower-case name, as accepted by :func:`get_family`.
     lower, upper : float
         The open interval of valid means.
+    budget_equals_confidence : bool
+        :math:`B_{ij}(\psi) = C_{ij}(\psi)` for every pair and allocation: the infimum point of the budget cost
+        is the confidence one and :math:`d_1` is symmetric, as for the quadratic divergence (Wang, Yang, You
+        2022, Remark 1). The CVXPY model then uses the confidence perspective for both kinds. Default False.
+    harmonic_confidence_costs : bool
+        :math:`C_{ij}(\psi) = (\theta_i - \theta_j)^2 / (2(\phi_i/\psi_i + \phi_j/\psi_j))`, i.e.
+        :math:`d_1(x, y) = (x - y)^2/2`: :math:`1/C_{ij}` is linear in :math:`1/\psi`. Consequences the
+        solvers use (through :meth:`harmonic_costs`): one calibrated-surrogate pass solves a forest exactly,
+        the homogeneous CVXPY model is linear in ``inv_pos(psi)``, the double star of Theorem 3.4 has a
+        closed-form solution, the pruning bound :math:`(\theta_i-\theta_j)^2/(2\max V_1)\,w_iw_j/(w_i+w_j)`
+        is the cost itself, the left null vector of a component's KKT matrix is :math:`\pm\psi_a^2/\phi_a`
+        (the sum-of-squares balance of Proposition 3.3), and the engine's pair costs and pull probabilities
+        have closed forms (compiled kernels). Default False.
+    mean_scaling_degree : int or None
+        :math:`p` with :math:`d_1(2^{-a}x, 2^{-a}y) = 2^{-pa} d_1(x, y)`, when instances whose means lie near
+        the ends of the floating-point range are solved on means scaled by a power of two
+        (:meth:`~allocopt.TopKProblem.scaled`); ``None`` (default) when the means are used as given.
+    has_dispersion_parameter : bool
+        The dispersion is a parameter of the family (the Gaussian variance, the gamma shape) that
+        :meth:`with_dispersion` can change, rather than fixed at 1. Default False.
     """
 
     name: ClassVar[str]
     lower: ClassVar[float]
     upper: ClassVar[float]
     mean_requirement: ClassVar[str]
+
+    # -------------------------------------------------------------------------------------- capabilities
+    budget_equals_confidence: ClassVar[bool] = False
+    harmonic_confidence_costs: ClassVar[bool] = False
+    mean_scaling_degree: ClassVar[int | None] = None
+    has_dispersion_parameter: ClassVar[bool] = False
+
+    def harmonic_costs(self, kind: str) -> bool:
+        r"""Whether the pair costs of ``kind`` (``"confidence"``: :math:`C_{ij}`, ``"budget"``: :math:`B_{ij}`)
+        are :math:`(\theta_i - \theta_j)^2 / (2(\phi_i/\psi_i + \phi_j/\psi_j))`: the confidence costs
+        when :attr:`harmonic_confidence_costs`, the budget costs when also :attr:`budget_equals_confidence`.
+
+        Examples
+        --------
+        >>> Gaussian(0.25).harmonic_costs("budget"), Poisson().harmonic_costs("confidence")
+        (True, False)
+        """
+        return self.harmonic_confidence_costs and (kind == "confidence" or self.budget_equals_confidence)
+
+    def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:
+        """This family with its dispersion replaced (families with :attr:`has_dispersion_parameter` only;
+        the others raise :class:`~allocopt.exceptions.InvalidArgumentError`)."""
+        fail(f"{type(self).__name__}.with_dispersion", "dispersion",
+             f"left unchanged: the {self.name} family has no dispersion parameter (its dispersion is 1)", dispersion)
+
+    # ------------------------------------------------------------------------------ conic perspectives
+    def conic_confidence_perspective(self, cp: Any, total: Any, moment: Any, centre: np.ndarray) -> ConicPerspective:
+        r"""The perspective :math:`S\,d_1(M/S, c)` of :math:`d_1(\cdot, c)` as a convex CVXPY expression, one
+        entry per pair, with :math:`S = w_i + w_j` (``total``) and :math:`M = w_i\theta_i + w_j\theta_j`
+        (``moment``) affine expressions of the effective weights and ``centre`` :math:`c` a mean per pair.
+
+        The CVXPY model writes :math:`C_{ij} = w_i d_1(\theta_i, c) + w_j d_1(\theta_j, c) - S\,d_1(M/S, c)`
+        (a Bregman identity, any centre). ``cp`` is the ``cvxpy`` module, passed in so that cvxpy is imported
+        only when a model is built. A family without a conic representation keeps this default, which raises
+        :class:`~allocopt.exceptions.InvalidArgumentError` (``method="cvxpy"`` is then unavailable).
+        """
+        _no_conic_model(self)
+
+    def conic_budget_perspective(self, cp: Any, total: Any, natural_moment: Any, mean_centre: np.ndarray,
+                                 eta_centre: np.ndarray) -> ConicPerspective:
+        r"""The perspective :math:`S\tilde A_1(N/S)` of the centred log-partition
+        :math:`\tilde A_1(\eta) = A_1(\eta) - A_1(\eta_c) - x_c(\eta - \eta_c)` as a convex CVXPY expression,
+        with :math:`S = w_i + w_j` (``total``), :math:`N = w_i\eta_i + w_j\eta_j` (``natural_moment``) and the
+        centre's mean :math:`x_c` and unit natural parameter :math:`\eta_c`.
+
+        The CVXPY model writes :math:`B_{ij} = w_i d_1(x_c, \theta_i) + w_j d_1(x_c, \theta_j) - S\tilde
+        A_1(N/S)`. Not called when :attr:`budget_equals_confidence` (the confidence perspective serves both
+        kinds). The default raises :class:`~allocopt.exceptions.InvalidArgumentError`, as
+        :meth:`conic_confidence_perspective`.
+        """
+        _no_conic_model(self)
 
     # ----------------------------------------------------------------------------------- unit primitives
     @staticmethod
@@ -484,6 +584,10 @@ class Gaussian(ExponentialFamily):
     lower = -np.inf
     upper = np.inf
     mean_requirement = "finite real numbers"
+    budget_equals_confidence = True  # eta_1(x) = x and d_1 is symmetric: B = C
+    harmonic_confidence_costs = True  # d_1(x, y) = (x - y)^2 / 2
+    mean_scaling_degree = 2
+    has_dispersion_parameter = True
 
     def __init__(self, variance: float | ArrayLike = 1.0):
         array = np.array(variance, dtype=float, copy=True) if not isinstance(variance, str) else None
@@ -501,6 +605,12 @@ class Gaussian(ExponentialFamily):
     def variance_parameter(self) -> np.ndarray:
         """The variance given at construction."""
         return self._variance
+
+    def with_dispersion(self, dispersion):
+        """This family (a copy, of the same class) with the variance ``dispersion``."""
+        family = copy.copy(self)
+        family._variance = Gaussian(dispersion)._variance
+        return family
 
     @staticmethod
     def unit_kl(x, y):
@@ -556,6 +666,13 @@ class Gaussian(ExponentialFamily):
 
     def unit_budget_pair(self, theta_top, theta_bottom, eta_top, eta_bottom, share_top, share_bottom):
         return self.unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)  # eta = x: B = C
+
+    def conic_confidence_perspective(self, cp, total, moment, centre):
+        # S d_1(M/S, c) = (M - S c)^2 / (2 S) <= t  as the rotated cone  ||(sqrt(2)(M - S c), S - t)|| <= S + t
+        epigraph = cp.Variable(total.shape[0], nonneg=True)
+        deviation = moment - cp.multiply(centre, total)
+        return ConicPerspective(epigraph, [cp.SOC(total + epigraph, cp.vstack([np.sqrt(2.0) * deviation,
+                                                                                total - epigraph]), axis=0)])
 
     def sample(self, means, size, rng):
         return rng.normal(means, np.sqrt(self._variance), size=size)
@@ -697,6 +814,23 @@ class Bernoulli(ExponentialFamily):
         return PairDivergences(terms[0] + terms[2], terms[1] + terms[3], point, -exponent_top * scale,
                                -exponent_bottom * scale)
 
+    def conic_confidence_perspective(self, cp, total, moment, centre):
+        # S d_1(M/S, c) = rel_entr(M, S c) + rel_entr(S - M, S (1 - c))
+        return ConicPerspective(cp.rel_entr(moment, cp.multiply(centre, total))
+                                + cp.rel_entr(total - moment, cp.multiply(1.0 - centre, total)), [])
+
+    def conic_budget_perspective(self, cp, total, natural_moment, mean_centre, eta_centre):
+        # S A~(N/S) = S log(1 - x_c + x_c e^(D/S)) - x_c D with D = N - S eta_c: t >= S log(...) is
+        # (1 - x_c) e^(-t/S) + x_c e^((D - t)/S) <= 1, two exponential cones
+        deviation = natural_moment - cp.multiply(eta_centre, total)
+        n_pairs = total.shape[0]
+        epigraph = cp.Variable(n_pairs)
+        first, second = cp.Variable(n_pairs), cp.Variable(n_pairs)
+        constraints = [cp.constraints.ExpCone(-epigraph, total, first),
+                       cp.constraints.ExpCone(deviation - epigraph, total, second),
+                       cp.multiply(1.0 - mean_centre, first) + cp.multiply(mean_centre, second) <= total]
+        return ConicPerspective(epigraph - cp.multiply(mean_centre, deviation), constraints)
+
     def sample(self, means, size, rng):
         return (rng.random(size) < means).astype(float)
 
@@ -712,6 +846,7 @@ class Poisson(ExponentialFamily):
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
+    mean_scaling_degree = 1  # d_1(c x, c y) = c d_1(x, y)
 
     @staticmethod
     def unit_kl(x, y):
@@ -805,6 +940,18 @@ class Poisson(ExponentialFamily):
         scale = np.sqrt(point)
         return PairDivergences(terms[0], terms[1], point, -exponent_top * scale, -exponent_bottom * scale)
 
+    def conic_confidence_perspective(self, cp, total, moment, centre):
+        # S d_1(M/S, c) = rel_entr(M, S c) + S c - M
+        return ConicPerspective(cp.rel_entr(moment, cp.multiply(centre, total)) + cp.multiply(centre, total) - moment,
+                                [])
+
+    def conic_budget_perspective(self, cp, total, natural_moment, mean_centre, eta_centre):
+        # S A~(N/S) = x_c (S e^(D/S) - S - D) with D = N - S eta_c: S e^(D/S) <= t is one exponential cone
+        deviation = natural_moment - cp.multiply(eta_centre, total)
+        epigraph = cp.Variable(total.shape[0])
+        return ConicPerspective(cp.multiply(mean_centre, epigraph - total - deviation),
+                                [cp.constraints.ExpCone(deviation, total, epigraph)])
+
     def sample(self, means, size, rng):
         return rng.poisson(means, size=size).astype(float)
 
@@ -820,6 +967,8 @@ class Exponential(ExponentialFamily):
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
+    # d_1 depends on x/y only (degree 0) and the pair kernels work with ratios: the means are used as given
+    mean_scaling_degree = None
 
     @staticmethod
     def unit_kl(x, y):
@@ -893,6 +1042,16 @@ class Exponential(ExponentialFamily):
         terms = _ratio_divergence(ratios, relative)
         return PairDivergences(terms[0], terms[1], theta_top * ratios[0], -relative[0], -relative[1])
 
+    def conic_confidence_perspective(self, cp, total, moment, centre):
+        # S d_1(M/S, c) = rel_entr(S, M/c) + M/c - S
+        scaled = cp.multiply(1.0 / centre, moment)
+        return ConicPerspective(cp.rel_entr(total, scaled) + scaled - total, [])
+
+    def conic_budget_perspective(self, cp, total, natural_moment, mean_centre, eta_centre):
+        # S A~(N/S) = N/eta_c - S + rel_entr(S, N/eta_c)  (A_1(eta) = -log(-eta), x_c = -1/eta_c)
+        scaled = cp.multiply(1.0 / eta_centre, natural_moment)
+        return ConicPerspective(cp.rel_entr(total, scaled) + scaled - total, [])
+
     def sample(self, means, size, rng):
         return rng.exponential(means, size=size)
 
@@ -921,6 +1080,7 @@ class Gamma(Exponential):
     """
 
     name = "gamma"
+    has_dispersion_parameter = True
 
     def __init__(self, shape: float = 1.0):
         try:
@@ -940,6 +1100,17 @@ class Gamma(Exponential):
     def dispersion(self) -> np.ndarray:
         """:math:`1/\alpha`."""
         return np.asarray(1.0 / self._shape)
+
+    def with_dispersion(self, dispersion):
+        """This family (a copy, of the same class) with the shape ``1/dispersion``."""
+        requirement = "one finite number > 0 (the gamma shape is common to the arms)"
+        if np.ndim(dispersion) != 0:
+            fail("Gamma.with_dispersion", "dispersion", requirement, dispersion)
+        value = as_float(dispersion, "Gamma.with_dispersion", "dispersion", low=0.0, low_open=True,
+                         requirement=requirement)
+        family = copy.copy(self)
+        family._shape = Gamma(1.0 / value)._shape
+        return family
 
     def sample(self, means, size, rng):
         return rng.gamma(self._shape, np.asarray(means, dtype=float) / self._shape, size=size)

@@ -1,5 +1,6 @@
-r"""Pair costs on a (top, bottom) grid for the engine's hot path: a closed form for Gaussian arms, the top-k
-layer's kernel (:func:`allocopt.topk._pairs.pair_terms`) for the other families.
+r"""Pair costs on a (top, bottom) grid for the engine's hot path: a closed form when the family declares
+harmonic costs (:meth:`allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms), the top-k layer's
+kernel (:func:`allocopt.topk._pairs.pair_terms`) otherwise.
 
 For Gaussian arms with effective weights :math:`w_a = N_a/\sigma_a^2` (or :math:`\psi_a/\sigma_a^2`) and
 :math:`v_a = 1/w_a`, both kinds coincide (:math:`B_{ij} = C_{ij}`, Wang, Yang, You 2022, Remark 1):
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import ExponentialFamily, Gaussian
+from ..families import ExponentialFamily
 from ..topk._pairs import pair_terms
 from ..topk.problem import sampling_function_top
 from .statistics import top_k_order
@@ -52,8 +53,8 @@ def sort_arms(values: np.ndarray, weights: np.ndarray, k: int) -> SortedArms:
 
 def pair_cost_grid(family: ExponentialFamily, kind: str, arms: SortedArms) -> tuple[np.ndarray, np.ndarray | None]:
     """Costs of every (top, bottom) pair, shape (..., k, K-k), and the derivatives in the top weight
-    (None for Gaussian arms, whose pull probability has a closed form)."""
-    if isinstance(family, Gaussian):
+    (None for harmonic costs, whose pull probability has a closed form: :func:`pull_probability`)."""
+    if family.harmonic_costs(kind):
         gap = arms.value_top - arms.value_bottom
         return 0.5 * (gap * gap) / (1.0 / arms.weight_top + 1.0 / arms.weight_bottom), None
     eta_top: np.ndarray | None = None
@@ -67,8 +68,9 @@ def pair_cost_grid(family: ExponentialFamily, kind: str, arms: SortedArms) -> tu
 
 
 def pull_probability(family: ExponentialFamily, cost, grad_top, weight_top, weight_bottom):
-    r""":math:`h_{i;j}` of selected pairs (elementwise over the given entries)."""
-    if isinstance(family, Gaussian):
+    r""":math:`h_{i;j}` of selected pairs (elementwise over the given entries); ``grad_top`` is that of
+    :func:`pair_cost_grid`, ``None`` for harmonic costs (closed form :math:`v_i/(v_i + v_j)`)."""
+    if grad_top is None:
         inverse_top, inverse_bottom = 1.0 / weight_top, 1.0 / weight_bottom
         return inverse_top / (inverse_top + inverse_bottom)
     return sampling_function_top(cost, grad_top, weight_top, weight_bottom)

@@ -37,7 +37,6 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_choice, as_int
-from ..families import Gaussian
 from ..topk._tracking import kkt_tracking_batch
 from ._compiled import compiled_enabled, gaussian_kkt_tracking
 from .protocol import RuleContext, RunView, register_policy
@@ -64,7 +63,7 @@ def sampled_allocations(context: RuleContext, theta: np.ndarray, solver: str,
     if not ok.any():
         return psi, ok
     good = np.flatnonzero(ok)
-    if solver == "kkt-tracking" and isinstance(context.family, Gaussian) and compiled_enabled():
+    if solver == "kkt-tracking" and context.family.harmonic_costs("confidence") and compiled_enabled():
         solved = gaussian_kkt_tracking(theta[good], context.dispersion, top[good], bottom[good], iterations)
         solved_ok = np.ones(good.size, dtype=bool)
     elif solver == "kkt-tracking":

@@ -28,7 +28,6 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_choice
-from ..families import Gaussian
 from ..topk._pairs import KINDS
 from ._compiled import compiled_enabled, gaussian_kkt_ts_arms
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms
@@ -90,7 +89,8 @@ class KKTTS:
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms, k = context.n_arms, context.k
-        if isinstance(context.family, Gaussian) and compiled_enabled():
+        # harmonic costs (Gaussian arms, whose posterior is Gaussian): the compiled kernel
+        if context.family.harmonic_costs(self.kind) and compiled_enabled():
             return gaussian_kkt_ts_arms(context.dispersion, view.counts, view.sums, k,
                                         special.ndtri(uniforms[:, :n_arms]), uniforms[:, n_arms],
                                         uniforms[:, n_arms + 1])

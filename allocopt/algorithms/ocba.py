@@ -31,7 +31,6 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_int, fail
-from ..families import Gaussian
 from ._pair_kernels import pair_cost_grid, sort_arms
 from .protocol import BatchPull, Pull, RuleContext, RunView, register_policy
 
@@ -48,7 +47,7 @@ def minimal_pair(context: RuleContext, counts: np.ndarray, means: np.ndarray,
     cost, _ = pair_cost_grid(context.family, "confidence", arms)
     # a tie across the boundary (or a degenerate pair at the edge of the domain) costs nothing
     cost = np.where(arms.value_top > arms.value_bottom, cost, 0.0)
-    if not isinstance(context.family, Gaussian):
+    if not context.family.harmonic_costs("confidence"):  # the closed form of harmonic costs is never nan
         cost = np.where(np.isnan(cost), 0.0, cost)
     flat = cost.reshape(cost.shape[:-2] + (-1,))
     pair = random_candidate(flat == flat.min(axis=-1, keepdims=True), uniforms)

@@ -33,7 +33,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from .._validation import as_float, fail
-from ..families import ExponentialFamily, Gaussian
+from ..families import ExponentialFamily
 from ._compiled import compiled_enabled, gaussian_glr
 from ._pair_kernels import pair_cost_grid, sort_arms
 
@@ -78,7 +78,7 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     >>> round(float(glr_statistic(Gaussian(1.0), np.ones(2), np.array([4, 2]), np.array([1.0, 0.0]), 1).value), 12)
     0.666666666667
     """
-    if (isinstance(family, Gaussian) and means.ndim == 2 and np.shape(counts) == means.shape
+    if (family.harmonic_costs("confidence") and means.ndim == 2 and np.shape(counts) == means.shape
             and np.shape(dispersion) == means.shape[-1:] and compiled_enabled()):
         return GLRStatistic(*gaussian_glr(dispersion, counts, means, k))
     return glr_statistic_numpy(family, dispersion, counts, means, k)
@@ -93,7 +93,7 @@ def glr_statistic_numpy(family: ExponentialFamily, dispersion: np.ndarray, count
     # a tie across the boundary, or a degenerate pair at the edge of the domain (e.g. two bernoulli means at 0),
     # has cost 0: nothing separates the two arms
     cost = np.where(arms.value_top > arms.value_bottom, cost, 0.0)
-    if not isinstance(family, Gaussian):
+    if not family.harmonic_costs("confidence"):  # the closed form of harmonic costs is never nan
         cost = np.where(np.isnan(cost), 0.0, cost)
     n_bottom = means.shape[-1] - k
     flat = cost.reshape(cost.shape[:-2] + (k * n_bottom,))

@@ -10,7 +10,9 @@ threshold for up to :math:`k(K-k) \approx 2.5 \cdot 10^7` pairs. The scan runs o
     C_{ij}(\psi),\ B_{ij}(\psi) \ \ge\ \frac{(\theta_i - \theta_j)^2}{2\bar V_{ij}} \frac{w_i w_j}{w_i + w_j},
 
 a closed form that costs a few operations per pair; the exact (logarithmic) costs are evaluated only where
-the bound falls below the threshold. Gaussian costs are exact in closed form.
+the bound falls below the threshold. When both kinds of cost are harmonic
+(:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms) the bound is the cost itself,
+evaluated exactly everywhere.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..families import Gaussian
 
 __all__ = ["PairScan", "scan_pairs", "CHUNK_PAIRS"]
 
@@ -65,7 +66,8 @@ def scan_pairs(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, thres
     """
     n_top, n_bottom = theta_top.shape[0], theta_bottom.shape[0]
     rows_per_chunk = max(1, chunk_pairs // max(n_bottom, 1))
-    exact_everywhere = isinstance(family, Gaussian)
+    # harmonic costs of both kinds (V_1 constant): the bound is the cost, for whichever kind evaluate computes
+    exact_everywhere = family.harmonic_costs("confidence") and family.harmonic_costs("budget")
     best, best_row, best_col = np.inf, -1, -1
     listed_rows, listed_cols, listed_costs = [], [], []
     for start in range(0, n_top, rows_per_chunk):

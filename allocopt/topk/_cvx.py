@@ -14,7 +14,8 @@ Exact conic representation. With :math:`w = \psi/\phi` (dispersion), :math:`S = 
 .. math::
     C_{ij} = w_i\, d(\theta_i, c) + w_j\, d(\theta_j, c) - S\, d(M/S, c),
 
-linear minus the perspective of :math:`d(\cdot, c)`, which is
+linear minus the perspective of :math:`d(\cdot, c)`. Each family supplies that perspective
+(:meth:`~allocopt.families.ExponentialFamily.conic_confidence_perspective`), for the built-in families
 
 * gaussian: :math:`(M - Sc)^2 / (2S)` (a rotated second-order cone),
 * bernoulli: ``rel_entr(M, S c) + rel_entr(S - M, S (1 - c))``,
@@ -26,9 +27,12 @@ natural parameter :math:`\eta_c` and :math:`D = N - S\eta_c`,
 :math:`B_{ij} = w_i d(x_c, \theta_i) + w_j d(x_c, \theta_j) - S\tilde A(N/S)` with the centred log-partition
 :math:`\tilde A(\eta) = A(\eta) - A(\eta_c) - x_c(\eta - \eta_c)`, whose perspective is
 :math:`x_c(S e^{D/S} - S - D)` (poisson), :math:`S\log(1 - x_c + x_c e^{D/S}) - x_c D` (bernoulli, two
-exponential cones) and ``N/eta_c - S + rel_entr(S, N/eta_c)`` (exponential). In the homogeneous model of
-Gaussian arms the constraint is linear in ``inv_pos(psi)``:
-:math:`\sigma_i^2/\psi_i + \sigma_j^2/\psi_j \le (\theta_i - \theta_j)^2/2`.
+exponential cones) and ``N/eta_c - S + rel_entr(S, N/eta_c)`` (exponential), each supplied by its family
+(:meth:`~allocopt.families.ExponentialFamily.conic_budget_perspective`); a family with
+:math:`B_{ij} = C_{ij}` (``budget_equals_confidence``, Gaussian arms) uses its confidence perspective for both
+kinds. When the costs are harmonic (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`, Gaussian
+arms), the constraint of the homogeneous model is linear in ``inv_pos(psi)``:
+:math:`\phi_i/\psi_i + \phi_j/\psi_j \le (\theta_i - \theta_j)^2/2`.
 
 Scaling. Each pair is centred at its infimum point for a reference allocation (the cone variables are then
 second order in the distance to it), the costs are multiplied by :math:`T_0 = 1/\Gamma(\psi_{\rm ref})` and
@@ -53,7 +57,6 @@ import numpy as np
 
 from .._validation import as_bool, as_choice, as_float, as_int, fail
 from ..exceptions import MissingDependencyError, SolverError
-from ..families import Bernoulli, Exponential, Gaussian, Poisson
 from .problem import TopKProblem
 from .certificate import Certificate, certify
 from .result import TopKResult, build_result
@@ -120,56 +123,19 @@ def _import_cvxpy():
 
 def _perspective(cp, family, kind, w_top, w_bottom, theta_top, theta_bottom, eta_top, eta_bottom,
                  centre) -> ConicCost:
-    """The linear coefficients on w_top and w_bottom, the convex perspective expression and the extra
-    constraints, so that cost = coef_top * w_top + coef_bottom * w_bottom - perspective. ``centre`` is the per-pair
-    centring point (a mean; for budget costs its natural parameter is used)."""
+    """The linear coefficients on w_top and w_bottom, the convex perspective expression (the family's) and the
+    extra constraints, so that cost = coef_top * w_top + coef_bottom * w_bottom - perspective. ``centre`` is the
+    per-pair centring point (a mean; for budget costs its natural parameter is used)."""
     total = w_top + w_bottom
-    constraints = []
-    if kind == "confidence" or isinstance(family, Gaussian):
+    if kind == "confidence" or family.budget_equals_confidence:
         coef_top, coef_bottom = family.unit_kl(theta_top, centre), family.unit_kl(theta_bottom, centre)
         moment = cp.multiply(theta_top, w_top) + cp.multiply(theta_bottom, w_bottom)
-        if isinstance(family, Gaussian):
-            # (M - S c)^2 <= 2 S t  as  ||(sqrt(2)(M - S c), S - t)|| <= S + t
-            epigraph = cp.Variable(w_top.shape[0], nonneg=True)
-            deviation = moment - cp.multiply(centre, total)
-            constraints.append(cp.SOC(total + epigraph, cp.vstack([np.sqrt(2.0) * deviation, total - epigraph]),
-                                      axis=0))
-            return ConicCost(coef_top, coef_bottom, epigraph, constraints)
-        if isinstance(family, Bernoulli):
-            perspective = (cp.rel_entr(moment, cp.multiply(centre, total))
-                           + cp.rel_entr(total - moment, cp.multiply(1.0 - centre, total)))
-        elif isinstance(family, Poisson):
-            perspective = cp.rel_entr(moment, cp.multiply(centre, total)) + cp.multiply(centre, total) - moment
-        elif isinstance(family, Exponential):
-            scaled = cp.multiply(1.0 / centre, moment)
-            perspective = cp.rel_entr(total, scaled) + scaled - total
-        else:  # pragma: no cover - guarded by the caller
-            raise SolverError(f"no conic model for family {family!r}")
-        return ConicCost(coef_top, coef_bottom, perspective, constraints)
-    # budget costs, non-Gaussian families
-    mean_centre = centre
-    eta_centre = family.unit_natural(centre)
-    coef_top, coef_bottom = family.unit_kl(mean_centre, theta_top), family.unit_kl(mean_centre, theta_bottom)
-    natural_moment = cp.multiply(eta_top, w_top) + cp.multiply(eta_bottom, w_bottom)
-    deviation = natural_moment - cp.multiply(eta_centre, total)
-    n_pairs = w_top.shape[0]
-    if isinstance(family, Poisson):
-        epigraph = cp.Variable(n_pairs)
-        constraints.append(cp.constraints.ExpCone(deviation, total, epigraph))
-        perspective = cp.multiply(mean_centre, epigraph - total - deviation)
-    elif isinstance(family, Bernoulli):
-        epigraph = cp.Variable(n_pairs)
-        first, second = cp.Variable(n_pairs), cp.Variable(n_pairs)
-        constraints += [cp.constraints.ExpCone(-epigraph, total, first),
-                        cp.constraints.ExpCone(deviation - epigraph, total, second),
-                        cp.multiply(1.0 - mean_centre, first) + cp.multiply(mean_centre, second) <= total]
-        perspective = epigraph - cp.multiply(mean_centre, deviation)
-    elif isinstance(family, Exponential):
-        scaled = cp.multiply(1.0 / eta_centre, natural_moment)
-        perspective = cp.rel_entr(total, scaled) + scaled - total
-    else:  # pragma: no cover
-        raise SolverError(f"no conic model for family {family!r}")
-    return ConicCost(coef_top, coef_bottom, perspective, constraints)
+        perspective = family.conic_confidence_perspective(cp, total, moment, centre)
+    else:
+        coef_top, coef_bottom = family.unit_kl(centre, theta_top), family.unit_kl(centre, theta_bottom)
+        natural_moment = cp.multiply(eta_top, w_top) + cp.multiply(eta_bottom, w_bottom)
+        perspective = family.conic_budget_perspective(cp, total, natural_moment, centre, family.unit_natural(centre))
+    return ConicCost(coef_top, coef_bottom, perspective.expression, list(perspective.constraints))
 
 
 def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous", scale: float = 1.0,
@@ -189,7 +155,7 @@ def build_model(problem: TopKProblem, kind: str, formulation: str = "homogeneous
     arm_scale = np.ones(n_arms) if arm_scale is None else arm_scale
     weights = cp.multiply(arm_scale / problem.dispersion, allocation)
     w_top, w_bottom = weights[top], weights[bottom]
-    if formulation == "homogeneous" and isinstance(problem.family, Gaussian):
+    if formulation == "homogeneous" and problem.family.harmonic_costs(kind):
         # C_ij >= 1/scale  <=>  phi_i/psi_i + phi_j/psi_j <= scale (theta_i - theta_j)^2 / 2, linear in 1/psi
         inverse = cp.inv_pos(allocation)
         coefficients = problem.dispersion / arm_scale

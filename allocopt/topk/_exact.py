@@ -33,7 +33,6 @@ import numpy as np
 
 from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
-from ..families import Gaussian
 from ._allpairs import PairScan
 from ._barrier import BarrierPoint, barrier_path
 from ._batch_gaussian import double_star_edges, gaussian_double_star
@@ -330,7 +329,8 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     started = time.perf_counter()
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
-    if isinstance(problem.family, Gaussian) and problem.n_pairs <= FAST_PATH_PAIRS and (
+    # harmonic costs (Gaussian arms): the double star of Theorem 3.4 has a closed-form solution
+    if problem.family.harmonic_costs(kind) and problem.n_pairs <= FAST_PATH_PAIRS and (
             warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.forest is not None
                                    and warm_start.forest.double_star and warm_start.problem.n_arms == problem.n_arms
                                    and warm_start.problem.k == problem.k)):

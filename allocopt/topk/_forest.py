@@ -34,7 +34,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..families import Gaussian
 from ._batch_gaussian import double_star_edges
 from ._graph import SMALL_GRAPH, connected_components
 from ._groups import Reduced
@@ -149,7 +148,15 @@ def layout_forest(reduced: Reduced, rows: np.ndarray, cols: np.ndarray) -> Fores
         parent_edge = np.full(n_groups, -1)
         child = np.flatnonzero(parent >= 0)
         parent_edge[child] = np.asarray(adjacency[child, parent[child]]).ravel().astype(int) - 1
-    depth = np.zeros(n_groups, dtype=int)
+    order, levels = tree_levels(parent)
+    return ForestLayout(rows=rows, cols=cols, edge_top=edge_top, edge_bottom=edge_bottom, order=order,
+                        levels=levels, parent=parent, parent_edge=parent_edge, component=component, roots=roots)
+
+
+def tree_levels(parent: np.ndarray) -> tuple[np.ndarray, list]:
+    """The nodes in breadth-first order (by depth, stably) and split by depth (``levels[0]``: the roots), from
+    the parent of every node (-1 at the roots)."""
+    depth = np.zeros(parent.shape[0], dtype=int)
     ancestor = parent.copy()
     while np.any(ancestor >= 0):  # one pass per level of the deepest tree
         climbing = ancestor >= 0
@@ -157,9 +164,22 @@ def layout_forest(reduced: Reduced, rows: np.ndarray, cols: np.ndarray) -> Fores
         ancestor[climbing] = parent[ancestor[climbing]]
     order = np.argsort(depth, kind="stable")
     boundaries = np.flatnonzero(np.diff(depth[order])) + 1
-    levels = np.split(order, boundaries)
-    return ForestLayout(rows=rows, cols=cols, edge_top=edge_top, edge_bottom=edge_bottom, order=order,
-                        levels=levels, parent=parent, parent_edge=parent_edge, component=component, roots=roots)
+    return order, np.split(order, boundaries)
+
+
+def layout_tree(n_nodes: int, edge_top: np.ndarray, edge_bottom: np.ndarray, root: int) -> ForestLayout | None:
+    """Breadth-first layout of one tree over the nodes ``0 .. n_nodes-1`` (edges ``(edge_top[e], edge_bottom[e])``)
+    from ``root``, or ``None`` when the edges do not connect every node. There are no tie groups here: ``rows``
+    and ``cols`` are the edge indices."""
+    edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
+    roots = np.array([root])
+    parent, parent_edge = _bfs_small(n_nodes, edge_top, edge_bottom, roots)
+    if np.count_nonzero(parent < 0) != 1:
+        return None
+    order, levels = tree_levels(parent)
+    return ForestLayout(rows=np.arange(edge_top.shape[0]), cols=np.arange(edge_top.shape[0]), edge_top=edge_top,
+                        edge_bottom=edge_bottom, order=order, levels=levels, parent=parent, parent_edge=parent_edge,
+                        component=np.zeros(n_nodes, dtype=int), roots=roots)
 
 
 def layout_double_star(reduced: Reduced) -> ForestLayout:
@@ -324,17 +344,47 @@ def _parent_side_coefficients(layout: ForestLayout, a: np.ndarray, b: np.ndarray
     return result
 
 
-def _residual_weights(layout: ForestLayout, own: np.ndarray, parent_side: np.ndarray, n_groups: int) -> np.ndarray:
-    """Weights w with (root residual of each tree) = sum over its nodes of w_v * demand_v.
+def edge_end_coefficients(layout: ForestLayout, coefficient_top: np.ndarray, coefficient_bottom: np.ndarray,
+                          n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each non-root node v: the coefficient of v (``own``) and of its parent (``parent_side``) in v's parent
+    edge, from the coefficients of the top and bottom ends of every edge (``own`` 1 and ``parent_side`` 0 at the
+    roots)."""
+    own = np.ones(n_nodes)
+    parent_side = np.zeros(n_nodes)
+    child = layout.order[layout.parent[layout.order] >= 0]
+    edges = layout.parent_edge[child]
+    child_is_top = layout.edge_top[edges] == child
+    own[child] = np.where(child_is_top, coefficient_top[edges], coefficient_bottom[edges])
+    parent_side[child] = np.where(child_is_top, coefficient_bottom[edges], coefficient_top[edges])
+    return own, parent_side
+
+
+def tree_null_vector(layout: ForestLayout, own: np.ndarray, parent_side: np.ndarray, n_nodes: int,
+                     log_scale: bool = False) -> np.ndarray:
+    r"""The left null vector :math:`z` of each tree's KKT matrix (nodes x edges, entry :math:`c_{e,v}`), from
+    :math:`z_{\rm root} = 1` and :math:`z_v c_{e,v} + z_{\rm parent} c_{e,\rm parent} = 0` on every edge:
+    :math:`z_v = z_{\rm parent}\,(-c_{e,\rm parent}/c_{e,v})` level by level (``own`` :math:`= c_{e,v}`,
+    ``parent_side`` :math:`= c_{e,\rm parent}` of v's parent edge :math:`e`; see :func:`edge_end_coefficients`).
 
     Peeling is linear in the demands: a node's demand reaches its parent's equation multiplied by
-    ``-parent_side / own`` of its parent edge, so w_v is the product of these factors along the path to the root
-    (w_root = 1). It is the left null vector of the tree's surrogate KKT matrix (the balance of Prop. A.2).
+    ``-parent_side / own``, so the root's residual is :math:`\sum_v z_v\,\mathrm{demand}_v`, and the balance of
+    Proposition A.2 (Wang, Yang, You 2022) is :math:`\sum_v z_v n_v = 0`.
+
+    Two arithmetics, for two uses. The forest solver (default) needs the signed, unnormalised :math:`z_v` of
+    every tree at once in its Newton residual, each a product of depth(v) ratios (relative error at most
+    depth(v) ulps). The checks of an arbitrary allocation (``log_scale=True``, positive coefficients) get
+    :math:`\log|z_v|` as sums of :math:`\log c_{e,\rm parent} - \log c_{e,v}` (signs alternate with depth
+    across the bipartite tree), which cannot overflow however far apart the allocation's entries are (the
+    product form overflows beyond ratios of about :math:`10^{308}` along a path); the exponential of such a
+    sum carries an error of :math:`|\log z_v|` ulps, which is why the solver keeps the product.
     """
-    weights = np.ones(n_groups)
+    values = np.zeros(n_nodes) if log_scale else np.ones(n_nodes)
     for level in layout.levels[1:]:
-        weights[level] = weights[layout.parent[level]] * (-parent_side[level] / own[level])
-    return weights
+        if log_scale:
+            values[level] = values[layout.parent[level]] + (np.log(parent_side[level]) - np.log(own[level]))
+        else:
+            values[level] = values[layout.parent[level]] * (-parent_side[level] / own[level])
+    return values
 
 
 def _solve_balance(layout: ForestLayout, multiplicity: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
@@ -342,11 +392,11 @@ def _solve_balance(layout: ForestLayout, multiplicity: np.ndarray, alpha: np.nda
     """Roots' values s (one per tree) solving the surrogate balance, by bracketed Newton.
 
     The root residual is R(s) = sum_v w_v n_v / (alpha_v + beta_v s)^2 over the tree (see
-    :func:`_residual_weights`); it decreases from +inf to -inf on the interval where every u_v > 0.
+    :func:`tree_null_vector`); it decreases from +inf to -inf on the interval where every u_v > 0.
     """
     component = layout.component
     n_components = layout.n_components
-    weights = _residual_weights(layout, own, parent_side, n_groups) * multiplicity
+    weights = tree_null_vector(layout, own, parent_side, n_groups) * multiplicity
     # bracket: every u_v = alpha_v + beta_v s > 0
     lower = np.full(n_components, 0.0)
     upper = np.full(n_components, np.inf)
@@ -383,16 +433,11 @@ def exact_multipliers(reduced: Reduced, layout: ForestLayout, psi: np.ndarray, t
     n_groups = reduced.n_groups
     if terms is None:
         terms = reduced.terms(psi, layout.rows, layout.cols)
-    own = np.ones(n_groups)
-    parent_side = np.zeros(n_groups)
-    child = layout.order[layout.parent[layout.order] >= 0]
-    edges = layout.parent_edge[child]
-    child_is_top = layout.edge_top[edges] == child
-    own[child] = np.where(child_is_top, terms.grad_top[edges], terms.grad_bottom[edges])
-    parent_side[child] = np.where(child_is_top, terms.grad_bottom[edges], terms.grad_top[edges])
+    own, parent_side = edge_end_coefficients(layout, terms.grad_top, terms.grad_bottom, n_groups)
     multiplier, residual, scale = _peel(layout, parent_side, own, reduced.multiplicity, n_groups)
+    child = layout.order[layout.parent[layout.order] >= 0]
     nu = np.zeros(layout.rows.shape[0])
-    nu[edges] = multiplier[child]
+    nu[layout.parent_edge[child]] = multiplier[child]
     return nu, np.abs(residual) / scale
 
 
@@ -423,7 +468,7 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     precision the instance allows (near ties limit it). For Gaussian arms it stops as soon as the forest
     costs equal one to rounding.
     """
-    exact_surrogate = isinstance(reduced.family, Gaussian)  # 1/C is linear in 1/psi: one pass is exact
+    exact_surrogate = reduced.family.harmonic_costs(reduced.kind)  # 1/C is linear in 1/psi: one pass is exact
     history_x, history_f = [], []
     changes = []
     passes = 0

@@ -31,7 +31,6 @@ import time
 import numpy as np
 
 from .._validation import as_float, as_int
-from ..families import Gaussian
 from ._compiled import fwga_kernel
 from ._iterative import GapRecorder
 from ._simplex import project_to_simplex
@@ -65,7 +64,7 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 20_000, step_scale:
     recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
     horizon_factor = step_scale * iterations**1.5
     status = "iteration_limit"
-    kernel = fwga_kernel() if isinstance(problem.family, Gaussian) else None
+    kernel = fwga_kernel() if problem.family.harmonic_costs(kind) else None
     if kernel is not None:  # the compiled twin of the loop below (same numbers, bit for bit)
         inverse = 1.0 / problem.dispersion
         recorder.count = kernel(problem.theta[top], problem.theta[bottom], inverse[top], inverse[bottom], top, bottom,

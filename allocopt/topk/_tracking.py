@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from .._validation import as_float, as_int
-from ..families import ExponentialFamily, Gaussian
+from ..families import ExponentialFamily
 from ._iterative import GapRecorder
 from ._compiled import tracking_kernel
 from ._pairs import PairTerms, pair_terms
@@ -93,13 +93,13 @@ class TrackingIterations:
                          terms.point)
 
     def costs(self) -> np.ndarray:
-        r"""The pair costs at the current iterates, shape (R, k, K-k): for Gaussian arms the closed form
-        :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = \psi/\sigma^2`; 0 when an arm has no
-        allocation), otherwise the top-k layer's kernel."""
+        r"""The pair costs at the current iterates, shape (R, k, K-k): for harmonic costs (Gaussian arms) the
+        closed form :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = \psi/\phi`; 0 when an arm
+        has no allocation), otherwise the top-k layer's kernel."""
         weights = self.psi / self.dispersion
         by_row = self.rows[:, None]
         w_top, w_bottom = weights[by_row, self.top][:, :, None], weights[by_row, self.bottom][:, None, :]
-        if isinstance(self.family, Gaussian):  # B = C for Gaussian arms
+        if self.family.harmonic_costs(self.kind):  # Gaussian arms (both kinds: B = C)
             gap = self.theta_top - self.theta_bottom
             with np.errstate(divide="ignore"):
                 return 0.5 * (gap * gap) / (1.0 / w_top + 1.0 / w_bottom)
@@ -168,7 +168,7 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
                              problem.top[None, :], problem.bottom[None, :])
     recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
     status = "iteration_limit"
-    kernel = tracking_kernel() if isinstance(problem.family, Gaussian) else None
+    kernel = tracking_kernel() if problem.family.harmonic_costs(kind) else None
     if kernel is not None:  # the compiled twin of the loop below (same numbers, bit for bit)
         recorder.count = kernel(run.theta_top[0, :, 0], run.theta_bottom[0, 0, :], run.inverse_top[0, :, 0],
                                 run.inverse_bottom[0, 0, :], problem.top, problem.bottom, problem.dispersion,

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import as_choice, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
-from ..families import ExponentialFamily, Gaussian, Poisson, get_family
+from ..families import ExponentialFamily, get_family
 from ._pairs import KINDS, PairTerms, allocation_pair_terms
 
 __all__ = ["TopKProblem", "KINDS", "sampling_function_top"]
@@ -183,13 +183,16 @@ class TopKProblem:
     def cost_normalisation(self) -> tuple["TopKProblem", int]:
         r"""An equivalent instance whose costs are those of this one times :math:`2^{-e}`, and :math:`e`.
 
-        Gaussian costs are homogeneous of degree two in the means and of degree :math:`-1` in the variances,
-        Poisson costs of degree one in the means (for both kinds): scaling the means by :math:`2^{-a}` and the
-        variances by :math:`2^{-b}` (exact in floating point) scales every cost by :math:`2^{-2a+b}` (Gaussian),
-        resp. :math:`2^{-a}` (Poisson), and leaves allocations, multipliers and relative gaps unchanged. The
-        solvers work on the scaled instance, whose largest mean (and variance) lies in [1/2, 1), so that means
-        or variances near the ends of the floating-point range neither overflow nor underflow in intermediate
-        quantities. Instances within :math:`2^{\pm 30}` of that are returned as they are (``e = 0``).
+        For a family whose divergence is homogeneous of degree :math:`p` in the means
+        (:attr:`~allocopt.families.ExponentialFamily.mean_scaling_degree`: 2 for Gaussian, 1 for Poisson arms,
+        for both kinds), every cost is homogeneous of degree :math:`p` in the means and of degree :math:`-1` in
+        the dispersion: scaling the means by :math:`2^{-a}` and, when the dispersion is a parameter of the family
+        (:attr:`~allocopt.families.ExponentialFamily.has_dispersion_parameter`, the Gaussian variances), the
+        dispersion by :math:`2^{-b}` (exact in floating point) scales every cost by :math:`2^{-pa+b}` and leaves
+        allocations, multipliers and relative gaps unchanged. The solvers work on the scaled instance, whose
+        largest mean (and dispersion) lies in [1/2, 1), so that means or variances near the ends of the
+        floating-point range neither overflow nor underflow in intermediate quantities. Instances within
+        :math:`2^{\pm 30}` of that, and families that declare no degree, are returned as they are (``e = 0``).
 
         Raises
         ------
@@ -198,25 +201,26 @@ class TopKProblem:
             nonzero means would vanish).
         """
         family = self._family
-        if not isinstance(family, (Gaussian, Poisson)):
+        degree = family.mean_scaling_degree
+        if degree is None:
             return self, 0
         # (math.frexp on Python floats: the same exponents as np.frexp, at a fraction of the call overhead)
         mean_exponent = math.frexp(max(float(self._theta.max()), -float(self._theta.min())))[1]
-        variance_exponent = math.frexp(float(self._dispersion.max()))[1] if isinstance(family, Gaussian) else 0
-        if abs(mean_exponent) <= 30 and abs(variance_exponent) <= 60:
+        dispersion_exponent = (math.frexp(float(self._dispersion.max()))[1] if family.has_dispersion_parameter
+                               else 0)
+        if abs(mean_exponent) <= 30 and abs(dispersion_exponent) <= 60:
             return self, 0
         theta = np.ldexp(self._theta, -mean_exponent)
         vanished = (theta == 0) != (self._theta == 0)
-        if np.any(vanished) or (isinstance(family, Poisson) and np.any(theta <= 0)):
+        if np.any(vanished) or np.any(theta <= family.lower):
             raise InvalidInstanceError(
                 f"The 'theta' parameter of TopKProblem must have means within the floating-point range of each "
                 f"other (a ratio of at most about 1e300). Got {describe(self._theta)} instead: arms "
                 f"{np.flatnonzero(vanished).tolist()} (0-based) vanish when the largest mean is scaled to 1.")
-        if isinstance(family, Gaussian):
-            variance = np.ldexp(self._dispersion, -variance_exponent)
-            scaled = TopKProblem(theta, self._k, Gaussian(variance if family.is_heteroscedastic else variance[0]))
-            return scaled, 2 * mean_exponent - variance_exponent
-        return TopKProblem(theta, self._k, family), mean_exponent
+        if family.has_dispersion_parameter:
+            dispersion = np.ldexp(self._dispersion, -dispersion_exponent)
+            family = family.with_dispersion(dispersion if family.is_heteroscedastic else dispersion[0])
+        return TopKProblem(theta, self._k, family), degree * mean_exponent - dispersion_exponent
 
     def check_kind(self, kind: str, func: str) -> str:
         """Validate a ``kind`` argument (``"confidence"`` or ``"budget"``)."""

@@ -19,7 +19,8 @@ Necessary conditions at an optimum :math:`\psi^*`:
   Gaussian arms :math:`\partial_i C_{ij} = 2C_{ij}^2\sigma_i^2/(\Delta_{ij}^2\psi_i^2)`, so
   :math:`z_a \propto \pm\psi_a^2/\sigma_a^2` and the residual is the sum-of-squares balance of Proposition 3.3,
   :math:`(\sum_{I_l}\psi_i^2/\sigma_i^2 - \sum_{J_l}\psi_j^2/\sigma_j^2) / \sum_{I_l \cup J_l}\psi_a^2/\sigma_a^2`,
-  which allocopt evaluates directly for Gaussian arms (it holds on every component, tree or not).
+  which allocopt evaluates directly whenever the family declares harmonic pair costs
+  (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`; it holds on every component, tree or not).
 
 Sufficient condition, Theorem 3.4 (double star). With :math:`i_k` the worst top arm and :math:`j_1` the best
 bottom arm: if all pairs :math:`(i_k, j)` and :math:`(i, j_1)` bind, the double star balances, and the
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..families import Gaussian
+from ._forest import ForestLayout, _peel, edge_end_coefficients, layout_tree, tree_null_vector
 from ._graph import connected_components
 from .problem import TopKProblem
 
@@ -95,7 +96,8 @@ class DoubleStarVerdict:
     balance_residual : float
         Balance residual of the double star as one tree.
     gaussian_condition : float or None
-        For Gaussian arms, :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2`.
+        For harmonic pair costs (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms),
+        :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2`; ``None`` otherwise.
     """
 
     holds: bool
@@ -163,7 +165,7 @@ def _edge_gradients(problem: TopKProblem, psi: np.ndarray, edges, kind: str):
 def balance_residual(problem: TopKProblem, psi: np.ndarray, top: tuple[int, ...], bottom: tuple[int, ...],
                      edges: tuple[tuple[int, int], ...], kind: str = "confidence") -> float:
     """Normalised balance residual of one component (see the module docstring)."""
-    if isinstance(problem.family, Gaussian):
+    if problem.family.harmonic_costs(kind):  # z = +-psi^2/phi on every component, tree or not
         weighted = psi**2 / problem.dispersion
         top_sum, bottom_sum = weighted[list(top)].sum(), weighted[list(bottom)].sum()
         total = top_sum + bottom_sum
@@ -182,27 +184,26 @@ def null_vector_balance(top: tuple[int, ...], bottom: tuple[int, ...], edges: tu
         return float("nan")
     if len(edges) != n_nodes - 1:
         return _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom)
-    # propagate log|z| along the tree from the first top arm: z_b = -z_a * (d_a C_e / d_b C_e)
-    adjacency: dict[int, list[tuple[int, float]]] = {}
-    for (i, j), g_i, g_j in zip(edges, grad_top, grad_bottom):
-        ratio = float(np.log(g_i) - np.log(g_j))  # log(d_i C / d_j C)
-        adjacency.setdefault(i, []).append((j, ratio))
-        adjacency.setdefault(j, []).append((i, -ratio))
-    root = top[0]
-    log_magnitude = {root: 0.0}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for neighbour, log_ratio in adjacency.get(node, []):
-            if neighbour not in log_magnitude:
-                log_magnitude[neighbour] = log_magnitude[node] + log_ratio
-                stack.append(neighbour)
-    if len(log_magnitude) != n_nodes:
+    # log|z| along the tree from the first top arm (the forest solver's null vector, in logarithms)
+    layout = _local_tree(top, bottom, edges, root=top[0])
+    if layout is None:
         return float("nan")
-    logs = np.array([log_magnitude[node] for node in top + bottom])
+    own, parent_side = edge_end_coefficients(layout, np.asarray(grad_top, dtype=float),
+                                             np.asarray(grad_bottom, dtype=float), n_nodes)
+    logs = tree_null_vector(layout, own, parent_side, n_nodes, log_scale=True)
     magnitudes = np.exp(logs - logs.max())
     signed = np.concatenate([magnitudes[: len(top)], -magnitudes[len(top):]])
     return float(signed.sum() / magnitudes.sum())
+
+
+def _local_tree(top: tuple[int, ...], bottom: tuple[int, ...], edges: tuple[tuple[int, int], ...],
+                root: int) -> ForestLayout | None:
+    """The layout of a component's tree over local indices (``top + bottom`` order) from the arm ``root``, or
+    ``None`` when its edges do not connect it."""
+    index = {node: position for position, node in enumerate(top + bottom)}
+    edge_top = np.array([index[i] for i, _ in edges], dtype=int)
+    edge_bottom = np.array([index[j] for _, j in edges], dtype=int)
+    return layout_tree(len(index), edge_top, edge_bottom, index[root])
 
 
 def _cyclic_balance_residual(top, bottom, edges, grad_top, grad_bottom, max_nodes: int = 2000) -> float:
@@ -286,7 +287,7 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
     tied_top = np.sum(theta[problem.top] == theta[worst_top]) > 1
     tied_bottom = np.sum(theta[problem.bottom] == theta[best_bottom]) > 1
     gaussian = None
-    if isinstance(problem.family, Gaussian):
+    if problem.family.harmonic_costs(kind):
         weighted = psi**2 / problem.dispersion
         gaussian = float(weighted[worst_top] - weighted[problem.bottom[1:]].sum())
     if tied_top or tied_bottom:
@@ -301,15 +302,16 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
                                  float("nan"), float("nan"), gaussian)
     edges = tuple([(int(i), best_bottom) for i in problem.top] + [(worst_top, int(j)) for j in problem.bottom[1:]])
     grad_top, grad_bottom = _edge_gradients(problem, psi, edges, kind)
-    k = problem.k
-    # peel the leaves j != j_1 of i_k (each leaf equation gives its edge's multiplier), then i_k's equation
-    # gives the centre edge (i_k, j_1); the leaves i != i_k of j_1 peel the same way and j_1's equation is
-    # the balance, checked separately
-    leaf_bottom = value / grad_bottom[k:]
-    center_gradient_top = grad_top[k - 1]
-    center = (value - np.dot(leaf_bottom, grad_top[k:])) / center_gradient_top
-    balance = balance_residual(problem, psi, tuple(int(i) for i in problem.top),
-                               tuple(int(j) for j in problem.bottom), edges, kind)
+    top, bottom = tuple(int(i) for i in problem.top), tuple(int(j) for j in problem.bottom)
+    # peel from j_1 (the forest solver's peeling): the leaves j != j_1 of i_k (each leaf equation gives its edge's
+    # multiplier), then i_k's equation gives the centre edge (i_k, j_1) and the leaves i != i_k of j_1 theirs;
+    # j_1's equation is the balance, checked separately
+    layout = _local_tree(top, bottom, edges, root=best_bottom)
+    assert layout is not None  # the double star connects every arm
+    own, parent_side = edge_end_coefficients(layout, grad_top, grad_bottom, problem.n_arms)
+    multiplier = _peel(layout, parent_side, own, np.full(problem.n_arms, value), problem.n_arms).multiplier
+    center = multiplier[problem.k - 1]  # i_k's parent edge, (i_k, j_1), in local (top + bottom) indices
+    balance = balance_residual(problem, psi, top, bottom, edges, kind)
     if not abs(balance) <= tol:
         return DoubleStarVerdict(False, f"the double star does not balance (residual {balance:.3g})", worst_top,
                                  best_bottom, float(center), balance, gaussian)
