@@ -9,6 +9,7 @@ import pytest
 
 from allocopt._json import NON_FINITE, dumps, jsonable
 from allocopt._result import Result, omit_from_dict
+from allocopt.exceptions import InvalidArgumentError
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -33,7 +34,8 @@ def test_numpy_values_become_python_values():
 
 
 def test_unconvertible_values_are_refused():
-    with pytest.raises(TypeError, match="object"):
+    # a library error in the house format (an AllocoptError), naming the value's type
+    with pytest.raises(InvalidArgumentError, match="a object cannot be written as JSON"):
         jsonable(object())
 
 
