@@ -25,7 +25,6 @@ Usage: ``python examples/adaptive_topk_experiment.py [--runs 200] [--jobs 2] [--
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from allocopt import TopKProblem
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_docs_section
 from allocopt.algorithms import AdaptiveTopKFixedBudget, BatchPullEach, PullEach, identify_fixed_budget
 from allocopt.complexity import adaptive_topk_sample_complexity, aggregate_regret, h_t_eps
-from allocopt.simulate import binomial_confidence_interval
+from allocopt.simulate import binomial_confidence_interval, paired_mean_difference
 from allocopt.testing.bandit_instances import synthetic_p, two_group, uniform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,13 +45,6 @@ PAPER = ("Chen, Chen, Zhang, Zhou (2017), experiments on Figures 1-4: AdaptiveTo
          "all the datasets; OptMAI is best when K is relatively small and AdaptiveTopK outperforms it when K is "
          "large. Neither comparator is in allocopt, so these statements are not tested here; the baseline "
          "measured instead is uniform allocation.")
-
-
-def paired_difference(first: np.ndarray, second: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``first - second`` (paired 0/1 indicators) and its 95% normal interval."""
-    difference = first.astype(float) - second.astype(float)
-    half = 1.96 * difference.std(ddof=1) / math.sqrt(difference.size) if difference.size > 1 else math.nan
-    return float(difference.mean()), float(difference.mean() - half), float(difference.mean() + half)
 
 
 @dataclass(frozen=True)
@@ -189,10 +181,11 @@ def main() -> None:
         for name in names:
             cells = []
             for index, budget in enumerate(budgets):
-                mean, low, high = paired_difference(failed[(k, name, "AdaptiveTopK")][:, index],
-                                                     failed[(k, name, "uniform")][:, index])
+                paired = paired_mean_difference(failed[(k, name, "AdaptiveTopK")][:, index],
+                                                failed[(k, name, "uniform")][:, index])
+                low, high = paired.interval()
                 verdict = "lower" if high < 0 else "higher" if low > 0 else "level"
-                cells.append(f"T = {budget}: {mean:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}")
+                cells.append(f"T = {budget}: {paired.mean:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}")
             table.append(f"* K = {k}, {name}: " + "; ".join(cells) + ".")
     page = args.docs / "algorithms.md"
     write_docs_section(page, "adaptive-topk-experiment", run, table, markers=(BEGIN, END))

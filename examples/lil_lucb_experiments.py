@@ -27,7 +27,7 @@ from allocopt import TopKProblem
 from allocopt._scripts import MeasuredRun, progress_on_terminal
 from allocopt.algorithms import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus, identify
 from allocopt.complexity import h1
-from allocopt.simulate import binomial_confidence_interval
+from allocopt.simulate import binomial_confidence_interval, paired_mean_difference
 from allocopt.testing.bandit_instances import alpha_exponential, one_sparse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,11 +132,10 @@ def main() -> None:
         for label in labels:
             if label == "lil'RandLUCB":
                 continue
-            difference = runs["lil'RandLUCB"] - runs[label]
-            half = 1.96 * difference.std(ddof=1) / np.sqrt(difference.size)
-            verdict = "fewer" if difference.mean() + half < 0 else "more" if difference.mean() - half > 0 else "level"
-            differences.append(f"- {label}: {difference.mean():+.0f} [{difference.mean() - half:+.0f}, "
-                               f"{difference.mean() + half:+.0f}] {verdict}")
+            paired = paired_mean_difference(runs["lil'RandLUCB"], runs[label])
+            low, high = paired.interval()
+            verdict = "fewer" if high < 0 else "more" if low > 0 else "level"
+            differences.append(f"- {label}: {paired.mean:+.0f} [{low:+.0f}, {high:+.0f}] {verdict}")
         lines.append("  lil'RandLUCB " + "; ".join(differences) + ".")
     (args.output / "lil_lucb_experiments.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -31,6 +31,7 @@ from allocopt import TopKProblem
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_docs_section
 from allocopt.algorithms import NSAR, POLICIES, SAR, identify_fixed_budget
 from allocopt.complexity import c_p, h1, h2, h_p, logbar, nsar_error_bound
+from allocopt.simulate import paired_mean_difference
 from allocopt.testing.bandit_instances import nsar_setup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,12 +50,11 @@ PAPER = {1: ("NSAR with p in {0.7, 0.85} outperforms SAR; AT-LUCB is better than
 
 
 def paired_difference(wrong: np.ndarray, other: np.ndarray) -> str:
-    """Mean of 1{wrong} - 1{other wrong} over paired runs, with 1.96 standard errors, as text."""
-    difference = wrong.astype(float) - other.astype(float)
-    mean = difference.mean()
-    half = 1.96 * difference.std(ddof=1) / math.sqrt(difference.size) if difference.size > 1 else math.nan
-    verdict = "lower" if mean + half < 0 else "higher" if mean - half > 0 else "level"
-    return f"{mean:+.4f} [{mean - half:+.4f}, {mean + half:+.4f}] {verdict}"
+    """Mean of 1{wrong} - 1{other wrong} over paired runs, with its 95% interval, as text."""
+    paired = paired_mean_difference(wrong, other)
+    low, high = paired.interval()
+    verdict = "lower" if high < 0 else "higher" if low > 0 else "level"
+    return f"{paired.mean:+.4f} [{low:+.4f}, {high:+.4f}] {verdict}"
 
 
 def instance(setup: int, m: int) -> np.ndarray:

@@ -10,7 +10,8 @@ import pytest
 
 import allocopt
 from allocopt._rng import replication_generator
-from allocopt.simulate import binomial_confidence_interval, chunk_bounds, monte_carlo
+from allocopt.exceptions import InvalidArgumentError
+from allocopt.simulate import binomial_confidence_interval, chunk_bounds, monte_carlo, paired_mean_difference
 
 
 def draw_three(generator):
@@ -122,3 +123,26 @@ def test_interval_arguments():
         binomial_confidence_interval(1, 4, confidence=1.0)
     with pytest.raises(allocopt.InvalidArgumentError, match="'method' parameter"):
         binomial_confidence_interval(1, 4, method="exact")
+
+
+def test_paired_mean_difference_by_hand():
+    # differences 2, 1, 0, 3: mean 3/2, sample variance (1/4 + 1/4 + 9/4 + 9/4) / 3 = 5/3, standard error
+    # sqrt(5/3) / sqrt(4)
+    paired = paired_mean_difference([3, 5, 4, 6], [1, 4, 4, 3])
+    assert paired.mean == 1.5 and paired.n_pairs == 4
+    assert paired.standard_error == pytest.approx(math.sqrt(5.0 / 3.0) / 2.0, rel=1e-15)
+    low, high = paired.interval(z=2.0)
+    assert (low, high) == pytest.approx((1.5 - math.sqrt(5.0 / 3.0), 1.5 + math.sqrt(5.0 / 3.0)), rel=1e-15)
+
+
+def test_paired_mean_difference_of_error_indicators_and_one_pair():
+    # booleans read as 0/1: differences 1, 0, -1, 1, mean 1/4
+    paired = paired_mean_difference(np.array([True, False, False, True]), np.array([False, False, True, False]))
+    assert paired.mean == 0.25
+    single = paired_mean_difference([2.0], [1.0])
+    assert single.mean == 1.0 and math.isnan(single.standard_error)
+
+
+def test_paired_mean_difference_refuses_samples_of_different_lengths():
+    with pytest.raises(InvalidArgumentError, match="'second' parameter of paired_mean_difference"):
+        paired_mean_difference([1.0, 2.0], [1.0])

@@ -18,17 +18,15 @@ on the error indicators at every budget.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from .._result import Result, omit_from_dict
 from .._rng import RandomLike, root_entropy
 from .._validation import as_int, fail
+from ..simulate import paired_mean_difference
 from ..topk.problem import TopKProblem
 from .identify import identify, identify_fixed_budget
 from .protocol import get_policy, policy_name
@@ -100,11 +98,10 @@ class PolicyComparison(Result):
             else:
                 values, reference_values, checkpoints = ~other.correct, ~base.correct, base.budgets
             for column, checkpoint in enumerate(checkpoints):
-                difference = (values[:n_pairs, column].astype(float) - reference_values[:n_pairs, column])
-                spread = float(difference.std(ddof=1)) / math.sqrt(n_pairs) if n_pairs > 1 else math.nan
+                paired = paired_mean_difference(values[:n_pairs, column], reference_values[:n_pairs, column])
                 rows.append(PairedDifference(policy=label, reference=self.reference, checkpoint=float(checkpoint),
-                                             mean=float(difference.mean()), standard_error=spread,
-                                             n_pairs=int(n_pairs)))
+                                             mean=paired.mean, standard_error=paired.standard_error,
+                                             n_pairs=paired.n_pairs))
         return rows
 
     def format_table(self) -> str:
