@@ -224,7 +224,7 @@ _LIL_TABLE_MAX = 2**22  # counts beyond this are computed directly
 
 
 def _lil_table(omega: float, eps: float, form: str, largest: int) -> np.ndarray | None:
-    """:math:`U(n, \omega)` with :math:`\sigma = 1` for ``n = 0 .. size - 1`` (entry 0 NaN), ``size`` a power of
+    r""":math:`U(n, \omega)` with :math:`\sigma = 1` for ``n = 0 .. size - 1`` (entry 0 NaN), ``size`` a power of
     two above ``largest``; None when the table would be too large or some count has no real radius."""
     key = (float(omega), float(eps), form)
     table = _LIL_TABLES.get(key)
