@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import datetime
 import resource
 import subprocess
 import sys
@@ -49,7 +48,6 @@ from pathlib import Path
 
 import numpy as np
 
-import allocopt
 from allocopt import TopKProblem
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import TrackAndStop, identify
@@ -110,23 +108,16 @@ def experiment_command(name: str, jobs: int, lil_max_arms: int, lil_runs: int) -
 
 
 def time_experiment(name: str, command: list[str]) -> str:
-    """Run one full-size experiment script; return a markdown section with its wall time, CPU time and load."""
-    load_before = os.getloadavg()
+    """Run one full-size experiment script; return a sentence with its provenance (date, machine, load, versions:
+    :class:`allocopt._scripts.MeasuredRun`) and the CPU time of the script and its reaped workers."""
+    run = MeasuredRun.start()
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
     completed = subprocess.run([sys.executable, *command], cwd=ROOT, check=False)
-    wall = time.perf_counter() - started
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
-    load_after = os.getloadavg()
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     status = "completed" if completed.returncode == 0 else f"FAILED (exit status {completed.returncode})"
-    text = (f"`python {' '.join(command)}` {status} on {stamp}, allocopt {allocopt.__version__}, "
-            f"{platform.machine()} with {os.cpu_count()} cores: wall time {wall:.0f} s ({wall / 60:.1f} min; goal "
-            f"20 min), CPU time {cpu:.0f} s (the script and its reaped workers), load average (1, 5, 15 min) "
-            f"{', '.join(f'{value:.1f}' for value in load_before)} before and "
-            f"{', '.join(f'{value:.1f}' for value in load_after)} after; BLAS thread variables set: "
-            f"{any(key in os.environ for key in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS'))}.")
+    text = (f"{run.provenance(command='python ' + ' '.join(command))} The script {status}; CPU time of the script "
+            f"and its reaped workers {cpu:.0f} s (goal: 20 minutes of wall-clock time).")
     print(text, flush=True)
     return text
 
@@ -201,7 +192,7 @@ def main() -> None:
         if name == "kkt-ts" and mean_tau is None:
             mean_tau = float(batched.stopping_times[:, 0].mean())
 
-    emit(f"\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
+    emit("\n3. Track-and-Stop (D-tracking, exact solver at every step), delta = 0.01")
     rule = TrackAndStop(solver="exact", update="every")
     sample = identify(problem, rule, delta=0.01, n_runs=args.tas_sample, rng=2, n_jobs=1, chunk_size=1,
                       batched=False)
