@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import time
 from pathlib import Path
 
 import joblib
-import numpy as np
 from scipy.special import ndtr
 
 import allocopt
@@ -38,6 +36,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "cbmai.md"
 INSTANCES = ("cbmai-d1p", "cbmai-d2p", "cbmai-d3p")
 BUDGETS = (500, 1000, 2000, 4000, 8000)
 ALGORITHMS = ("sfsr", "sfsr-l", "uslp")
+LABELS = {"sfsr": "SFSR", "sfsr-l": "SFSR-L", "uslp": "USLP"}
 PAPER_RUNS = 5000
 PAPER_MINUTES_PER_INSTANCE = 120 / 6
 
@@ -53,85 +52,133 @@ def median_time(function, repeat: int) -> float:
 
 
 def section(title: str) -> None:
-    print(f"\n== {title}")
+    print(f"\n### {title}\n")
+
+
+def table(header: list[str], rows: list[list[str]]) -> None:
+    """Print a markdown table (readable on a terminal too)."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print()
+
+
+def milliseconds(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
 
 
 def lp_timings(problem: allocopt.CBMAIProblem) -> None:
-    section(f"LP layer at K = {problem.n_arms}, L = {problem.n_costs} (instance D2P)")
-    iv = median_time(lambda: allocopt.iv_scores(problem), 200)
-    print(f"iv_scores, all {problem.n_columns} columns ({allocopt.enumerate_bases(problem).n_bases} bases): "
-          f"{iv * 1e3:.3f} ms median of 200  (goal < 5 ms)")
-    print(f"iv_scores(strict=True): {median_time(lambda: allocopt.iv_scores(problem, strict=True), 200) * 1e3:.3f} ms")
-    print(f"enumerate_bases: {median_time(lambda: allocopt.enumerate_bases(problem), 200) * 1e3:.3f} ms")
+    n_bases = allocopt.enumerate_bases(problem).n_bases
+    section(f"The LP layer at K = {problem.n_arms}, L = {problem.n_costs} (D2P, {n_bases} bases), median of repeated calls")
+    rows = [["`iv_scores`, all " + f"{problem.n_columns} columns (goal: under 5 ms)",
+             milliseconds(median_time(lambda: allocopt.iv_scores(problem), 200))],
+            ["`iv_scores(strict=True)`", milliseconds(median_time(lambda: allocopt.iv_scores(problem, strict=True), 200))],
+            ["`enumerate_bases`", milliseconds(median_time(lambda: allocopt.enumerate_bases(problem), 200))]]
     for method in allocopt.CBMAI_METHODS:
         seconds = median_time(lambda: allocopt.solve_cbmai(problem, method, diagnose=False), 50)
-        print(f"solve_cbmai(method={method!r}, diagnose=False): {seconds * 1e3:.3f} ms")
-    print(f"solve_cbmai() with Assumption 1 diagnostics: "
-          f"{median_time(lambda: allocopt.solve_cbmai(problem), 50) * 1e3:.3f} ms")
-    print(f"lagrangian_scores: {median_time(lambda: allocopt.lagrangian_scores(problem), 50) * 1e3:.3f} ms")
+        rows.append([f"`solve_cbmai(method={method!r}, diagnose=False)`", milliseconds(seconds)])
+    rows.append(["`solve_cbmai()` with the Assumption 1 diagnostics",
+                 milliseconds(median_time(lambda: allocopt.solve_cbmai(problem), 50))])
+    rows.append(["`lagrangian_scores`", milliseconds(median_time(lambda: allocopt.lagrangian_scores(problem), 50))])
+    table(["what", "time"], rows)
 
 
 def run_timings(problem: allocopt.CBMAIProblem) -> None:
-    section("one run at K = 24, L = 2 (D2P, N = 8000)")
+    section("One run of each algorithm on D2P at N = 8000")
     seeds = iter(range(10**6))
-    for label, call in (("SFSR", lambda: sfsr(problem, 8000, rng=next(seeds))),
-                        ("SFSR-L", lambda: sfsr(problem, 8000, score="lagrangian", rng=next(seeds))),
-                        ("USLP", lambda: uslp(problem, 8000, rng=next(seeds)))):
-        print(f"{label:7s} single run: {median_time(call, 30) * 1e3:.2f} ms median of 30")
+    single = {"sfsr": lambda: sfsr(problem, 8000, rng=next(seeds)),
+              "sfsr-l": lambda: sfsr(problem, 8000, score="lagrangian", rng=next(seeds)),
+              "uslp": lambda: uslp(problem, 8000, rng=next(seeds))}
+    rows = []
     for algorithm in ALGORITHMS:
         rate = cbmai_error_rate(problem, algorithm, 8000, 1000, rng=1, n_jobs=1, chunk_size=250)
-        print(f"{algorithm:7s} inside the vectorised harness (1 worker, chunks of 250): "
-              f"{rate.time / 1000 * 1e3:.2f} ms per run")
+        rows.append([LABELS[algorithm], milliseconds(median_time(single[algorithm], 30)),
+                     milliseconds(rate.time / 1000)])
+    table(["algorithm", "single-run API (median of 30)", "per run in the vectorised harness (1 worker, chunks of 250)"],
+          rows)
+
+
+def interval(rate) -> str:
+    return f"{rate.error_rate:.3f} [{rate.ci_low:.3f}, {rate.ci_high:.3f}]"
+
+
+def compared(first, second) -> str:
+    """How the error rate ``first`` compares with ``second``, judged by their 95% intervals."""
+    if first.ci_high < second.ci_low:
+        return "below"
+    if first.ci_low > second.ci_high:
+        return "above"
+    return "level (overlapping intervals) with"
 
 
 def appendix_c(sample: int, jobs: int, full: bool) -> None:
     runs = PAPER_RUNS if full else sample
-    section(f"Appendix C experiment: {len(ALGORITHMS)} algorithms x {len(BUDGETS)} budgets, "
-            f"{runs} runs per point ({'full' if full else f'projected to {PAPER_RUNS}'}), loky, {jobs} workers")
-    header = "instance  algorithm " + "".join(f"  N={budget:<14d}" for budget in BUDGETS)
-    totals = {}
+    rates: dict[tuple[str, str, int], object] = {}
+    seconds: dict[str, float] = {}
     with joblib.parallel_config(backend="loky", n_jobs=jobs):
         cbmai_error_rate(allocopt.CBMAIProblem.from_reference(INSTANCES[0]), "uslp", 500, 2 * jobs, rng=0)  # warm-up
         for name in INSTANCES:
             problem = allocopt.CBMAIProblem.from_reference(name)
-            print(header)
             start = time.perf_counter()
             for algorithm in ALGORITHMS:
-                cells = []
                 for budget in BUDGETS:
-                    rate = cbmai_error_rate(problem, algorithm, budget, runs, rng=2024, progress=progress_on_terminal())
-                    cells.append(f"  {rate.error_rate:.4f}+-{(rate.ci_high - rate.ci_low) / 2:.4f}")
-                print(f"{name[-3:].upper():9s} {algorithm:9s} " + "".join(f"{cell:<16s}" for cell in cells))
-            totals[name] = time.perf_counter() - start
-    print("error rate +- half-width of the 95% Clopper-Pearson interval")
-    for name, seconds in totals.items():
-        projected = seconds * PAPER_RUNS / runs
-        print(f"{name[-3:].upper()}: {seconds:.1f} s measured for {runs * 15} runs -> "
-              f"{projected / 60:.2f} min for 15 x {PAPER_RUNS} runs "
-              f"(goal < 2 min; paper ~{PAPER_MINUTES_PER_INSTANCE:.0f} min per instance, "
-              f"ratio {PAPER_MINUTES_PER_INSTANCE * 60 / projected:.0f}x)")
+                    rates[name, algorithm, budget] = cbmai_error_rate(problem, algorithm, budget, runs, rng=2024,
+                                                                      progress=progress_on_terminal())
+            seconds[name] = time.perf_counter() - start
+    section(f"Appendix C experiment: time ({runs} runs per point, {'run in full' if full else f'projected to {PAPER_RUNS}'}, "
+            f"loky, {jobs} workers)")
+    print(f"The paper reports about 2 hours for its figure of six instances on an Apple M1 laptop, about "
+          f"{PAPER_MINUTES_PER_INSTANCE:.0f} minutes per instance; the goal is under 2 minutes per instance.\n")
+    rows = []
+    for name, measured in seconds.items():
+        projected = measured * PAPER_RUNS / runs
+        rows.append([short(name), f"{measured:.1f} s for {runs * len(ALGORITHMS) * len(BUDGETS)} runs",
+                     f"{projected / 60:.2f} min", f"{PAPER_MINUTES_PER_INSTANCE * 60 / projected:.0f}x"])
+    table(["instance", "measured", f"for 15 x {PAPER_RUNS} runs", "speed-up on the paper's ~20 min"], rows)
+    section(f"Appendix C experiment: error rate with its 95% Clopper-Pearson interval ({runs} runs per point)")
+    table(["instance", "algorithm", *[f"N = {budget}" for budget in BUDGETS]],
+          [[short(name), LABELS[algorithm], *[interval(rates[name, algorithm, budget]) for budget in BUDGETS]]
+           for name in INSTANCES for algorithm in ALGORITHMS])
+    last = BUDGETS[-1]
+    print(f"Compared with the paper's text at N = {last} (its Figure 5 is only a plot; it says SFSR-L is the same "
+          f"as SFSR or a bit better on its two-constraint instances, and that SFSR beats USLP):\n")
+    for name in INSTANCES:
+        sfsr_rate, lagrangian, uniform = (rates[name, algorithm, last] for algorithm in ALGORITHMS)
+        print(f"* {short(name)}: SFSR-L {interval(lagrangian)} is {compared(lagrangian, sfsr_rate)} SFSR "
+              f"{interval(sfsr_rate)}; SFSR is {compared(sfsr_rate, uniform)} USLP {interval(uniform)}.")
+    print()
 
 
 def hardness_table() -> None:
-    section("cbmai_hardness (sigma_r = 1, sigma_c = 0.5)")
-    print("instance  time (s)  lattice  Delta_0^2   Delta_(L+2)^2  (13) any consistent  (14) USLP   (15) SFSR")
+    section("`cbmai_hardness` on D1P-D3P (sigma_r = 1, sigma_c = 0.5)")
+    rows = []
     for name in INSTANCES:
         hardness = allocopt.cbmai_hardness(allocopt.CBMAIProblem.from_reference(name), 1.0, 0.5)
-        print(f"{name[-3:].upper():9s} {hardness.time:8.1f}  {hardness.resolution:7d}  "
-              f"{hardness.infeasibility_gap:.3e}  {hardness.sorted_gaps[3]:.3e}      "
-              f"{hardness.consistent_exponent:.3e}          {hardness.uslp_exponent:.3e}  "
-              f"{hardness.sfsr_exponent:.3e}")
+        rows.append([short(name), f"{hardness.time:.1f}", f"{hardness.resolution}",
+                     f"{hardness.infeasibility_gap:.3e}", f"{hardness.sorted_gaps[3]:.3e}",
+                     f"{hardness.consistent_exponent:.3e}", f"{hardness.uslp_exponent:.3e}",
+                     f"{hardness.sfsr_exponent:.3e}"])
+    table(["instance", "time (s)", "lattice", "`Delta_0^2`", "`Delta_(L+2)^2`", "(13) any consistent", "(14) USLP",
+           "(15) SFSR"], rows)
 
 
 def uslp_consistency(runs: int, jobs: int) -> None:
     problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
     exponent = allocopt.cbmai_hardness(problem, 1.0, 0.5).uslp_exponent
-    section(f"USLP on D2P against its exponent (14) e = {exponent:.3e}: error rate ({runs} runs) and Phi(-sqrt(2 e N))")
+    section(f"USLP on D2P against its exponent (14), e = {exponent:.3e}")
+    print(f"A consistency check: USLP's error rate ({runs} runs per budget, 95% Clopper-Pearson interval) beside the "
+          f"Gaussian tail Phi(-sqrt(2 e N)) that an exponent e suggests.\n")
+    rows = []
     with joblib.parallel_config(backend="loky", n_jobs=jobs):
         for budget in (8000, 32000, 128000):
             rate = cbmai_error_rate(problem, "uslp", budget, runs, rng=7, progress=progress_on_terminal())
-            print(f"N = {budget:6d}: error rate {rate.error_rate:.3f} [{rate.ci_low:.3f}, {rate.ci_high:.3f}]   "
-                  f"Phi(-sqrt(2 e N)) = {ndtr(-math.sqrt(2 * exponent * budget)):.3f}")
+            rows.append([f"{budget}", interval(rate), f"{ndtr(-math.sqrt(2 * exponent * budget)):.3f}"])
+    table(["N", "USLP error rate", "Phi(-sqrt(2 e N))"], rows)
+
+
+def short(name: str) -> str:
+    return name[-3:].upper()
 
 
 def main() -> None:
@@ -146,8 +193,6 @@ def main() -> None:
     args = parser.parse_args()
     run = MeasuredRun.start()
     with tee_stdout() as printed:
-        print(f"allocopt {allocopt.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-              f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
         problem = allocopt.CBMAIProblem.from_reference("cbmai-d2p")
         lp_timings(problem)
         run_timings(problem)
@@ -156,8 +201,7 @@ def main() -> None:
             hardness_table()
             uslp_consistency(args.uslp_runs, args.jobs)
     if args.write_docs:
-        write_docs_section(args.docs, "cbmai-benchmarks", run,
-                           ["```text", *printed.getvalue().strip().splitlines(), "```"])
+        write_docs_section(args.docs, "cbmai-benchmarks", run, printed.getvalue().strip().splitlines())
         print(f"wrote its section of {args.docs}")
 
 

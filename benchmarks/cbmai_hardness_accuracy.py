@@ -11,25 +11,25 @@ For each of D1P, D2P, D3P (sigma_r = 1, sigma_c = 0.5):
    ``--starts`` random starts; printed is the smallest ratio (direct / computed), which is >= 1 when the
    direct search never finds a lower value.
 
-Usage: ``python benchmarks/cbmai_hardness_accuracy.py [--sample 25] [--starts 20]``.
+Usage: ``python benchmarks/cbmai_hardness_accuracy.py [--sample 25] [--starts 20] [--write-docs]``;
+``--write-docs`` writes the table into its section of docs/cbmai.md, with the date, the machine and the load.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
+from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import allocopt  # noqa: E402
-from allocopt._scripts import progress_iter  # noqa: E402
-from allocopt.testing.cbmai import direct_gap_search, gap_constraint_violation  # noqa: E402
+import allocopt
+from allocopt._scripts import MeasuredRun, progress_iter, write_docs_section
+from allocopt.testing.cbmai import direct_gap_search, gap_constraint_violation
 
 INSTANCES = ("cbmai-d1p", "cbmai-d2p", "cbmai-d3p")
 SIGMA_R, SIGMA_C = 1.0, 0.5
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "cbmai.md"
 
 
 def witness_violation(problem, hardness, basis):
@@ -45,8 +45,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=25, help="bases per instance for the direct search")
     parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/cbmai.md")
+    parser.add_argument("--docs", type=Path, default=DOCS, help=argparse.SUPPRESS)  # another copy of the page
     args = parser.parse_args()
+    run = MeasuredRun.start()
     rng = np.random.default_rng(0)
+    rows = []
     for name in progress_iter(INSTANCES, desc="instances"):
         problem = allocopt.CBMAIProblem.from_reference(name)
         default = allocopt.cbmai_hardness(problem, SIGMA_R, SIGMA_C)
@@ -69,15 +73,20 @@ def main() -> None:
         ratios = [direct_gap_search(problem, default.optimal_support, default.bases[row], SIGMA_R, SIGMA_C,
                                     args.starts, rng) / default.basis_gaps[row] for row in sample]
         direct_seconds = time.perf_counter() - start
-        print(f"{name[-3:].upper()}: {int(finite.sum())} finite gaps; default lattice {default.resolution} "
-              f"({default.time:.1f} s) vs lattice {fine.resolution} with 8 starts ({fine_seconds:.1f} s): "
-              f"largest relative decrease {max(decrease, 0.0):.2e}")
-        print(f"     witnesses re-checked with numpy: {len(checked)} of {len(violations)} (others sit on a singular "
-              f"closure point); largest violation {max(checked):.2e}")
-        print(f"     direct SLSQP on (9), {args.starts} starts, {len(sample)} bases ({direct_seconds:.0f} s): "
-              f"min ratio direct/computed {np.min(ratios):.6f}, bases where the direct search found nothing "
-              f"feasible: {int(np.sum(np.isinf(ratios)))}")
-        print(f"     sorted gaps, first 8: {np.array2string(default.sorted_gaps[:8], precision=6)}")
+        rows.append([name[-3:].upper(), f"{int(finite.sum())}",
+                     f"{default.resolution} ({default.time:.1f} s) / {fine.resolution} ({fine_seconds:.1f} s)",
+                     f"{max(decrease, 0.0):.1e}", f"{len(checked)} of {len(violations)}", f"{max(checked):.1e}",
+                     f"{len(sample)} ({direct_seconds:.0f} s)", f"{np.min(ratios):.6f}",
+                     f"{int(np.sum(np.isinf(ratios)))}"])
+    lines = ["| instance | finite positive gaps | lattice (time): default / twice as fine, 8 starts | largest relative "
+             "decrease | witnesses re-checked | largest violation | bases searched directly (time) | smallest ratio "
+             "direct / computed | direct search found nothing feasible |",
+             "|" + "---|" * 9, *["| " + " | ".join(row) + " |" for row in rows], "",
+             f"The direct search ran SLSQP from {args.starts} random starts per basis."]
+    print("\n".join(lines))
+    if args.write_docs:
+        write_docs_section(args.docs, "cbmai-hardness-accuracy", run, lines)
+        print(f"wrote its section of {args.docs}")
 
 
 if __name__ == "__main__":
