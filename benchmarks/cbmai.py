@@ -142,7 +142,7 @@ def appendix_c(sample: int, jobs: int, full: bool) -> None:
            for name in INSTANCES for algorithm in ALGORITHMS])
     last = BUDGETS[-1]
     print(f"Compared with the paper's text at N = {last} (its Figure 5 is only a plot; it says SFSR-L is the same "
-          f"as SFSR or a bit better on its two-constraint instances, and that SFSR beats USLP):\n")
+          f"as SFSR or a bit better on these two-constraint instances; its Section 5 says both flavours clearly outperform USLP on its Figure 2 instances):\n")
     for name in INSTANCES:
         sfsr_rate, lagrangian, uniform = (rates[name, algorithm, last] for algorithm in ALGORITHMS)
         print(f"* {short(name)}: SFSR-L {interval(lagrangian)} is {compared(lagrangian, sfsr_rate)} SFSR "
