@@ -18,7 +18,9 @@ At each step (``t`` the number of pulls so far):
 The answer at any time is :math:`J(t)` (the ``recommend`` hook), so the rule is anytime: one run of
 :func:`~allocopt.algorithms.identify_fixed_budget` serves every budget (Shahrampour and Tarokh compare NSAR
 with it this way). Step 1 is found by exponential then binary search over :math:`s` (TERM is
-monotone in :math:`\delta`), vectorised over runs. The step is idempotent at a fixed :math:`t`, so the
+monotone in :math:`\delta`), vectorised over runs; batches go through a compiled kernel
+(:mod:`allocopt.algorithms._compiled_at_lucb`) that probes the same stages and returns bit-identical stages,
+answers and arms. The step is idempotent at a fixed :math:`t`, so the
 stopping check and the recommendation recompute it without consuming randomness.
 
 Fixed confidence (our addition, for :func:`~allocopt.algorithms.identify`): stop as soon as :math:`J(t)`
@@ -36,6 +38,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._validation import as_float
+from ._compiled import compiled_enabled
+from ._compiled_at_lucb import ATLUCBStep, compiled_at_lucb_step
 from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
 from .lucb import _pull_both, critical_arms, in_top_mask
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
@@ -144,7 +148,29 @@ class ATLUCB:
         state["answer"][...] = current.answer
         return current
 
-    def _certified(self, context: RuleContext, current: ATLUCBStage) -> np.ndarray:
+    def _step_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray | None) -> ATLUCBStep:
+        """Steps 1-2 (and, given the uniforms, step 3's arms) for a batch: the compiled kernel when enabled, else
+        :meth:`advance`, :meth:`revised` and :func:`~allocopt.algorithms.lucb.critical_arms` (its numpy twin)."""
+        if compiled_enabled():
+            variance = subgaussian_variance(context.family, context.dispersion, "ATLUCB")
+            return compiled_at_lucb_step(view.means, view.counts, view.t, variance, view.top, view.bottom,
+                                         state["stage"][:, 0], state["answer"], delta1=self.delta1, alpha=self.alpha,
+                                         epsilon=self.epsilon, uniforms=uniforms)
+        current = self.advance(context, view, state)
+        if uniforms is None:
+            no_arm = np.full(current.stage.shape, -1, dtype=np.int64)
+            return ATLUCBStep(current.stage, current.answer, no_arm, no_arm.copy())
+        revised = self.revised(context, view, current.stage)
+        h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
+        return ATLUCBStep(current.stage, current.answer, h, l)
+
+    def _store_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray | None) -> ATLUCBStep:
+        current = self._step_batch(context, view, state, uniforms)
+        state["stage"][:, 0] = current.stage
+        state["answer"][...] = current.answer
+        return current
+
+    def _certified(self, context: RuleContext, current: ATLUCBStage | ATLUCBStep) -> np.ndarray:
         delta = context.delta_value(self.name)
         return (current.stage >= 2) & (self.log_inverse_delta(current.stage - 1) >= -math.log(delta))
 
@@ -152,7 +178,7 @@ class ATLUCB:
         return bool(self._certified(context, self._store(context, view, state)))
 
     def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._certified(context, self._store(context, view, state))
+        return self._certified(context, self._store_batch(context, view, state, None))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
         current = self._store(context, view, state)  # S(t), J(t)
@@ -161,20 +187,17 @@ class ATLUCB:
         return PullEach(_pull_both(h, l, context.n_arms))  # pull h_t and l_t
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
-        current = self._store(context, view, state)
-        revised = self.revised(context, view, current.stage)
-        h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
-        return BatchPullEach(_pull_both(h, l, context.n_arms))
+        current = self._store_batch(context, view, state, uniforms)  # S(t), J(t), and h_t, l_t at delta_{S(t)}
+        return BatchPullEach(_pull_both(current.h, current.l, context.n_arms))
 
-    def _recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        answer = self.advance(context, view, state).answer
+    def _recommend(self, context: RuleContext, answer: np.ndarray) -> np.ndarray:
         return np.sort(np.argsort(~answer, axis=-1, kind="stable")[..., :context.k], axis=-1)
 
     def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._recommend(context, view, state)
+        return self._recommend(context, self.advance(context, view, state).answer)
 
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._recommend(context, view, state)
+        return self._recommend(context, self._step_batch(context, view, state, None).answer)
 
 
 register_policy("at-lucb", ATLUCB)
