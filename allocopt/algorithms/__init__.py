@@ -55,6 +55,7 @@ from .uniform import Uniform
 from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
                           successive_rejects_schedule)
 from .adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
+from .clucb_pac import CLUCBPAC, CLUCBPACFixedBudget
 from .pac import pac_identify
 
 __all__ = [
@@ -82,6 +83,8 @@ __all__ = [
     "LUCB",
     "LUCBPlusPlus",
     "LilCLUCB",
+    "CLUCBPAC",
+    "CLUCBPACFixedBudget",
     "LilLUCB",
     "LilRandLUCB",
     "Pull",

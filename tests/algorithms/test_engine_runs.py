@@ -42,7 +42,8 @@ def _same(a, b):
 _SOLVING = {"track-and-stop": 60, "fwga-ts": 18, "dt-ts": 40}
 # rules of the other settings have their own conformance tests: fixed budget only (test_elimination.py) and
 # PAC or its fixed-budget conversion (test_adaptive_topk.py)
-OTHER_SETTINGS = {"nsar", "sar", "successive-rejects", "sequential-halving", "adaptive-topk", "adaptive-topk-budget"}
+OTHER_SETTINGS = {"nsar", "sar", "successive-rejects", "sequential-halving", "adaptive-topk", "adaptive-topk-budget",
+                  "clucb-pac", "clucb-pac-budget"}
 
 
 def _defined(name, family):
