@@ -20,6 +20,12 @@ counts and sums, the number of steps), so the outcomes are bit-identical to the 
   and moves only the pulled arm (one insertion step per position it moves: a pull changes one mean by
   :math:`O(1/N_a)`), so the order is always the unique sorted one. lil'CLUCB keeps a second such order of the
   revised means for :math:`\tilde M_t`.
+* **the same extremes, in O(log K).** :math:`\min_{\hat I_t} L_a` and :math:`\max_{\text{Low}} U_a` (and
+  lil'CLUCB's largest radius over :math:`M_t \triangle \tilde M_t`) are the roots of minimum trees over the arms
+  (leaves :math:`L_a`, :math:`-U_a`, :math:`-u_a`, or :math:`+\infty` outside the set) that also count the leaves
+  attaining the minimum; the tie-break descends to the :math:`\lfloor uc \rfloor`-th of them in arm order. A LIL
+  radius depends only on the arm's count and side, so a pull updates at most four leaves; the Hoeffding radius
+  moves with :math:`\beta(t)`, so LUCB recomputes every radius and rebuilds its trees at each step.
 * **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
   buffers (refilled by the streams themselves when a row reaches the end of one); the policy uniforms of each
   replication are its stream of :class:`~allocopt.algorithms.rewards.PolicyStreams`, drawn by the same generator
@@ -132,13 +138,11 @@ def _reposition(values, order, rank, arm):
     return start
 
 
-def _radius(radius_kind, arm, count, in_top, top_table, bottom_table, sigma, twice_variance, rate):
-    """The arm's radius: LIL ``table[count] * sigma`` (top or bottom table), or Hoeffding."""
-    if radius_kind == 0:
-        if in_top:
-            return top_table[count] * sigma[arm]
-        return bottom_table[count] * sigma[arm]
-    return np.sqrt(twice_variance[arm] * rate / count)
+def _radius(arm, count, in_top, top_table, bottom_table, sigma):
+    """The arm's LIL radius, ``table[count] * sigma`` from the top or the bottom table."""
+    if in_top:
+        return top_table[count] * sigma[arm]
+    return bottom_table[count] * sigma[arm]
 
 
 def _revised_value(mean, radius, in_top):
@@ -148,86 +152,129 @@ def _revised_value(mean, radius, in_top):
     return mean + radius
 
 
-def _pick(values, mask_value, mask, extreme, n_candidates, first, uniform):
-    """The ``floor(u c)``-th arm (increasing order) with ``mask == mask_value`` and ``values == extreme``."""
-    if n_candidates == 1:
-        return first
-    pick = min(int(uniform * n_candidates), n_candidates - 1)
-    seen = 0
-    for arm in range(values.shape[0]):
-        if mask[arm] == mask_value and values[arm] == extreme:
-            if seen == pick:
-                return arm
-            seen += 1
-    return first  # not reached
+def _tree_combine(values, counts, node):
+    """Node ``node`` of a minimum tree from its children: the smaller value and how many leaves attain it."""
+    left = 2 * node
+    right = left + 1
+    if values[left] < values[right]:
+        values[node], counts[node] = values[left], counts[left]
+    elif values[right] < values[left]:
+        values[node], counts[node] = values[right], counts[right]
+    else:
+        values[node], counts[node] = values[left], counts[left] + counts[right]
 
 
-def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, means, t, selects, initialised,
-               order, rank, in_top, revised, revised_order, revised_rank, radii, buffer, position, uniforms,
-               uniform_position, top_table, bottom_table, sigma, twice_variance, rates, status, need):
+def _tree_set(values, counts, size, arm, value):
+    """Set leaf ``arm`` of a minimum tree over ``size`` leaves (a power of two) and update its ancestors."""
+    node = size + arm
+    values[node] = value
+    counts[node] = 1
+    node //= 2
+    while node >= 1:
+        _tree_combine(values, counts, node)
+        node //= 2
+
+
+def _tree_pick(values, counts, size, uniform):
+    """Of the leaves attaining the minimum (``counts[1]`` of them), the ``floor(u c)``-th in leaf order, as
+    :func:`allocopt._rng.random_candidate` picks among candidates in increasing arm order."""
+    target = values[1]
+    total = counts[1]
+    pick = 0 if total == 1 else min(int(uniform * total), total - 1)
+    node = 1
+    while node < size:
+        left = 2 * node
+        if values[left] == target:
+            if pick < counts[left]:
+                node = left
+                continue
+            pick -= counts[left]
+        node = left + 1
+    return node - size
+
+
+def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, means, count_values, t, selects,
+               initialised, order, rank, in_top, revised, revised_order, revised_rank, radii, low_values, low_counts,
+               high_values, high_counts, mismatches, buffer, position, uniforms, uniform_position, top_table,
+               bottom_table, sigma, twice_variance, rates, status, need):
     n_arms = counts.shape[1]
+    size = low_values.shape[1] // 2  # leaves of the trees: a power of two >= K
     n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
     table_size = min(top_table.shape[0], bottom_table.shape[0])
-    changed = np.empty(4, dtype=np.int64)
+    changed = np.empty(8, dtype=np.int64)
     for row in rows:
         row_counts, row_means, row_revised, row_in_top = counts[row], means[row], revised[row], in_top[row]
-        row_radii = radii[row]
+        row_radii, row_count_values = radii[row], count_values[row]
+        row_low, row_low_counts = low_values[row], low_counts[row]
+        row_high, row_high_counts = high_values[row], high_counts[row]
+        row_order, row_rank = order[row], rank[row]
+        row_revised_order, row_revised_rank = revised_order[row], revised_rank[row]
         status[row] = _RUNNING
         if radius_kind == 0:
             largest = 0
             for arm in range(n_arms):
                 largest = max(largest, row_counts[arm])
-            if largest >= table_size:
-                status[row], need[row] = _NEED_TABLE, largest
+            if largest + 2 >= table_size:
+                status[row], need[row] = _NEED_TABLE, largest + 2
                 continue
         if not initialised[row]:
             for arm in range(n_arms):
                 row_means[arm] = sums[row, arm] / row_counts[arm]
-            _sort_order(row_means, order[row], rank[row])
+                row_count_values[arm] = row_counts[arm]
+            _sort_order(row_means, row_order, row_rank)
             for arm in range(n_arms):
-                row_in_top[arm] = rank[row, arm] < k
-            if kind == 2:
+                row_in_top[arm] = row_rank[arm] < k
+            for node in range(2 * size):  # padding leaves never attain a minimum
+                row_low[node], row_low_counts[node] = np.inf, 1
+                row_high[node], row_high_counts[node] = np.inf, 1
+            if kind == 2:  # lil'CLUCB: the revised means' order; a tree of -radius over M_t (+) M~_t
                 for arm in range(n_arms):
                     row_radii[arm] = top_table[row_counts[arm]] * sigma[arm]
                     row_revised[arm] = _revised_value(row_means[arm], row_radii[arm], row_in_top[arm])
-                _sort_order(row_revised, revised_order[row], revised_rank[row])
+                _sort_order(row_revised, row_revised_order, row_revised_rank)
+                mismatches[row] = 0
+                for arm in range(n_arms):
+                    if row_in_top[arm] != (row_revised_rank[arm] < k):
+                        row_low[size + arm] = -row_radii[arm]
+                        mismatches[row] += 1
+            elif radius_kind == 0:  # LIL radii: trees of the LCB over the top and of -UCB over the others
+                for arm in range(n_arms):
+                    member = row_in_top[arm]
+                    row_revised[arm] = _revised_value(
+                        row_means[arm], _radius(arm, row_counts[arm], member, top_table, bottom_table, sigma), member)
+                    if member:
+                        row_low[size + arm] = row_revised[arm]
+                    else:
+                        row_high[size + arm] = -row_revised[arm]
+            if radius_kind == 0:
+                for node in range(size - 1, 0, -1):
+                    _tree_combine(row_low, row_low_counts, node)
+                    _tree_combine(row_high, row_high_counts, node)
             initialised[row] = True
         while True:
             now = t[row]
-            rate = 0.0
-            lowest, n_lowest, h_arm = np.inf, 0, -1
-            highest, n_highest, l_arm = -np.inf, 0, -1
-            if radius_kind == 1:
-                if now >= rates.shape[0]:
-                    status[row], need[row] = _NEED_RATE, now
-                    break
-                rate = rates[now]
             # 1. the stopping rule
             if kind == 2:  # lil'CLUCB: M~_t = M_t
-                stop = True
-                for place in range(k):
-                    if not row_in_top[revised_order[row, place]]:
-                        stop = False
-                        break
+                stop = mismatches[row] == 0
             else:  # min over the top of the LCB >= max over the others of the UCB
-                for arm in range(n_arms):
-                    member = row_in_top[arm]
-                    value = _revised_value(row_means[arm], _radius(radius_kind, arm, row_counts[arm], member,
-                                                                   top_table, bottom_table, sigma, twice_variance,
-                                                                   rate), member)
-                    row_revised[arm] = value
-                    if member:
-                        if value < lowest:
-                            lowest, n_lowest, h_arm = value, 1, arm
-                        elif value == lowest:
-                            n_lowest += 1
-                    else:
-                        if value > highest:
-                            highest, n_highest, l_arm = value, 1, arm
-                        elif value == highest:
-                            n_highest += 1
-                stop = lowest >= highest
+                if radius_kind == 1:  # Hoeffding: every radius moves with beta(t)
+                    if now >= rates.shape[0]:
+                        status[row], need[row] = _NEED_RATE, now
+                        break
+                    rate = rates[now]
+                    for arm in range(n_arms):
+                        row_radii[arm] = np.sqrt(twice_variance[arm] * rate / row_count_values[arm])
+                    for arm in range(n_arms):
+                        member = row_in_top[arm]
+                        value = _revised_value(row_means[arm], row_radii[arm], member)
+                        row_revised[arm] = value
+                        row_low[size + arm] = value if member else np.inf
+                        row_high[size + arm] = np.inf if member else -value
+                    for node in range(size - 1, 0, -1):
+                        _tree_combine(row_low, row_low_counts, node)
+                        _tree_combine(row_high, row_high_counts, node)
+                stop = row_low[1] >= -row_high[1]
             if stop:
                 status[row] = _STOPPED
                 break
@@ -239,30 +286,12 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
                 status[row] = _NEED_UNIFORMS
                 break
             # 2. the arms to pull
-            first, second = -1, -1
+            second = -1
             if kind == 2:  # the arm of largest radius in M_t (+) M~_t
-                largest_radius, n_largest, first_largest = -np.inf, 0, -1
-                for arm in range(n_arms):
-                    if row_in_top[arm] != (revised_rank[row, arm] < k):
-                        value = row_radii[arm]
-                        if value > largest_radius:
-                            largest_radius, n_largest, first_largest = value, 1, arm
-                        elif value == largest_radius:
-                            n_largest += 1
-                if n_largest == 1:
-                    first = first_largest
-                else:
-                    pick = min(int(uniforms[row, start] * n_largest), n_largest - 1)
-                    seen = 0
-                    for arm in range(n_arms):
-                        if row_in_top[arm] != (revised_rank[row, arm] < k) and row_radii[arm] == largest_radius:
-                            if seen == pick:
-                                first = arm
-                                break
-                            seen += 1
+                first = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
             else:
-                h_arm = _pick(row_revised, True, row_in_top, lowest, n_lowest, h_arm, uniforms[row, start])
-                l_arm = _pick(row_revised, False, row_in_top, highest, n_highest, l_arm, uniforms[row, start + 1])
+                h_arm = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
+                l_arm = _tree_pick(row_high, row_high_counts, size, uniforms[row, start + 1])
                 if kind == 1:  # h with probability N_l / (N_h + N_l)
                     probability_h = row_counts[l_arm] / (row_counts[h_arm] + row_counts[l_arm])
                     first = h_arm if uniforms[row, start + 2] < probability_h else l_arm
@@ -277,9 +306,9 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
             if second >= 0 and position[row, second] >= n_block:
                 status[row], need[row] = _NEED_REWARD, second
                 break
-            if radius_kind == 0 and (row_counts[first] + 1 >= table_size
-                                     or (second >= 0 and row_counts[second] + 1 >= table_size)):
-                status[row], need[row] = _NEED_TABLE, max(row_counts[first], row_counts[max(second, 0)]) + 1
+            if radius_kind == 0 and (row_counts[first] + 2 >= table_size
+                                     or (second >= 0 and row_counts[second] + 2 >= table_size)):
+                status[row], need[row] = _NEED_TABLE, max(row_counts[first], row_counts[max(second, 0)]) + 2
                 break
             uniform_position[row] = start + per_step
             selects[row] += 1
@@ -290,26 +319,50 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
                 sums[row, arm] += buffer[row, arm, place]
                 position[row, arm] = place + 1
                 row_counts[arm] += 1
+                row_count_values[arm] = row_counts[arm]
                 t[row] += 1
                 row_means[arm] = sums[row, arm] / row_counts[arm]
-                old = _reposition(row_means, order[row], rank[row], arm)
-                new = rank[row, arm]
+                old = _reposition(row_means, row_order, row_rank, arm)
+                new = row_rank[arm]
                 n_changed = 1
                 changed[0] = arm
                 if old >= k > new:  # the arm entered the top-k; the one now at place k left it
-                    changed[1] = order[row, k]
+                    changed[1] = row_order[k]
                     n_changed = 2
                 elif new >= k > old:  # it left; the one now at place k - 1 entered
-                    changed[1] = order[row, k - 1]
+                    changed[1] = row_order[k - 1]
                     n_changed = 2
                 for index in range(n_changed):
-                    row_in_top[changed[index]] = rank[row, changed[index]] < k
+                    row_in_top[changed[index]] = row_rank[changed[index]] < k
                 if kind == 2:
+                    n_moved = n_changed
+                    row_radii[arm] = top_table[row_counts[arm]] * sigma[arm]
+                    for index in range(n_moved):
+                        moved = changed[index]
+                        row_revised[moved] = _revised_value(row_means[moved], row_radii[moved], row_in_top[moved])
+                        old = _reposition(row_revised, row_revised_order, row_revised_rank, moved)
+                        new = row_revised_rank[moved]
+                        if old >= k > new:  # M~_t changed: these two arms may now (mis)match M_t
+                            changed[n_changed] = row_revised_order[k]
+                            n_changed += 1
+                        elif new >= k > old:
+                            changed[n_changed] = row_revised_order[k - 1]
+                            n_changed += 1
+                    for index in range(n_changed):  # M_t (+) M~_t and the tree over it, at the arms touched
+                        moved = changed[index]
+                        was = row_low[size + moved] != np.inf
+                        mismatched = row_in_top[moved] != (row_revised_rank[moved] < k)
+                        mismatches[row] += int(mismatched) - int(was)
+                        _tree_set(row_low, row_low_counts, size, moved, -row_radii[moved] if mismatched else np.inf)
+                elif radius_kind == 0:
                     for index in range(n_changed):
                         moved = changed[index]
-                        row_radii[moved] = top_table[row_counts[moved]] * sigma[moved]
-                        row_revised[moved] = _revised_value(row_means[moved], row_radii[moved], row_in_top[moved])
-                        _reposition(row_revised, revised_order[row], revised_rank[row], moved)
+                        member = row_in_top[moved]
+                        value = _revised_value(row_means[moved], _radius(moved, row_counts[moved], member, top_table,
+                                                                         bottom_table, sigma), member)
+                        row_revised[moved] = value
+                        _tree_set(row_low, row_low_counts, size, moved, value if member else np.inf)
+                        _tree_set(row_high, row_high_counts, size, moved, np.inf if member else -value)
 
 
 _KERNEL: dict[str, Any] = {}
@@ -324,7 +377,8 @@ def _kernel():
                 import numba
 
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_pick"):
+                for name in ("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_tree_combine",
+                             "_tree_set", "_tree_pick"):
                     globals()[name] = compile_(globals()[name])  # the kernel calls them by their global names
                 _KERNEL["rows"] = compile_(_lucb_rows)
     return _KERNEL["rows"]
@@ -435,6 +489,12 @@ def run_lucb_rows(plan: LucbPlan, k: int, max_samples: int, counts: np.ndarray, 
     revised_order = np.empty((n_rows, n_arms), dtype=np.int64)
     revised_rank = np.empty((n_rows, n_arms), dtype=np.int64)
     in_top = np.zeros((n_rows, n_arms), dtype=np.bool_)
+    count_values = np.empty((n_rows, n_arms))
+    leaves = 1 << max(0, n_arms - 1).bit_length()  # a power of two >= K
+    low_values, high_values = np.empty((n_rows, 2 * leaves)), np.empty((n_rows, 2 * leaves))
+    low_counts = np.empty((n_rows, 2 * leaves), dtype=np.int64)
+    high_counts = np.empty((n_rows, 2 * leaves), dtype=np.int64)
+    mismatches = np.zeros(n_rows, dtype=np.int64)
     initialised = np.zeros(n_rows, dtype=np.bool_)
     selects = np.zeros(n_rows, dtype=np.int64)
     status = np.zeros(n_rows, dtype=np.int64)
@@ -454,10 +514,10 @@ def run_lucb_rows(plan: LucbPlan, k: int, max_samples: int, counts: np.ndarray, 
         rates = rate_table(plan.exploration, plan.delta, n_arms, int(t.max(initial=1)) + 1)
     pending = np.arange(n_rows, dtype=np.int64)
     while pending.size:
-        kernel(pending, plan.kind, plan.radius, k, max_samples, per_step, counts, sums, means, t, selects,
-               initialised, order, rank, in_top, revised, revised_order, revised_rank, radii, rewards.buffer,
-               rewards.position, uniforms, uniform_position, top_table, bottom_table, sigma, twice_variance, rates,
-               status, need)
+        kernel(pending, plan.kind, plan.radius, k, max_samples, per_step, counts, sums, means, count_values, t,
+               selects, initialised, order, rank, in_top, revised, revised_order, revised_rank, radii, low_values,
+               low_counts, high_values, high_counts, mismatches, rewards.buffer, rewards.position, uniforms,
+               uniform_position, top_table, bottom_table, sigma, twice_variance, rates, status, need)
         for row in pending.tolist():
             code = int(status[row])
             if code == _NEED_REWARD:

@@ -130,3 +130,23 @@ def test_tables_hold_the_direct_calls_numbers():
     rates = _compiled_lucb.rate_table("kalyanakrishnan", 0.01, 8, 4099)
     for row in times:
         assert np.array_equal(rates[row], exploration_rate("kalyanakrishnan", row, 0.01, 8))
+
+
+def test_minimum_tree_counts_ties_and_picks_as_random_candidate():
+    _compiled_lucb._kernel()
+    generator = np.random.default_rng(8)
+    for n_arms in (1, 3, 8, 37):
+        size = 1 << max(0, n_arms - 1).bit_length()
+        values, counts = np.full(2 * size, np.inf), np.ones(2 * size, dtype=np.int64)
+        leaves = generator.integers(0, 3, n_arms) / 2.0
+        leaves[generator.random(n_arms) < 0.3] = np.inf  # arms outside the set the tree ranges over
+        leaves[0] = min(leaves[0], 1.0)  # at least one finite leaf
+        for _ in range(3):
+            for arm in range(n_arms):
+                _compiled_lucb._tree_set(values, counts, size, arm, leaves[arm])
+            candidates = np.flatnonzero(leaves == leaves.min())  # in increasing arm order
+            assert values[1] == leaves.min() and counts[1] == candidates.size
+            for uniform in (0.0, 0.3, 0.5, 0.999999):
+                expected = candidates[min(int(uniform * candidates.size), candidates.size - 1)]
+                assert _compiled_lucb._tree_pick(values, counts, size, uniform) == expected
+            leaves[generator.integers(n_arms)] = generator.integers(0, 3) / 2.0
