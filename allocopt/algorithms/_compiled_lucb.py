@@ -25,7 +25,8 @@ counts and sums, the number of steps), so the outcomes are bit-identical to the 
   (leaves :math:`L_a`, :math:`-U_a`, :math:`-u_a`, or :math:`+\infty` outside the set) that also count the leaves
   attaining the minimum; the tie-break descends to the :math:`\lfloor uc \rfloor`-th of them in arm order. A LIL
   radius depends only on the arm's count and side, so a pull updates at most four leaves; the Hoeffding radius
-  moves with :math:`\beta(t)`, so LUCB recomputes every radius and rebuilds its trees at each step.
+  moves with :math:`\beta(t)`, so LUCB recomputes every radius (in a loop the compiler vectorises) and finds
+  the extremes and their ties in one scan at each step.
 * **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
   buffers (refilled by the streams themselves when a row reaches the end of one); the policy uniforms of each
   replication are its stream of :class:`~allocopt.algorithms.rewards.PolicyStreams`, drawn by the same generator
@@ -193,6 +194,20 @@ def _tree_pick(values, counts, size, uniform):
     return node - size
 
 
+def _scan_pick(values, in_top, side, extreme, total, first, uniform):
+    """The ``floor(u c)``-th arm, in increasing order, of the ``total`` arms on ``side`` (in the top-k or not)
+    whose value is ``extreme``; ``first`` is the first of them."""
+    if total == 1:
+        return first
+    pick = min(int(uniform * total), total - 1)
+    for arm in range(values.shape[0]):
+        if in_top[arm] == side and values[arm] == extreme:
+            if pick == 0:
+                return arm
+            pick -= 1
+    return first  # not reached: ``total`` arms attain the extreme
+
+
 def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, means, count_values, t, selects,
                initialised, order, rank, in_top, revised, revised_order, revised_rank, radii, low_values, low_counts,
                high_values, high_counts, mismatches, buffer, position, uniforms, uniform_position, top_table,
@@ -254,6 +269,8 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
             initialised[row] = True
         while True:
             now = t[row]
+            lowest, n_lowest, h_arm = np.inf, 0, -1
+            highest, n_highest, l_arm = -np.inf, 0, -1
             # 1. the stopping rule
             if kind == 2:  # lil'CLUCB: M~_t = M_t
                 stop = mismatches[row] == 0
@@ -265,16 +282,21 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
                     rate = rates[now]
                     for arm in range(n_arms):
                         row_radii[arm] = np.sqrt(twice_variance[arm] * rate / row_count_values[arm])
-                    for arm in range(n_arms):
-                        member = row_in_top[arm]
-                        value = _revised_value(row_means[arm], row_radii[arm], member)
+                    for arm in range(n_arms):  # one scan instead of the trees
+                        value = _revised_value(row_means[arm], row_radii[arm], row_in_top[arm])
                         row_revised[arm] = value
-                        row_low[size + arm] = value if member else np.inf
-                        row_high[size + arm] = np.inf if member else -value
-                    for node in range(size - 1, 0, -1):
-                        _tree_combine(row_low, row_low_counts, node)
-                        _tree_combine(row_high, row_high_counts, node)
-                stop = row_low[1] >= -row_high[1]
+                        if row_in_top[arm]:
+                            if value < lowest:
+                                lowest, n_lowest, h_arm = value, 1, arm
+                            elif value == lowest:
+                                n_lowest += 1
+                        elif value > highest:
+                            highest, n_highest, l_arm = value, 1, arm
+                        elif value == highest:
+                            n_highest += 1
+                    stop = lowest >= highest
+                else:
+                    stop = row_low[1] >= -row_high[1]
             if stop:
                 status[row] = _STOPPED
                 break
@@ -290,8 +312,13 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
             if kind == 2:  # the arm of largest radius in M_t (+) M~_t
                 first = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
             else:
-                h_arm = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
-                l_arm = _tree_pick(row_high, row_high_counts, size, uniforms[row, start + 1])
+                if radius_kind == 1:
+                    h_arm = _scan_pick(row_revised, row_in_top, True, lowest, n_lowest, h_arm, uniforms[row, start])
+                    l_arm = _scan_pick(row_revised, row_in_top, False, highest, n_highest, l_arm,
+                                       uniforms[row, start + 1])
+                else:
+                    h_arm = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
+                    l_arm = _tree_pick(row_high, row_high_counts, size, uniforms[row, start + 1])
                 if kind == 1:  # h with probability N_l / (N_h + N_l)
                     probability_h = row_counts[l_arm] / (row_counts[h_arm] + row_counts[l_arm])
                     first = h_arm if uniforms[row, start + 2] < probability_h else l_arm
@@ -378,7 +405,7 @@ def _kernel():
 
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 for name in ("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_tree_combine",
-                             "_tree_set", "_tree_pick"):
+                             "_tree_set", "_tree_pick", "_scan_pick"):
                     globals()[name] = compile_(globals()[name])  # the kernel calls them by their global names
                 _KERNEL["rows"] = compile_(_lucb_rows)
     return _KERNEL["rows"]
