@@ -150,3 +150,11 @@ def test_minimum_tree_counts_ties_and_picks_as_random_candidate():
                 expected = candidates[min(int(uniform * candidates.size), candidates.size - 1)]
                 assert _compiled_lucb._tree_pick(values, counts, size, uniform) == expected
             leaves[generator.integers(n_arms)] = generator.integers(0, 3) / 2.0
+
+
+def test_tie_breaks_are_those_of_random_candidate():
+    # Bernoulli arms with equal means over short runs: bounds (and lil'CLUCB's radii) tie often at small counts,
+    # and which of the tied arms is taken shows in the counts of some of the 40 runs
+    problem = TopKProblem([0.6, 0.6, 0.5, 0.5, 0.5, 0.4], 2, family="bernoulli")
+    for rule in (LUCB(), LilLUCB(), LilRandLUCB(), LilCLUCB()):
+        assert_same(problem, rule, n_runs=40, max_samples=300)
