@@ -14,6 +14,10 @@ One step of the loop, for all active replications at once:
    one arm several times, or several arms several times each (in arm order). Blocks are cut so that no
    budget and no sample cap is exceeded.
 
+The LUCB-family rules with a ``compiled_plan`` (LUCB, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB) run these steps
+in the compiled loop of :mod:`allocopt.algorithms._compiled_lucb` instead, with the same outcomes, when the
+compiled kernels are enabled, the run is batched and has one confidence level and no statistic of the caller's.
+
 Before the rule's first step every arm is pulled ``rule.initial_pulls`` times (default once), in arm order.
 Rewards and policy uniforms come from the common-random-number streams of :mod:`.rewards`, so the outcome
 of replication ``i`` depends only on the entropy and ``i``.
@@ -27,6 +31,8 @@ import numpy as np
 
 from .._validation import fail
 from ..topk.problem import TopKProblem
+from ._compiled import compiled_enabled
+from ._compiled_lucb import run_lucb_rows
 from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView
 from .rewards import PolicyStreams, RewardStreams
 from .statistics import empirical_means, top_k_order
@@ -220,6 +226,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
                  f"dimensions (state {name!r})", values)
     use_batch = batched and hasattr(rule, "select_batch")
     own_stopping = mode == "confidence" and getattr(rule, "stopping", "glr") == "rule"
+    caller_statistic = statistic
     if statistic is None:
         needs_glr = (mode == "confidence" and not own_stopping) or bool(getattr(rule, "uses_glr", True))
         if needs_glr:
@@ -236,6 +243,17 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             sums[:, arm] += rewards.next(rows, arm_column)
             counts[:, arm] += 1
     t = np.full(n_rows, initial * n_arms, dtype=np.int64)
+    plan = (rule.compiled_plan(context) if own_stopping and use_batch and caller_statistic is None and n_check == 1
+            and compiled_enabled() and hasattr(rule, "compiled_plan") else None)
+    if plan is not None:  # the LUCB family's compiled loop: the same steps, replication by replication
+        run = run_lucb_rows(plan, k, max_samples, counts, sums, t, rewards, uniform_streams.generators)
+        records.times[:, 0] = t
+        records.recommendations[:, 0] = top_k_order(empirical_means(counts, sums), k)[0]
+        records.stopped[:, 0] = run.stopped
+        records.pulls[:] = counts
+        records.steps = int(run.selects.max(initial=0))
+        records.replication_steps = int(run.selects.sum())
+        return records
     done = np.zeros((n_rows, n_check), dtype=bool)
     steps = 0
     replication_steps = 0

@@ -47,6 +47,8 @@ import numpy as np
 from .._rng import random_candidate
 from .._validation import as_choice, as_float, fail
 from ..complexity.lil import LIL_FORMS, c_eps
+from ..exceptions import InvalidArgumentError
+from ._compiled_lucb import CHANGE, HOEFFDING, LIL, PAIR, RANDOMISED, LucbPlan, radius_table
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
@@ -203,6 +205,14 @@ class LUCB(_BoundCrossing):
         radius = subgaussian_radius(view.counts, np.asarray(beta)[..., None], variance)
         return _revise(view.means, radius, view.top)
 
+    def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
+        """The compiled run loop's description of this rule (None for a callable rate or a subclass)."""
+        if type(self) is not LUCB or callable(self.exploration):
+            return None
+        return LucbPlan(PAIR, HOEFFDING, int(self.uniforms_per_step(context)), np.zeros(context.n_arms),
+                        exploration=self.exploration, delta=context.delta_value(self.name),
+                        variance=subgaussian_variance(context.family, context.dispersion, "LUCB"))
+
 
 @dataclass(frozen=True)
 class KLLUCB(_BoundCrossing):
@@ -296,17 +306,38 @@ class _LilRule(_BoundCrossing):
     def revised(self, context: RuleContext, view: RunView) -> np.ndarray:
         return _revise(view.means, self.radii(context, view), view.top)
 
+    def omegas(self, context: RuleContext) -> tuple[float, float]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
+        """The compiled run loop's description of this rule (None for a subclass, whose steps may differ)."""
+        if type(self) not in _COMPILED_KINDS:
+            return None
+        omega_top, omega_bottom = self.omegas(context)
+        try:  # radii that are not real at some count: the numpy loop, which reports it
+            radius_table(omega_top, self.epsilon, self.form, 1)
+            radius_table(omega_bottom, self.epsilon, self.form, 1)
+        except InvalidArgumentError:
+            return None
+        return LucbPlan(_COMPILED_KINDS[type(self)], LIL, int(self.uniforms_per_step(context)), self._sigma(context),
+                        omega_top=omega_top, omega_bottom=omega_bottom, eps=self.epsilon, form=self.form)
+
 
 class _SplitRadii(_LilRule):
     r"""Radii :math:`U(N_a, \delta/(2(N-K)))` in High and :math:`U(N_a, \delta/(2K))` in Low."""
 
-    def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
+    def omegas(self, context: RuleContext) -> tuple[float, float]:
+        r""":math:`\omega` of the radii in High and in Low: :math:`\delta/(2(N-K))` and :math:`\delta/(2K)`."""
         n_arms, k = context.n_arms, context.k
         delta = self.algorithm_delta(context.delta_value(type(self).__name__), n_arms)
+        return delta / (2 * (n_arms - k)), delta / (2 * k)
+
+    def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
+        omega_high, omega_low = self.omegas(context)
         sigma = self._sigma(context)
-        high = lil_radii_of_counts(view.counts, delta / (2 * (n_arms - k)), self.epsilon, sigma, self.form)
-        low = lil_radii_of_counts(view.counts, delta / (2 * k), self.epsilon, sigma, self.form)
-        return np.where(in_top_mask(view.top, n_arms), high, low)
+        high = lil_radii_of_counts(view.counts, omega_high, self.epsilon, sigma, self.form)
+        low = lil_radii_of_counts(view.counts, omega_low, self.epsilon, sigma, self.form)
+        return np.where(in_top_mask(view.top, context.n_arms), high, low)
 
 
 class _UniformRadii(_LilRule):
@@ -314,9 +345,14 @@ class _UniformRadii(_LilRule):
 
     union = "theorem-4.1"
 
+    def omegas(self, context: RuleContext) -> tuple[float, float]:
+        r""":math:`\omega = \delta/N`, in High and in Low."""
+        omega = self.algorithm_delta(context.delta_value(type(self).__name__), context.n_arms) / context.n_arms
+        return omega, omega
+
     def radii(self, context: RuleContext, view: RunView) -> np.ndarray:
-        delta = self.algorithm_delta(context.delta_value(type(self).__name__), context.n_arms)
-        return lil_radii_of_counts(view.counts, delta / context.n_arms, self.epsilon, self._sigma(context), self.form)
+        omega, _ = self.omegas(context)
+        return lil_radii_of_counts(view.counts, omega, self.epsilon, self._sigma(context), self.form)
 
 
 @dataclass(frozen=True)
@@ -497,6 +533,8 @@ class LilCLUCB(_UniformRadii):
         largest = np.max(np.where(difference, radius, -np.inf), axis=1, keepdims=True)
         return random_candidate(difference & (radius == largest), uniforms[:, 0])
 
+
+_COMPILED_KINDS = {LilLUCB: PAIR, LUCBPlusPlus: PAIR, LilRandLUCB: RANDOMISED, LilCLUCB: CHANGE}
 
 register_policy("lucb", LUCB)
 register_policy("kl-lucb", KLLUCB)
