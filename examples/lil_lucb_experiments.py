@@ -83,7 +83,9 @@ def main() -> None:
                 errors.append(times.std(ddof=1) / np.sqrt(args.runs))
                 rows.append((instance, k_label, version, label, n_arms, k, float(h1(theta, k)), times.mean(),
                              errors[-1], wrong, int((~result.stopped[:, 0]).sum()), result.time))
-                print(rows[-1])
+                print(f"{instance}, {k_label}, {version}, {label}, N = {n_arms}: mean samples {times.mean():.1f} "
+                      f"+- {errors[-1]:.1f}, H = {rows[-1][6]:.4g}, wrong {wrong}, capped {rows[-1][10]} "
+                      f"({result.time:.1f} s)")
             ax.errorbar(arms, means, yerr=1.96 * np.array(errors), fmt="o-", ms=3, capsize=2, label=label,
                         color=COLORS[label])
         ax.set_title(f"({version}) {instance}, {k_label}", fontsize=10)
