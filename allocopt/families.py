@@ -319,6 +319,7 @@ class ExponentialFamily(abc.ABC):
     harmonic_confidence_costs: ClassVar[bool] = False
     mean_scaling_degree: ClassVar[int | None] = None
     has_dispersion_parameter: ClassVar[bool] = False
+    compiled_pair_family: ClassVar[str | None] = None
 
     def harmonic_costs(self, kind: str) -> bool:
         r"""Whether the pair costs of ``kind`` (``"confidence"``: :math:`C_{ij}`, ``"budget"``: :math:`B_{ij}`)
@@ -331,6 +332,40 @@ class ExponentialFamily(abc.ABC):
         (True, False)
         """
         return self.harmonic_confidence_costs and (kind == "confidence" or self.budget_equals_confidence)
+
+    def compiled_pair(self, kind: str) -> Any | None:
+        r"""The compiled (numba) scalar twin of :meth:`unit_confidence_pair` (``kind="confidence"``) or
+        :meth:`unit_budget_pair` (``kind="budget"``), or ``None``.
+
+        The kernel maps scalar ``(theta_top, theta_bottom, share_top, share_bottom)`` to the tuple of the five
+        fields of :class:`PairDivergences` (:mod:`allocopt._compiled_families`: the same operations as the numpy
+        kernel, agreeing with it to a few ulps). A family declares one by naming its unit functions in the class
+        attribute ``compiled_pair_family``; a subclass that overrides the numpy pair kernels gets ``None`` (its
+        own kernels then run through the generic path), as does every family when the compiled kernels are off
+        (:func:`allocopt.algorithms._compiled.compiled_kernels`) or numba is unavailable.
+
+        Examples
+        --------
+        >>> kernel = Bernoulli().compiled_pair("confidence")
+        >>> kernel is None or kernel(0.9, 0.1, 0.5, 0.5)[2] == 0.5  # the infimum point is the midpoint
+        True
+        >>> class Custom(Poisson):
+        ...     def unit_confidence_pair(self, theta_top, theta_bottom, share_top, share_bottom):
+        ...         return super().unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
+        >>> Custom().compiled_pair("confidence") is None
+        True
+        """
+        if kind not in ("confidence", "budget"):
+            return None
+        declaring = next((cls for cls in type(self).__mro__ if "compiled_pair_family" in vars(cls)), None)
+        if declaring is None or declaring.compiled_pair_family is None:  # type: ignore[attr-defined]
+            return None
+        method = "unit_confidence_pair" if kind == "confidence" else "unit_budget_pair"
+        if getattr(type(self), method) is not getattr(declaring, method):
+            return None  # a subclass with its own numpy kernel: the compiled twin would not be its twin
+        from ._compiled_families import pair_kernel
+
+        return pair_kernel(declaring.compiled_pair_family, kind)  # type: ignore[attr-defined]
 
     def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:
         """This family with its dispersion replaced (families with :attr:`has_dispersion_parameter` only;
@@ -581,6 +616,7 @@ class Gaussian(ExponentialFamily):
     """
 
     name = "gaussian"
+    compiled_pair_family = "gaussian"  # allocopt._compiled_families
     lower = -np.inf
     upper = np.inf
     mean_requirement = "finite real numbers"
@@ -692,6 +728,7 @@ class Bernoulli(ExponentialFamily):
     """
 
     name = "bernoulli"
+    compiled_pair_family = "bernoulli"  # allocopt._compiled_families
     lower = 0.0
     upper = 1.0
     mean_requirement = "means in the open interval (0, 1)"
@@ -843,6 +880,7 @@ class Poisson(ExponentialFamily):
     """
 
     name = "poisson"
+    compiled_pair_family = "poisson"  # allocopt._compiled_families
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
@@ -964,6 +1002,7 @@ class Exponential(ExponentialFamily):
     """
 
     name = "exponential"
+    compiled_pair_family = "exponential"  # allocopt._compiled_families
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
