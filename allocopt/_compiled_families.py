@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pair_kernel", "pair_arrays"]
+__all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_by_code", "weighted_pair"]
 
 _LOG1PMX_SERIES_RADIUS = 0.05
 # the coefficients 1/(2n + 3), highest power first (allocopt.families._ATANH_TAIL)
@@ -92,8 +92,67 @@ def _compile() -> None:
     compiled = {name: compile_(globals()[name]) for name in set(_PAIR_FUNCTIONS.values())}
     for name, function in compiled.items():
         globals()[name] = function
+    globals()["pair_by_code"] = compiled["by_code"] = compile_(_pair_by_code)
+    globals()["weighted_pair"] = compiled["weighted"] = compile_(_weighted_pair)
     compiled["loop"] = compile_(_pair_loop)
     _KERNELS.update(compiled)
+
+
+# the kernels by number, for compiled callers that select the family at run time (a function passed as an
+# argument costs numba about 10 µs of typing per call, more than a small solve): pair_by_code(code, ...)
+# evaluates kernel number `code`
+_CODES = ("_gaussian_pair", "_bernoulli_confidence", "_bernoulli_budget", "_poisson_confidence", "_poisson_budget",
+          "_exponential_confidence", "_exponential_budget")
+
+
+def kernel_code(kernel) -> int | None:
+    """The number under which :func:`pair_by_code` evaluates the compiled pair kernel ``kernel`` (as returned
+    by :meth:`~allocopt.families.ExponentialFamily.compiled_pair`), or ``None`` for a kernel not defined here."""
+    if kernel is None:
+        return None
+    if not _CODE_OF:
+        kernels = _kernels()
+        with _LOCK:
+            _CODE_OF.update({kernels[name]: code for code, name in enumerate(_CODES)})
+    return _CODE_OF.get(kernel)
+
+
+_CODE_OF: dict[Any, int] = {}
+
+
+def _pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom):
+    if code == 0:
+        return _gaussian_pair(theta_top, theta_bottom, share_top, share_bottom)
+    if code == 1:
+        return _bernoulli_confidence(theta_top, theta_bottom, share_top, share_bottom)
+    if code == 2:
+        return _bernoulli_budget(theta_top, theta_bottom, share_top, share_bottom)
+    if code == 3:
+        return _poisson_confidence(theta_top, theta_bottom, share_top, share_bottom)
+    if code == 4:
+        return _poisson_budget(theta_top, theta_bottom, share_top, share_bottom)
+    if code == 5:
+        return _exponential_confidence(theta_top, theta_bottom, share_top, share_bottom)
+    return _exponential_budget(theta_top, theta_bottom, share_top, share_bottom)
+
+
+def _weighted_pair(code, theta_top, theta_bottom, w_top, w_bottom):
+    # allocopt.topk._pairs.pair_terms for one pair of effective weights: the shares w / (w_i + w_j) (1/2 each at
+    # zero total), the cost w_i d_top + w_j d_bottom, and d_top, d_bottom (its derivatives in w_i, w_j)
+    total = w_top + w_bottom
+    if total <= 0:
+        share_top = 0.5
+        share_bottom = 0.5
+    else:
+        share_top = w_top / total
+        share_bottom = w_bottom / total
+    values = pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom)
+    return w_top * values[0] + w_bottom * values[1], values[0], values[1]
+
+
+# replaced by their compiled versions on first use of the kernels (compiled callers use them by these names)
+pair_by_code = _pair_by_code
+weighted_pair = _weighted_pair
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -243,9 +302,9 @@ def _exponential_budget(theta_top, theta_bottom, share_top, share_bottom):
     return term_top, term_bottom, theta_top * ratio_top, -relative_top, -relative_bottom
 
 
-def _pair_loop(pair, theta_top, theta_bottom, share_top, share_bottom, out):
+def _pair_loop(code, theta_top, theta_bottom, share_top, share_bottom, out):
     for index in range(theta_top.shape[0]):
-        values = pair(theta_top[index], theta_bottom[index], share_top[index], share_bottom[index])
+        values = pair_by_code(code, theta_top[index], theta_bottom[index], share_top[index], share_bottom[index])
         for field in range(5):
             out[field, index] = values[field]
 
@@ -266,13 +325,13 @@ def pair_arrays(family_name: str, kind: str, theta_top, theta_bottom, share_top,
     >>> values is None or bool(abs(values[0] - (0.9 * math.log(1.8) + 0.1 * math.log(0.2))) < 1e-15)
     True
     """
-    pair = pair_kernel(family_name, kind)
-    if pair is None:
+    code = kernel_code(pair_kernel(family_name, kind))
+    if code is None:
         return None
     arrays = np.broadcast_arrays(*(np.asarray(value, dtype=float) for value in
                                    (theta_top, theta_bottom, share_top, share_bottom)))
     shape = arrays[0].shape
     flat = [np.ascontiguousarray(array).ravel() for array in arrays]
     out = np.empty((5, flat[0].shape[0]))
-    _kernels()["loop"](pair, flat[0], flat[1], flat[2], flat[3], out)
+    _kernels()["loop"](code, flat[0], flat[1], flat[2], flat[3], out)
     return out.reshape((5,) + shape)

@@ -54,7 +54,8 @@ and sign, and the solvers ask these questions instead of testing the family's cl
 :attr:`~ExponentialFamily.harmonic_confidence_costs` (:math:`1/C_{ij}` linear in :math:`1/\psi`, which gives
 closed forms and one-pass exact surrogates; :meth:`~ExponentialFamily.harmonic_costs` per kind),
 :attr:`~ExponentialFamily.mean_scaling_degree` and :attr:`~ExponentialFamily.has_dispersion_parameter` (how an
-instance may be brought into floating-point range), and its conic perspective for the CVXPY model
+instance may be brought into floating-point range), :meth:`~ExponentialFamily.compiled_pair` (a compiled twin of
+its pair kernels, used by the exact solver's double star and by DT-TS's KKT-Tracking), and its conic perspective for the CVXPY model
 (:meth:`~ExponentialFamily.conic_confidence_perspective`, :meth:`~ExponentialFamily.conic_budget_perspective`).
 The defaults claim nothing, so a new family is one subclass: the unit primitives, the sampler and, for the
 CVXPY oracle, its perspectives.
@@ -272,6 +273,24 @@ def _no_conic_model(family: ExponentialFamily) -> NoReturn:
          "(ExponentialFamily.conic_confidence_perspective and conic_budget_perspective)", family)
 
 
+_COMPILED_PAIR_NAMES: dict[tuple[type, str], str | None] = {}
+
+
+def _compiled_pair_name(cls: type, kind: str) -> str | None:
+    """The ``compiled_pair_family`` that applies to ``cls`` for ``kind``: that of the class declaring it, unless
+    ``cls`` overrides that class's numpy pair kernel of ``kind`` (the compiled twin would not be its twin)."""
+    if kind not in ("confidence", "budget"):
+        return None
+    declaring = next((base for base in cls.__mro__ if "compiled_pair_family" in vars(base)), None)
+    name = None if declaring is None else vars(declaring)["compiled_pair_family"]
+    if name is None:
+        return None
+    method = "unit_confidence_pair" if kind == "confidence" else "unit_budget_pair"
+    if getattr(cls, method) is not getattr(declaring, method):
+        return None
+    return name
+
+
 class ExponentialFamily(abc.ABC):
     r"""A one-parameter exponential family in mean parameterisation.
 
@@ -355,17 +374,15 @@ class ExponentialFamily(abc.ABC):
         >>> Custom().compiled_pair("confidence") is None
         True
         """
-        if kind not in ("confidence", "budget"):
+        key = (type(self), kind)
+        if key not in _COMPILED_PAIR_NAMES:  # resolved once per class and kind
+            _COMPILED_PAIR_NAMES[key] = _compiled_pair_name(type(self), kind)
+        name = _COMPILED_PAIR_NAMES[key]
+        if name is None:
             return None
-        declaring = next((cls for cls in type(self).__mro__ if "compiled_pair_family" in vars(cls)), None)
-        if declaring is None or declaring.compiled_pair_family is None:  # type: ignore[attr-defined]
-            return None
-        method = "unit_confidence_pair" if kind == "confidence" else "unit_budget_pair"
-        if getattr(type(self), method) is not getattr(declaring, method):
-            return None  # a subclass with its own numpy kernel: the compiled twin would not be its twin
         from ._compiled_families import pair_kernel
 
-        return pair_kernel(declaring.compiled_pair_family, kind)  # type: ignore[attr-defined]
+        return pair_kernel(name, kind)
 
     def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:
         """This family with its dispersion replaced (families with :attr:`has_dispersion_parameter` only;

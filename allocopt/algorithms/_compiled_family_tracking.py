@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _compiled_families as _families
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled
 
@@ -40,7 +41,8 @@ def tracking_pair_kernel(family: ExponentialFamily, kind: str = "confidence"):
     """The family's compiled pair kernel when the compiled KKT-Tracking can run for it, else ``None``."""
     if not compiled_enabled() or family.harmonic_costs(kind):  # harmonic costs: their own closed-form twin
         return None
-    return family.compiled_pair(kind)
+    pair = family.compiled_pair(kind)
+    return pair if _families.kernel_code(pair) is not None else None
 
 
 def _kernel():
@@ -49,27 +51,12 @@ def _kernel():
             if not _KERNELS:
                 import numba
 
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_weighted_pair"] = compile_(_weighted_pair)  # called by its global name: compiled first
-                _KERNELS["rows"] = compile_(_tracking_rows)
+                _families._kernels()  # weighted_pair compiled first (called by its global name)
+                _KERNELS["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_tracking_rows)
     return _KERNELS["rows"]
 
 
-def _weighted_pair(pair, theta_i, theta_j, w_i, w_j):
-    # allocopt.topk._pairs.pair_terms for one pair: shares w / (w_i + w_j) (1/2 each at zero total), the cost
-    # w_i d_top + w_j d_bottom, and d_top (the derivative in w_i)
-    total = w_i + w_j
-    if total <= 0:
-        share_i = 0.5
-        share_j = 0.5
-    else:
-        share_i = w_i / total
-        share_j = w_j / total
-    values = pair(theta_i, theta_j, share_i, share_j)
-    return w_i * values[0] + w_j * values[1], values[0]
-
-
-def _tracking_rows(pair, theta, dispersion, top, bottom, iterations, psi):
+def _tracking_rows(code, theta, dispersion, top, bottom, iterations, psi):
     n_rows, n_arms = theta.shape
     k, n_bottom = top.shape[1], bottom.shape[1]
     theta_top, theta_bottom = np.empty(k), np.empty(n_bottom)
@@ -98,7 +85,7 @@ def _tracking_rows(pair, theta, dispersion, top, bottom, iterations, psi):
             for i in range(k):
                 w_i = weight_top[i]
                 for j in range(n_bottom):
-                    cost, _ = _weighted_pair(pair, theta_top[i], theta_bottom[j], w_i, weight_bottom[j])
+                    cost, _, _ = _families.weighted_pair(code, theta_top[i], theta_bottom[j], w_i, weight_bottom[j])
                     if cost != cost:
                         if not found_nan:
                             found_nan = True
@@ -110,8 +97,8 @@ def _tracking_rows(pair, theta, dispersion, top, bottom, iterations, psi):
             # the chosen pair with w = psi * (1 / phi) (TrackingIterations.step)
             psi_i, psi_j = psi_top[best_i], psi_bottom[best_j]
             inverse_i, inverse_j = 1.0 / dispersion_top[best_i], 1.0 / dispersion_bottom[best_j]
-            pair_cost, divergence_i = _weighted_pair(pair, theta_top[best_i], theta_bottom[best_j], psi_i * inverse_i,
-                                                     psi_j * inverse_j)
+            pair_cost, divergence_i, _ = _families.weighted_pair(code, theta_top[best_i], theta_bottom[best_j],
+                                                                 psi_i * inverse_i, psi_j * inverse_j)
             # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
             if pair_cost > 0:
                 h_top = psi_i * (divergence_i * inverse_i) / pair_cost
@@ -158,6 +145,6 @@ def family_kkt_tracking(family: ExponentialFamily, theta: np.ndarray, dispersion
     theta = np.ascontiguousarray(theta, dtype=float)
     psi = np.empty(theta.shape)
     dispersion = np.ascontiguousarray(np.broadcast_to(np.asarray(dispersion, dtype=float), theta.shape))
-    _kernel()(pair, theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
+    _kernel()(_families.kernel_code(pair), theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), psi)
     return psi
