@@ -12,14 +12,20 @@ effective weights :math:`w_a = \psi_a/\phi_a` (the objective is :math:`\sum_a \p
 
 The costs are 1-homogeneous, so :math:`w_{i_k} = 1` fixes the scale. For a ratio :math:`r = w_{j_1}` the
 common cost is :math:`c = C_{i_k j_1}(1, r)`; every other bottom arm's weight solves :math:`C_{i_k j}(1, w_j)
-= c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation in a concave increasing
-function of the unknown (the costs are infima of linear functions), solved by Newton's method from the left,
-which then increases monotonically to the root. The leaves' stationarity equations give their multipliers
+= c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation, solved by Newton's
+method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surrogate of
+:mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
+affine in the inverse weights for the other families, so two or three steps reach the root), started from the
+weight at the previous ratio. The leaves' stationarity equations give their multipliers
 (:math:`\nu = \phi/\partial C`), :math:`j_1`'s equation gives :math:`\nu_{i_k j_1}`, and :math:`i_k`'s equation
 is left over: its residual, the *balance* (Proposition A.2), is a scalar function of :math:`y = \log r`, whose
 root is bracketed by steps of doubling length and found by the Illinois variant of regula falsi. The pair
 costs and their derivatives come from the family's compiled kernel
-(:meth:`~allocopt.families.ExponentialFamily.compiled_pair`).
+(:meth:`~allocopt.families.ExponentialFamily.compiled_pair`), called by its number
+(:func:`allocopt._compiled_families.pair_by_code`).
+
+Nothing here decides optimality: the exact solver (:mod:`allocopt.topk._exact`) returns the double star only
+when the certificate below is within its tolerance, and otherwise runs its general active-set path.
 
 The certificate is evaluated by a second kernel that shares nothing with the solve but the pair kernel: it
 takes the final allocation :math:`\psi` (on the simplex) and multipliers :math:`\mu` and computes what
@@ -86,17 +92,21 @@ def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, targe
     # the leaf's weight z with C(z, other) = target (leaf_is_top) or C(other, z) = target: Newton's method on
     # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._forest for one edge: exact in
     # one step for harmonic costs; 1/C is nearly affine in the inverse weights for the other families, so a
-    # step or two reaches the root), from a start where C < target; a step that would leave u > 0 doubles z
+    # step or two reaches the root). From either side the step keeps u > 0 where it starts at C > target (u
+    # grows); where a step from C < target would leave u > 0, z doubles instead. Returns z and the two
+    # derivatives of the edge's cost at the last evaluation (within a few ulps of z: the derivatives are
+    # 0-homogeneous functions of the weights, so they are those at z to a few ulps)
     z = start
-    for _ in range(200):  # a start where C < target
-        if leaf_is_top:
-            cost, derivative, _ = _families.weighted_pair(code, theta_top, theta_bottom, z, other_weight)
-        else:
-            cost, _, derivative = _families.weighted_pair(code, theta_top, theta_bottom, other_weight, z)
-        if cost < target:
-            break
-        z *= 0.5
+    derivative_top = derivative_bottom = 0.0
     for _ in range(100):
+        if leaf_is_top:
+            cost, derivative_top, derivative_bottom = _families.weighted_pair(code, theta_top, theta_bottom, z,
+                                                                              other_weight)
+            derivative = derivative_top
+        else:
+            cost, derivative_top, derivative_bottom = _families.weighted_pair(code, theta_top, theta_bottom,
+                                                                              other_weight, z)
+            derivative = derivative_bottom
         if not (cost > 0 and derivative > 0):
             break
         slope = derivative * z * z / (cost * cost)  # g'(u)
@@ -107,11 +117,7 @@ def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, targe
         z = following
         if done:
             break
-        if leaf_is_top:
-            cost, derivative, _ = _families.weighted_pair(code, theta_top, theta_bottom, z, other_weight)
-        else:
-            cost, _, derivative = _families.weighted_pair(code, theta_top, theta_bottom, other_weight, z)
-    return z
+    return z, derivative_top, derivative_bottom
 
 
 def _balance(code, theta, dispersion, k, y, weight, nu):
@@ -127,14 +133,14 @@ def _balance(code, theta, dispersion, k, y, weight, nu):
     inflow_root = 0.0
     for j in range(1, n_bottom):  # bottom leaves, edge j: (i_k, j)
         arm = k + j
-        weight[arm] = _leaf_weight(code, theta[worst_top], theta[arm], 1.0, False, target, weight[arm])
-        _, gradient_root, gradient_leaf = _families.weighted_pair(code, theta[worst_top], theta[arm], 1.0, weight[arm])
+        weight[arm], gradient_root, gradient_leaf = _leaf_weight(code, theta[worst_top], theta[arm], 1.0, False,
+                                                                 target, weight[arm])
         nu[j] = dispersion[arm] / gradient_leaf
         inflow_root += nu[j] * gradient_root
     inflow_hub = 0.0
     for i in range(k - 1):  # top leaves, edge n_bottom + i: (i, j_1)
-        weight[i] = _leaf_weight(code, theta[i], theta[best_bottom], ratio, True, target, weight[i])
-        _, gradient_leaf, gradient_hub = _families.weighted_pair(code, theta[i], theta[best_bottom], weight[i], ratio)
+        weight[i], gradient_leaf, gradient_hub = _leaf_weight(code, theta[i], theta[best_bottom], ratio, True,
+                                                              target, weight[i])
         nu[n_bottom + i] = dispersion[i] / gradient_leaf
         inflow_hub += nu[n_bottom + i] * gradient_hub
     nu[0] = (dispersion[best_bottom] - inflow_hub) / hub_gradient
