@@ -54,7 +54,8 @@ and sign, and the solvers ask these questions instead of testing the family's cl
 :attr:`~ExponentialFamily.harmonic_confidence_costs` (:math:`1/C_{ij}` linear in :math:`1/\psi`, which gives
 closed forms and one-pass exact surrogates; :meth:`~ExponentialFamily.harmonic_costs` per kind),
 :attr:`~ExponentialFamily.mean_scaling_degree` and :attr:`~ExponentialFamily.has_dispersion_parameter` (how an
-instance may be brought into floating-point range), and its conic perspective for the CVXPY model
+instance may be brought into floating-point range), :meth:`~ExponentialFamily.compiled_pair` (a compiled twin of
+its pair kernels, used by the exact solver's double star and by DT-TS's KKT-Tracking), and its conic perspective for the CVXPY model
 (:meth:`~ExponentialFamily.conic_confidence_perspective`, :meth:`~ExponentialFamily.conic_budget_perspective`).
 The defaults claim nothing, so a new family is one subclass: the unit primitives, the sampler and, for the
 CVXPY oracle, its perspectives.
@@ -272,6 +273,24 @@ def _no_conic_model(family: ExponentialFamily) -> NoReturn:
          "(ExponentialFamily.conic_confidence_perspective and conic_budget_perspective)", family)
 
 
+_COMPILED_PAIR_NAMES: dict[tuple[type, str], str | None] = {}
+
+
+def _compiled_pair_name(cls: type, kind: str) -> str | None:
+    """The ``compiled_pair_family`` that applies to ``cls`` for ``kind``: that of the class declaring it, unless
+    ``cls`` overrides that class's numpy pair kernel of ``kind`` (the compiled twin would not be its twin)."""
+    if kind not in ("confidence", "budget"):
+        return None
+    declaring = next((base for base in cls.__mro__ if "compiled_pair_family" in vars(base)), None)
+    name = None if declaring is None else vars(declaring)["compiled_pair_family"]
+    if name is None:
+        return None
+    method = "unit_confidence_pair" if kind == "confidence" else "unit_budget_pair"
+    if getattr(cls, method) is not getattr(declaring, method):
+        return None
+    return name
+
+
 class ExponentialFamily(abc.ABC):
     r"""A one-parameter exponential family in mean parameterisation.
 
@@ -319,6 +338,7 @@ class ExponentialFamily(abc.ABC):
     harmonic_confidence_costs: ClassVar[bool] = False
     mean_scaling_degree: ClassVar[int | None] = None
     has_dispersion_parameter: ClassVar[bool] = False
+    compiled_pair_family: ClassVar[str | None] = None
 
     def harmonic_costs(self, kind: str) -> bool:
         r"""Whether the pair costs of ``kind`` (``"confidence"``: :math:`C_{ij}`, ``"budget"``: :math:`B_{ij}`)
@@ -331,6 +351,38 @@ class ExponentialFamily(abc.ABC):
         (True, False)
         """
         return self.harmonic_confidence_costs and (kind == "confidence" or self.budget_equals_confidence)
+
+    def compiled_pair(self, kind: str) -> Any | None:
+        r"""The compiled (numba) scalar twin of :meth:`unit_confidence_pair` (``kind="confidence"``) or
+        :meth:`unit_budget_pair` (``kind="budget"``), or ``None``.
+
+        The kernel maps scalar ``(theta_top, theta_bottom, share_top, share_bottom)`` to the tuple of the five
+        fields of :class:`PairDivergences` (:mod:`allocopt._compiled_families`: the same operations as the numpy
+        kernel, agreeing with it to a few ulps). A family declares one by naming its unit functions in the class
+        attribute ``compiled_pair_family``; a subclass that overrides the numpy pair kernels gets ``None`` (its
+        own kernels then run through the generic path), as does every family when the compiled kernels are off
+        (:func:`allocopt.algorithms._compiled.compiled_kernels`) or numba is unavailable.
+
+        Examples
+        --------
+        >>> kernel = Bernoulli().compiled_pair("confidence")
+        >>> kernel is None or kernel(0.9, 0.1, 0.5, 0.5)[2] == 0.5  # the infimum point is the midpoint
+        True
+        >>> class Custom(Poisson):
+        ...     def unit_confidence_pair(self, theta_top, theta_bottom, share_top, share_bottom):
+        ...         return super().unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
+        >>> Custom().compiled_pair("confidence") is None
+        True
+        """
+        key = (type(self), kind)
+        if key not in _COMPILED_PAIR_NAMES:  # resolved once per class and kind
+            _COMPILED_PAIR_NAMES[key] = _compiled_pair_name(type(self), kind)
+        name = _COMPILED_PAIR_NAMES[key]
+        if name is None:
+            return None
+        from ._compiled_families import pair_kernel
+
+        return pair_kernel(name, kind)
 
     def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:
         """This family with its dispersion replaced (families with :attr:`has_dispersion_parameter` only;
@@ -581,6 +633,7 @@ class Gaussian(ExponentialFamily):
     """
 
     name = "gaussian"
+    compiled_pair_family = "gaussian"  # allocopt._compiled_families
     lower = -np.inf
     upper = np.inf
     mean_requirement = "finite real numbers"
@@ -692,6 +745,7 @@ class Bernoulli(ExponentialFamily):
     """
 
     name = "bernoulli"
+    compiled_pair_family = "bernoulli"  # allocopt._compiled_families
     lower = 0.0
     upper = 1.0
     mean_requirement = "means in the open interval (0, 1)"
@@ -843,6 +897,7 @@ class Poisson(ExponentialFamily):
     """
 
     name = "poisson"
+    compiled_pair_family = "poisson"  # allocopt._compiled_families
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
@@ -964,6 +1019,7 @@ class Exponential(ExponentialFamily):
     """
 
     name = "exponential"
+    compiled_pair_family = "exponential"  # allocopt._compiled_families
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"

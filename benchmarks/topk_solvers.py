@@ -2,7 +2,8 @@
 
 1. Latency at K = 20, k = 10: median (and 90th percentile) wall time per ``solve_topk(method="exact")`` call
    for each family on a linspace instance, and on noisy empirical Gaussian means (a Track-and-Stop-like
-   stream); CVXPY's time on the same instance after its first call, and the ratio.
+   stream); the median CPU time of the numpy path (compiled kernels off) beside it; CVXPY's time on the same
+   instance after its first call, and the ratio. ``--latency-only`` stops there.
 2. Per-iteration cost of ``fwga`` and ``kkt-tracking`` against a plain numpy loop of KKT-Tracking's update.
 3. Batch: ``solve_topk_batch`` on R = 10^4 Gaussian instances at K = 20.
 4. Scale: every instance class, both families, k = K/2, K = 10^3 by default (``--scale 1000 10000 100000``
@@ -16,7 +17,7 @@ date and the machine, to ``docs/topk_benchmark.md`` (included from ``docs/topk.m
 ``--all`` adds the earlier comparisons (CVXPY ratios up to K = 200, large linspace instances, warm-start
 sequences, the iterative methods given the exact solver's wall time); they print only.
 
-Run: python benchmarks/topk_solvers.py [--quick] [--scale 1000 10000] [--write-docs] [--all]
+Run: python benchmarks/topk_solvers.py [--quick] [--latency-only] [--scale 1000 10000] [--write-docs] [--all]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from allocopt import TopKProblem, solve_topk, solve_topk_batch
+from allocopt.algorithms._compiled import compiled_kernels
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
 
 warnings.simplefilter("ignore")
@@ -63,18 +65,21 @@ def quantiles(function, repeats: int) -> tuple[float, float, float]:
 
 def latency(lines: list[str], repeats: int) -> None:
     lines.append("## Latency at K = 20, k = 10 (exact solver, same certificate as always)\n")
-    lines.append("| instance | exact median [µs] | exact p90 [µs] | exact median CPU [µs] | cvxpy [ms] | cvxpy / exact | "
-                 "rel. gap | path |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("| instance | exact median [µs] | exact p90 [µs] | exact median CPU [µs] | numpy path median CPU [µs] "
+                 "| cvxpy [ms] | cvxpy / exact | rel. gap | path |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     for family in ("gaussian", "bernoulli", "poisson", "exponential"):
         problem = latency_instance(family)
         for _ in range(20):
             result = solve_topk(problem)
         median, p90, cpu = quantiles(lambda: solve_topk(problem), repeats)
+        with compiled_kernels(False):  # the numpy path, side by side (the compiled kernels off)
+            solve_topk(problem)
+            _, _, numpy_cpu = quantiles(lambda: solve_topk(problem), max(repeats // 10, 20))
         solve_topk(problem, method="cvxpy")  # CVXPY's first call (compilation) is not timed
         cvxpy_time, _, _ = quantiles(lambda: solve_topk(problem, method="cvxpy"), 5)
         lines.append(f"| {family} linspace | {median * 1e6:.0f} | {p90 * 1e6:.0f} | {cpu * 1e6:.0f} | "
-                     f"{cvxpy_time * 1e3:.1f} | "
+                     f"{numpy_cpu * 1e6:.0f} | {cvxpy_time * 1e3:.1f} | "
                      f"{cvxpy_time / median:.0f} | {result.relative_gap:.1e} | {result.message} |")
         print(lines[-1], flush=True)
     # noisy empirical means: a stream of instances as along a Track-and-Stop run
@@ -325,6 +330,7 @@ def main() -> None:
     parser.add_argument("--all", action="store_true",
                         help="also the earlier comparisons: cvxpy ratios up to K = 200, large linspace instances, "
                              "warm-start sequences, iterative methods given the exact solver's time")
+    parser.add_argument("--latency-only", action="store_true", help="only the latency rows (section 1)")
     parser.add_argument("--scale-row", nargs=3, metavar=("CLASS", "FAMILY", "K"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -335,6 +341,8 @@ def main() -> None:
     print(header, flush=True)
     lines: list[str] = []
     latency(lines, 100 if args.quick else 500)
+    if args.latency_only:
+        return
     iterations(lines)
     batch(lines, 2000 if args.quick else 10_000)
     if args.scale:

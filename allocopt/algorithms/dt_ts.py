@@ -13,7 +13,9 @@ Solvers
       (:func:`allocopt.topk._tracking.kkt_tracking_batch`; no certificate, no early stop). Its cost is
       ``iterations`` evaluations of the :math:`k(K-k)` pair costs per replication and per step. For Gaussian
       arms a compiled twin of that kernel runs instead
-      (:func:`allocopt.algorithms._compiled.gaussian_kkt_tracking`, equal bit for bit).
+      (:func:`allocopt.algorithms._compiled.gaussian_kkt_tracking`, equal bit for bit), and for the other
+      built-in families (every family whose :meth:`~allocopt.families.ExponentialFamily.compiled_pair` gives
+      a kernel) the compiled twin :func:`allocopt.algorithms._compiled_family_tracking.family_kkt_tracking`.
     * ``"exact"``: the exact certified solver, one :func:`allocopt.solve_topk_batch` call per step for all
       active replications (the rows do not depend on each other, so one run and a batch choose the same arms).
 
@@ -39,6 +41,7 @@ from .._rng import random_candidate
 from .._validation import as_choice, as_int
 from ..topk._tracking import kkt_tracking_batch
 from ._compiled import compiled_enabled, gaussian_kkt_tracking
+from ._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample, top_k_order
 from .track_and_stop import solve_allocations
@@ -65,6 +68,12 @@ def sampled_allocations(context: RuleContext, theta: np.ndarray, solver: str,
     good = np.flatnonzero(ok)
     if solver == "kkt-tracking" and context.family.harmonic_costs("confidence") and compiled_enabled():
         solved = gaussian_kkt_tracking(theta[good], context.dispersion, top[good], bottom[good], iterations)
+        solved_ok = np.ones(good.size, dtype=bool)
+    elif solver == "kkt-tracking" and tracking_pair_kernel(context.family) is not None:
+        compiled = family_kkt_tracking(context.family, theta[good], context.dispersion, top[good], bottom[good],
+                                       iterations)
+        assert compiled is not None  # (tracking_pair_kernel said the kernel exists)
+        solved = compiled
         solved_ok = np.ones(good.size, dtype=bool)
     elif solver == "kkt-tracking":
         solved = kkt_tracking_batch(context.family, "confidence", theta[good], context.dispersion, top[good],

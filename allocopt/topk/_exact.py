@@ -35,6 +35,8 @@ from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
 from ._allpairs import PairScan
 from ._barrier import BarrierPoint, barrier_path
+from .._compiled_families import kernel_code
+from ._compiled_star import star_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
@@ -318,6 +320,53 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
                       extras={"pivots": 0, "components": 1}, forest=BindingForest(kind=kind, double_star=True))
 
 
+def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
+                             warm_start: TopKResult | None) -> TopKResult | None:
+    """Families with a compiled pair kernel (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`) and
+    distinct means: Theorem 3.4's double star solved by the compiled kernel of
+    :mod:`allocopt.topk._compiled_star`, its certificate evaluated there by a separate kernel (what
+    :func:`~allocopt.topk.certificate.certify` computes, with the same evaluation-error allowance added here),
+    and returned only when certified optimal; ``None`` otherwise (the active set takes over)."""
+    code = kernel_code(problem.family.compiled_pair(kind))
+    if code is None:
+        return None
+    top, bottom = problem.top, problem.bottom
+    order = np.concatenate([top, bottom])
+    k, n_arms = problem.k, problem.n_arms
+    dispersion = problem.dispersion[order]
+    start = 0.0
+    if warm_start is not None:  # the previous allocation's log(w_{j_1} / w_{i_k}), w = psi / phi
+        previous = warm_start.psi
+        i_k, j_1 = top[-1], bottom[0]
+        if previous[i_k] > 0 and previous[j_1] > 0:
+            start = float(np.log(previous[j_1] / dispersion[k] * dispersion[k - 1] / previous[i_k]))
+            start = start if np.isfinite(start) else 0.0
+    star_psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=np.bool_)
+    out = np.empty(7)
+    # distinct means only (the kernel declines ties: the general path merges tied arms into groups)
+    star_kernel()(code, problem.theta[order], dispersion, k, start, 100, _NEGATIVE_MULTIPLIER, star_psi, mu, keep,
+                      np.ones(n_arms), np.empty(k), np.empty(n_arms - k), out)
+    if out[0] != 1.0:
+        return None
+    value, bound = float(out[1]), float(out[2])
+    gap = certified_gap(bound, value, problem.evaluation_error(kind), int(out[5]))
+    if not (value > 0 and gap <= tol * value):
+        return None
+    rows, cols = _star_edges(k, n_arms)
+    if not keep.all():  # a multiplier zero to rounding (Theorem 3.4's condition (14) with equality)
+        rows, cols = rows[keep], cols[keep]
+    mu = mu[:rows.shape[0]]
+    mu.setflags(write=False)
+    psi = np.empty(n_arms)
+    psi[order] = star_psi
+    return TopKResult(psi=psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)),
+                      upper_bound=bound, gap=gap, stationarity=float(out[3]), complementarity=float(out[4]),
+                      status="optimal", method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
+                      problem=problem, message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)",
+                      extras={"pivots": 0, "components": 1, "balance_residual": float(out[6])},
+                      forest=BindingForest(kind=kind, double_star=True))
+
+
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
           max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
     """Solve exactly (see the module docstring)."""
@@ -330,11 +379,15 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
     # harmonic costs (Gaussian arms): the double star of Theorem 3.4 has a closed-form solution
-    if problem.family.harmonic_costs(kind) and problem.n_pairs <= FAST_PATH_PAIRS and (
+    # other families with a compiled pair kernel: the double star by a compiled Newton solve, certified
+    if problem.n_pairs <= FAST_PATH_PAIRS and (
             warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.forest is not None
                                    and warm_start.forest.double_star and warm_start.problem.n_arms == problem.n_arms
                                    and warm_start.problem.k == problem.k)):
-        fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
+        if problem.family.harmonic_costs(kind):
+            fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
+        else:
+            fast = _compiled_star_fast_path(problem, kind, tol, started, warm_start)
         if fast is not None:
             return fast
     reduced = reduce_problem(problem, kind)

@@ -1,0 +1,351 @@
+r"""Compiled (numba) solve of Theorem 3.4's double star for every family with a compiled pair kernel, and the
+compiled evaluation of its certificate.
+
+The double star of Wang, Yang, You (2022), Theorem 3.4, joins :math:`i_k` (the worst top arm) to every bottom
+arm and :math:`j_1` (the best bottom arm) to every top arm. On it the KKT system of the homogeneous problem
+:math:`\min \sum_a \psi_a` subject to :math:`C_e(\psi) \ge 1` (Wang, Yang, You 2022, eq. (65)) reads, in the
+effective weights :math:`w_a = \psi_a/\phi_a` (the objective is :math:`\sum_a \phi_a w_a`),
+
+.. math::
+    C_e(w) = c \ (e \text{ in the star}), \qquad \sum_{e \ni a} \nu_e\, \partial_{w_a} C_e(w) = \phi_a
+    \ (\text{every arm } a).
+
+The costs are 1-homogeneous, so :math:`w_{i_k} = 1` fixes the scale. For a ratio :math:`r = w_{j_1}` the
+common cost is :math:`c = C_{i_k j_1}(1, r)`; every other bottom arm's weight solves :math:`C_{i_k j}(1, w_j)
+= c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation, solved by Newton's
+method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surrogate of
+:mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
+affine in the inverse weights for the other families, so two or three steps reach the root), started from the
+weight at the previous ratio. The leaves' stationarity equations give their multipliers
+(:math:`\nu = \phi/\partial C`), :math:`j_1`'s equation gives :math:`\nu_{i_k j_1}`, and :math:`i_k`'s equation
+is left over: its residual, the *balance* (Proposition A.2), is a scalar function of :math:`y = \log r`, whose
+root is bracketed by steps of doubling length and found by the Illinois variant of regula falsi. The pair
+costs and their derivatives come from the family's compiled kernel
+(:meth:`~allocopt.families.ExponentialFamily.compiled_pair`), called by its number
+(:func:`allocopt._compiled_families.pair_by_code`).
+
+Nothing here decides optimality: the exact solver (:mod:`allocopt.topk._exact`) returns the double star only
+when the certificate below is within its tolerance, and otherwise runs its general active-set path.
+
+The certificate is evaluated by a second kernel that shares nothing with the solve but the pair kernel: it
+takes the final allocation :math:`\psi` (on the simplex) and multipliers :math:`\mu` and computes what
+:func:`~allocopt.topk.certificate.certify` computes, :math:`\Gamma(\psi) = \min` over all :math:`k(K-k)` pairs,
+the per-arm sums :math:`\sum_{p \ni a}\mu_p \partial_{\psi_a} C_p(\psi)` (left to right), their maximum
+:math:`U(\mu, \psi)`, the stationarity and the complementarity; the caller adds the evaluation-error allowance
+with :func:`~allocopt.topk.certificate.certified_gap`. The tests compare it with ``certify`` on many
+instances.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _compiled_families as _families
+
+__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel"]
+
+_EPS = float(np.finfo(float).eps)
+_KERNELS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+class StarSolution(NamedTuple):
+    """The double star's allocation (on the simplex, in the order top arms then bottom arms, each by decreasing
+    mean), its multipliers (the edge order of ``double_star_edges``, normalised to sum one), whether the
+    balance converged, and the balance's relative residual."""
+
+    psi: np.ndarray
+    mu: np.ndarray
+    converged: bool
+    balance_residual: float
+
+
+class StarCertificate(NamedTuple):
+    """:math:`\\Gamma(\\psi)`, :math:`U(\\mu, \\psi)`, stationarity and complementarity, as in
+    :class:`~allocopt.topk.certificate.Certificate` (before the evaluation-error allowance)."""
+
+    value: float
+    upper_bound: float
+    stationarity: float
+    complementarity: float
+
+
+def _kernels() -> dict[str, Any]:
+    if not _KERNELS:
+        with _LOCK:
+            if not _KERNELS:
+                import numba
+
+                _families._kernels()  # pair_by_code compiled first
+                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows"):
+                    globals()[name] = compile_(globals()[name])  # called by their global names: in this order
+                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows)
+    return _KERNELS
+
+
+def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, target, start):
+    # the leaf's weight z with C(z, other) = target (leaf_is_top) or C(other, z) = target: Newton's method on
+    # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._forest for one edge: exact in
+    # one step for harmonic costs; 1/C is nearly affine in the inverse weights for the other families, so a
+    # step or two reaches the root). From either side the step keeps u > 0 where it starts at C > target (u
+    # grows); where a step from C < target would leave u > 0, z doubles instead. Returns z and the two
+    # derivatives of the edge's cost at the last evaluation (within a few ulps of z: the derivatives are
+    # 0-homogeneous functions of the weights, so they are those at z to a few ulps)
+    z = start
+    derivative_top = derivative_bottom = 0.0
+    for _ in range(100):
+        if leaf_is_top:
+            cost, derivative_top, derivative_bottom = _families.weighted_pair(code, theta_top, theta_bottom, z,
+                                                                              other_weight)
+            derivative = derivative_top
+        else:
+            cost, derivative_top, derivative_bottom = _families.weighted_pair(code, theta_top, theta_bottom,
+                                                                              other_weight, z)
+            derivative = derivative_bottom
+        if not (cost > 0 and derivative > 0):
+            break
+        slope = derivative * z * z / (cost * cost)  # g'(u)
+        # u' = u - (1/C - 1/target) / g'(u), with 1/C - 1/target = (target - C) / (C target) (no cancellation)
+        inverse = 1.0 / z - (target - cost) / (cost * target * slope)
+        following = 1.0 / inverse if inverse > 0 else 2.0 * z
+        done = abs(following - z) <= 4 * _EPS * following
+        z = following
+        if done:
+            break
+    return z, derivative_top, derivative_bottom
+
+
+def _balance(code, theta, dispersion, k, y, weight, nu):
+    # weights and multipliers of the double star for w_{i_k} = 1, w_{j_1} = exp(y); the relative residual of
+    # i_k's stationarity equation (the balance)
+    n_arms = theta.shape[0]
+    n_bottom = n_arms - k
+    worst_top, best_bottom = k - 1, k
+    ratio = math.exp(y)
+    weight[worst_top] = 1.0
+    weight[best_bottom] = ratio
+    target, root_gradient, hub_gradient = _families.weighted_pair(code, theta[worst_top], theta[best_bottom], 1.0, ratio)
+    inflow_root = 0.0
+    for j in range(1, n_bottom):  # bottom leaves, edge j: (i_k, j)
+        arm = k + j
+        weight[arm], gradient_root, gradient_leaf = _leaf_weight(code, theta[worst_top], theta[arm], 1.0, False,
+                                                                 target, weight[arm])
+        nu[j] = dispersion[arm] / gradient_leaf
+        inflow_root += nu[j] * gradient_root
+    inflow_hub = 0.0
+    for i in range(k - 1):  # top leaves, edge n_bottom + i: (i, j_1)
+        weight[i], gradient_leaf, gradient_hub = _leaf_weight(code, theta[i], theta[best_bottom], ratio, True,
+                                                              target, weight[i])
+        nu[n_bottom + i] = dispersion[i] / gradient_leaf
+        inflow_hub += nu[n_bottom + i] * gradient_hub
+    nu[0] = (dispersion[best_bottom] - inflow_hub) / hub_gradient
+    inflow_root += nu[0] * root_gradient
+    return (inflow_root - dispersion[worst_top]) / (dispersion[worst_top] + abs(inflow_root))
+
+
+def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, out):
+    n_arms = theta.shape[0]
+    for arm in range(n_arms):
+        weight[arm] = 1.0
+    # bracket the balance's root in y = log(w_{j_1} / w_{i_k}) by steps of doubling length
+    low = start
+    residual_low = _balance(code, theta, dispersion, k, low, weight, nu)
+    high, residual_high = low, residual_low
+    step = 1.0
+    bracketed = residual_low == 0.0
+    for _ in range(60):
+        if bracketed or not residual_low == residual_low:
+            break
+        high = low - step if residual_low > 0 else low + step  # the balance increases with y
+        residual_high = _balance(code, theta, dispersion, k, high, weight, nu)
+        if residual_high == 0.0 or (residual_high > 0) != (residual_low > 0):
+            bracketed = True
+            break
+        low, residual_low = high, residual_high
+        step *= 2.0
+    y, residual = high, residual_high
+    converged = residual == 0.0
+    if bracketed and not converged:
+        # Illinois regula falsi on [low, high] (residuals of opposite signs)
+        side = 0
+        for _ in range(max_iterations):
+            y = (low * residual_high - high * residual_low) / (residual_high - residual_low)
+            if not (y > min(low, high) and y < max(low, high)):
+                y = 0.5 * (low + high)
+            residual = _balance(code, theta, dispersion, k, y, weight, nu)
+            if abs(residual) <= 4 * _EPS or abs(high - low) <= 4 * _EPS * max(1.0, abs(y)):
+                converged = True
+                break
+            if (residual > 0) == (residual_high > 0):
+                high, residual_high = y, residual
+                if side == 1:
+                    residual_low *= 0.5
+                side = 1
+            else:
+                low, residual_low = y, residual
+                if side == -1:
+                    residual_high *= 0.5
+                side = -1
+        residual = _balance(code, theta, dispersion, k, y, weight, nu)  # the weights and nu at the final y
+    out[0] = 1.0 if converged else 0.0
+    out[1] = abs(residual)
+
+
+def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bottom_sums, out):
+    # Gamma(psi) = min over all pairs at w = psi / phi (TopKProblem.minimum_cost); the arm sums of
+    # mu_p d_psi C_p at w = psi * (1 / phi) (TopKProblem.pair_terms on listed pairs), left to right
+    n_arms = theta.shape[0]
+    value = np.inf
+    for i in range(k):
+        w_i = psi[i] / dispersion[i]
+        for j in range(k, n_arms):
+            cost, _, _ = _families.weighted_pair(code, theta[i], theta[j], w_i, psi[j] / dispersion[j])
+            if cost < value or cost != cost:
+                value = cost
+    for i in range(k):
+        top_sums[i] = 0.0
+    for j in range(n_arms - k):
+        bottom_sums[j] = 0.0
+    complementarity = 0.0
+    for index in range(mu.shape[0]):
+        i, j = rows[index], k + cols[index]
+        inverse_i, inverse_j = 1.0 / dispersion[i], 1.0 / dispersion[j]
+        cost, gradient_i, gradient_j = _families.weighted_pair(code, theta[i], theta[j], psi[i] * inverse_i, psi[j] * inverse_j)
+        top_sums[rows[index]] += mu[index] * (gradient_i * inverse_i)
+        bottom_sums[cols[index]] += mu[index] * (gradient_j * inverse_j)
+        complementarity += mu[index] * (cost - value)
+    bound = -np.inf
+    stationarity = 0.0
+    for i in range(k):
+        bound = max(bound, top_sums[i])
+        stationarity = max(stationarity, abs(top_sums[i] - value))
+    for j in range(n_arms - k):
+        bound = max(bound, bottom_sums[j])
+        stationarity = max(stationarity, abs(bottom_sums[j] - value))
+    scale = value if value > 0 else np.inf
+    out[0] = value
+    out[1] = bound
+    out[2] = stationarity / scale
+    out[3] = complementarity / scale
+
+
+def _star_rows(code, theta, dispersion, k, start, max_iterations, negative_multiplier, psi, mu, keep, weight,
+               top_sums, bottom_sums, out):
+    # the fast path of the exact solver in one call: distinct means, the solve, the multipliers' signs (those
+    # zero to rounding dropped: keep), and the certificate of the result on the kept pairs. out: accepted,
+    # value, bound, stationarity, complementarity, largest arm degree, balance residual
+    n_arms = theta.shape[0]
+    n_bottom = n_arms - k
+    out[0] = 0.0
+    for arm in range(1, n_arms):
+        if arm != k and not theta[arm] < theta[arm - 1]:
+            return
+    if not theta[k - 1] > theta[k]:
+        return
+    info = np.empty(2)
+    _solve_star(code, theta, dispersion, k, start, max_iterations, weight, mu, info)
+    out[6] = info[1]
+    if info[0] != 1.0:
+        return
+    total = 0.0
+    for arm in range(n_arms):
+        psi[arm] = dispersion[arm] * weight[arm]
+        total += psi[arm]
+    largest = 0.0
+    nu_total = 0.0
+    for edge in range(n_arms - 1):
+        largest = max(largest, mu[edge])
+        nu_total += mu[edge]
+    for arm in range(n_arms):
+        psi[arm] /= total
+        if not (psi[arm] > 0 and psi[arm] < np.inf):
+            return
+    n_kept = 0
+    for edge in range(n_arms - 1):
+        if not (mu[edge] >= -negative_multiplier * largest and mu[edge] < np.inf):
+            return
+        mu[edge] /= nu_total
+        keep[edge] = mu[edge] > 0
+        if keep[edge]:
+            mu[n_kept] = mu[edge]
+            n_kept += 1
+    rows = np.empty(n_kept, dtype=np.int64)
+    cols = np.empty(n_kept, dtype=np.int64)
+    position = 0
+    degree_top = np.zeros(k, dtype=np.int64)
+    degree_bottom = np.zeros(n_bottom, dtype=np.int64)
+    for edge in range(n_arms - 1):
+        if keep[edge]:
+            # double_star_edges: (i_k, j) for every bottom j, then (i, j_1) for the other top arms
+            rows[position] = k - 1 if edge < n_bottom else edge - n_bottom
+            cols[position] = edge if edge < n_bottom else 0
+            degree_top[rows[position]] += 1
+            degree_bottom[cols[position]] += 1
+            position += 1
+    certificate = np.empty(4)
+    _certificate(code, theta, dispersion, k, psi, rows, cols, mu[:n_kept], top_sums, bottom_sums, certificate)
+    out[0] = 1.0
+    out[1:5] = certificate
+    out[5] = max(1, max(degree_top.max(), degree_bottom.max()))
+
+
+def _code(pair) -> int:
+    code = _families.kernel_code(pair)
+    if code is None:
+        raise ValueError("not a pair kernel of allocopt._compiled_families")
+    return code
+
+
+def star_kernel():
+    """The fast path's compiled kernel ``_star_rows(code, theta, dispersion, k, start, max_iterations,
+    negative_multiplier, psi, mu, keep, weight, top_sums, bottom_sums, out)``, with ``code`` the pair kernel's
+    number (:func:`allocopt._compiled_families.kernel_code`)."""
+    return _kernels()["rows"]
+
+
+def solve_star(pair, theta: np.ndarray, dispersion: np.ndarray, k: int, start: float = 0.0,
+               max_iterations: int = 100) -> StarSolution:
+    r"""Solve the double star's KKT system (module docstring) with the compiled pair kernel ``pair``.
+
+    ``theta`` and ``dispersion`` (shape (K,)) are in the order top arms then bottom arms, each by decreasing
+    mean, with distinct means; ``start`` is a first guess of :math:`\log(w_{j_1}/w_{i_k})`.
+
+    Examples
+    --------
+    Two Bernoulli arms symmetric about 1/2 share the allocation equally (the costs are symmetric).
+
+    >>> from allocopt.families import Bernoulli
+    >>> pair = Bernoulli().compiled_pair("confidence")
+    >>> solution = solve_star(pair, np.array([0.8, 0.2]), np.ones(2), 1) if pair is not None else None
+    >>> solution is None or bool(np.allclose(solution.psi, 0.5, rtol=0, atol=1e-15))
+    True
+    """
+    theta = np.ascontiguousarray(theta, dtype=float)
+    dispersion = np.ascontiguousarray(dispersion, dtype=float)
+    n_arms = theta.shape[0]
+    weight, nu, out = np.empty(n_arms), np.zeros(n_arms - 1), np.empty(2)
+    _kernels()["solve"](_code(pair), theta, dispersion, int(k), float(start), int(max_iterations), weight, nu, out)
+    psi = dispersion * weight
+    psi /= psi.sum()
+    total = nu.sum()
+    return StarSolution(psi, nu / total, bool(out[0] == 1.0), float(out[1]))
+
+
+def star_certificate(pair, theta: np.ndarray, dispersion: np.ndarray, k: int, psi: np.ndarray, rows: np.ndarray,
+                     cols: np.ndarray, mu: np.ndarray) -> StarCertificate:
+    """:math:`\\Gamma(\\psi)`, :math:`U(\\mu, \\psi)`, stationarity and complementarity of an allocation ``psi``
+    (same order as ``theta``) and multipliers ``mu`` on the pairs (``rows``, ``cols``) (positions among the top
+    and the bottom arms), with the compiled pair kernel ``pair`` (module docstring)."""
+    n_arms = theta.shape[0]
+    out = np.empty(4)
+    _kernels()["certificate"](_code(pair), np.ascontiguousarray(theta, dtype=float),
+                              np.ascontiguousarray(dispersion, dtype=float), int(k),
+                              np.ascontiguousarray(psi, dtype=float), np.ascontiguousarray(rows, dtype=np.int64),
+                              np.ascontiguousarray(cols, dtype=np.int64), np.ascontiguousarray(mu, dtype=float),
+                              np.empty(k), np.empty(n_arms - k), out)
+    return StarCertificate(float(out[0]), float(out[1]), float(out[2]), float(out[3]))

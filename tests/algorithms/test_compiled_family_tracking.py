@@ -1,0 +1,73 @@
+"""The compiled KKT-Tracking of the non-Gaussian families (DT-TS's solver) against its numpy twin
+(allocopt.topk._tracking.kkt_tracking_batch), bit for bit, and DT-TS's outcomes with and without it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allocopt import TopKProblem
+from allocopt.algorithms import DTTS, identify
+from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt.algorithms._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
+from allocopt.algorithms.statistics import top_k_order
+from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
+from allocopt.topk._tracking import kkt_tracking_batch
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
+
+
+def _batch(family, rng, trial):
+    """30 instances: random K, k in {1, K - 1, random}, means spread or nearly tied (pair costs equal to
+    rounding), one exact tie inside the top set and one inside the bottom set."""
+    n_arms = int(rng.integers(2, 16))
+    k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+    if family.name == "bernoulli":
+        theta = rng.uniform(1e-6, 1 - 1e-6, (30, n_arms))
+        if trial % 4 == 0:
+            theta = 0.5 + rng.integers(-3, 4, (30, n_arms)) * 1e-13
+    else:
+        theta = rng.uniform(0.1, 5.0, (30, n_arms)) if trial % 4 else 2.0 ** rng.integers(-3, 4, (30, n_arms))
+    top, bottom = top_k_order(theta, k)
+    rows = np.arange(30)
+    keep = theta[rows[:, None], top].min(axis=1) > theta[rows[:, None], bottom].max(axis=1)
+    return theta[keep], top[keep], bottom[keep]
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", [Bernoulli(), Poisson(), Exponential(), Gamma(2.5)], ids=repr)
+def test_compiled_kkt_tracking_equals_its_numpy_twin_bit_for_bit(family, kind):
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        theta, top, bottom = _batch(family, rng, trial)
+        if theta.shape[0] == 0:
+            continue
+        dispersion = family.arm_dispersion(theta.shape[1])
+        iterations = [1, 7, 60][trial % 3]
+        compiled = family_kkt_tracking(family, theta, dispersion, top, bottom, iterations, kind)
+        numpy_twin = kkt_tracking_batch(family, kind, theta, dispersion, top, bottom, iterations)
+        assert np.array_equal(compiled, numpy_twin), (trial, kind)
+
+
+def test_the_compiled_kkt_tracking_is_offered_only_where_it_is_a_twin():
+    assert tracking_pair_kernel(Gaussian(1.0)) is None  # harmonic costs: the Gaussian closed-form kernel
+    assert tracking_pair_kernel(Bernoulli()) is not None
+    with compiled_kernels(False):
+        assert tracking_pair_kernel(Bernoulli()) is None
+        assert family_kkt_tracking(Bernoulli(), np.array([[0.8, 0.2]]), np.ones(2), np.array([[0]]),
+                                   np.array([[1]]), 1) is None
+
+
+@pytest.mark.parametrize("family", ["bernoulli", "poisson"])
+def test_dt_ts_outcomes_are_the_same_with_and_without_the_compiled_kernel(family):
+    theta = [0.8, 0.7, 0.45, 0.35, 0.3] if family == "bernoulli" else [3.0, 2.5, 1.2, 1.0, 0.8]
+    problem = TopKProblem(theta, 2, family=family)
+    options = dict(delta=(0.1, 0.01), n_runs=4, rng=7, n_jobs=1, max_samples=800)
+    compiled = identify(problem, DTTS(iterations=30), **options)
+    with compiled_kernels(False):
+        numpy_twin = identify(problem, DTTS(iterations=30), **options)
+        scalar = identify(problem, DTTS(iterations=30), batched=False, chunk_size=2, **options)
+    for other in (numpy_twin, scalar):
+        assert np.array_equal(compiled.stopping_times, other.stopping_times)
+        assert np.array_equal(compiled.pulls, other.pulls)
+        assert np.array_equal(compiled.diagnostics["solver_fallbacks"], other.diagnostics["solver_fallbacks"])

@@ -1,0 +1,101 @@
+"""The exact solver's compiled double star for the families with a compiled pair kernel
+(allocopt.topk._compiled_star): its answers against the general active-set path (compiled kernels off), its
+certificate against the numpy certifier (allocopt.topk.certificate.certify) evaluated on the returned allocation
+and multipliers, and the cases it must leave to the general path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allocopt import TopKProblem, solve_topk
+from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt.families import Bernoulli, Gamma
+from allocopt.topk.certificate import certify
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
+
+COMPILED = "double star (compiled)"
+
+
+def _instances(family, rng, count):
+    for trial in range(count):
+        n_arms = int(rng.integers(2, 26))
+        k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+        if family == "bernoulli":
+            theta = rng.uniform(0.02, 0.98, n_arms) if trial % 4 else rng.uniform(0.999, 1 - 1e-9, n_arms)
+        else:
+            theta = rng.uniform(0.2, 5.0, n_arms) if trial % 4 else np.exp(rng.uniform(-20, 20, n_arms))
+        yield TopKProblem(theta, k, family=Gamma(2.5) if family == "gamma" else family)
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential", "gamma"])
+def test_compiled_double_star_agrees_with_the_general_path_and_the_numpy_certificate(family, kind):
+    rng = np.random.default_rng(23)
+    used = 0
+    for problem in _instances(family, rng, 40):
+        result = solve_topk(problem, kind=kind)
+        assert result.status == "optimal"
+        if COMPILED not in result.message:
+            continue
+        used += 1
+        # the certificate of the returned allocation and multipliers, by the numpy certifier
+        reference = certify(problem, result.psi, result.multipliers, kind)
+        assert result.value == pytest.approx(reference.value, rel=8 * np.finfo(float).eps)
+        assert result.upper_bound == pytest.approx(reference.upper_bound, rel=8 * np.finfo(float).eps)
+        assert reference.gap <= 1e-9 * reference.value
+        assert result.gap == pytest.approx(reference.gap, rel=1e-6, abs=64 * np.finfo(float).eps * reference.value)
+        # the same optimum as the active set (which certifies its own answer)
+        with compiled_kernels(False):
+            general = solve_topk(problem, kind=kind)
+        assert COMPILED not in general.message and general.status == "optimal"
+        assert result.value == pytest.approx(general.value, rel=1e-9)
+        np.testing.assert_allclose(result.psi, general.psi, rtol=1e-7)
+        assert result.psi.sum() == pytest.approx(1.0, rel=1e-14)
+    assert used >= 20  # most random instances have the double star as their optimal forest (Theorem 3.4)
+
+
+def test_ties_and_non_double_star_instances_go_to_the_general_path():
+    # tied arms: the general path merges them into groups
+    tied = solve_topk(TopKProblem([0.9, 0.9, 0.5, 0.3, 0.2], 2, family="bernoulli"))
+    assert tied.status == "optimal" and COMPILED not in tied.message
+    # instances whose optimal forest is not the double star (the general path pivots away from it): the fast
+    # path's certificate fails there, and the answer is the general path's
+    rng = np.random.default_rng(4)
+    found = 0
+    for _ in range(200):
+        problem = TopKProblem(rng.uniform(0.05, 0.95, 12), 6, family="bernoulli")
+        with compiled_kernels(False):
+            general = solve_topk(problem)
+        if general.extras["pivots"] == 0:
+            continue
+        found += 1
+        result = solve_topk(problem)
+        assert result.status == "optimal" and COMPILED not in result.message
+        np.testing.assert_allclose(result.psi, general.psi, rtol=1e-9)
+        if found == 3:
+            break
+    assert found == 3
+
+
+def test_a_user_family_and_the_switch_use_the_general_path():
+    class OwnBernoulli(Bernoulli):
+        def unit_confidence_pair(self, *arguments):
+            return super().unit_confidence_pair(*arguments)
+
+    theta = [0.9, 0.8, 0.4, 0.3]
+    assert COMPILED not in solve_topk(TopKProblem(theta, 2, family=OwnBernoulli())).message
+    with compiled_kernels(False):
+        assert COMPILED not in solve_topk(TopKProblem(theta, 2, family="bernoulli")).message
+    assert COMPILED in solve_topk(TopKProblem(theta, 2, family="bernoulli")).message
+
+
+def test_warm_start_from_a_double_star_gives_the_same_answer():
+    rng = np.random.default_rng(9)
+    theta = rng.uniform(0.5, 3.0, 20)
+    first = solve_topk(TopKProblem(theta, 5, family="poisson"))
+    nearby = TopKProblem(theta * (1 + rng.uniform(-1e-3, 1e-3, 20)), 5, family="poisson")
+    warm, cold = solve_topk(nearby, warm_start=first), solve_topk(nearby)
+    assert COMPILED in warm.message and COMPILED in cold.message
+    np.testing.assert_allclose(warm.psi, cold.psi, rtol=1e-12)
