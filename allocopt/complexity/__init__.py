@@ -37,11 +37,11 @@ from .fixed_budget import (ErrorBound, at_lucb_sample_complexity, nonlinear_sequ
 from .lil import LIL_FORMS, c_eps, lil_radius
 from .reporting import (DEFAULT_PROVIDERS, NSAR_EXPERIMENT_EXPONENTS, ComplexityReport, Measure, MeasureNotApplicable,
                         MeasureProvider, OmittedGroup, ReportContext, report)
-from .top_m import c_p, gaps, h1, h1_bai, h2, h_p, logbar, sorted_gaps
+from .top_m import c_p, gaps, h1, h1_bai, h2, h_p, lil_sample_complexity, logbar, sorted_gaps
 
 __all__ = [
     # top_m
-    "gaps", "sorted_gaps", "h1", "h1_bai", "h2", "h_p", "c_p", "logbar",
+    "gaps", "sorted_gaps", "h1", "h1_bai", "h2", "h_p", "c_p", "logbar", "lil_sample_complexity",
     # fixed_budget
     "ErrorBound", "successive_rejects_bound", "sequential_halving_bound", "nonlinear_sequential_elimination_bound",
     "nsar_error_bound", "sar_sample_complexity", "at_lucb_sample_complexity", "nsar_sample_complexity",

@@ -106,3 +106,23 @@ def test_top_k_width_is_two(n_arms, k):
             assert any((first - {removed}) | {added} in decision_class for added in second - first)
     assert complexity.top_k_width(n_arms, k) == 2
     assert len(decision_class) == math.comb(n_arms, k)
+
+
+def test_lil_sample_complexity_is_the_sum_of_theorems_3_1_and_4_1():
+    # Jiang, Li, Qiao (2017), Theorems 3.1 and 4.1: sum_i Delta_i^-2 (log 1/delta + log N + log log 1/Delta_i),
+    # written out arm by arm with the standard library (log log clamped at max(1/Delta, e))
+    import math
+
+    from allocopt.complexity import lil_sample_complexity
+
+    means = [0.9, 0.5, 0.45, 0.3, 0.01, 0.0]
+    top = sorted(means, reverse=True)
+    boundary_high, boundary_low = top[1], top[2]  # m = 2
+    gaps = [mean - boundary_low if mean >= boundary_high else boundary_high - mean for mean in means]
+    expected = sum((math.log(1 / 0.05) + math.log(6) + math.log(math.log(max(1 / gap, math.e)))) / gap**2
+                   for gap in gaps)
+    assert math.isclose(float(lil_sample_complexity(means, 2, 0.05)), expected, rel_tol=1e-13)
+    batch = lil_sample_complexity([means, means[::-1]], 2, 0.05)
+    assert batch.shape == (2,) and np.allclose(batch, expected, rtol=1e-13)
+    with pytest.raises(InvalidArgumentError, match="delta"):
+        lil_sample_complexity(means, 2, 0.0)
