@@ -146,14 +146,11 @@ def run(args: argparse.Namespace) -> ExitStatus:
     certificate, check_error = check_result(result, tolerance)
     if args.json:
         print_json({
-            "psi": result.psi, "value": result.value, "characteristic_time": result.characteristic_time,
-            "gap": result.gap, "relative_gap": result.relative_gap, "upper_bound": result.upper_bound,
-            "mu": result.mu, "top": problem.top, "bottom": problem.bottom,
+            **result.to_dict(),  # the result's own strict-JSON form, plus the check of the certificate
             "components": [] if certificate is None else [
                 {"top": list(c.top), "bottom": list(c.bottom), "balance_residual": c.balance_residual}
                 for c in certificate.components],
-            "method": result.method, "kind": result.kind, "status": result.status, "iterations": result.iterations,
-            "time": result.time, "check": None if certificate is None else certificate.to_dict(),
+            "check": None if certificate is None else certificate.to_dict(),
             **({"check_error": check_error} if certificate is None else {}),
         })
     else:
