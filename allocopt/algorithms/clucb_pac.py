@@ -36,7 +36,7 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_float, fail
-from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
+from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_radius, subgaussian_variance
 from .lucb import in_top_mask
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import top_k_order
@@ -53,9 +53,7 @@ def clucb_radius(counts, t, n_arms: int, delta: float, variance) -> np.ndarray:
     0.995163
     """
     level = np.log(4.0 * n_arms * np.asarray(t, dtype=float) ** 3 / delta)
-    if level.ndim:  # one t per run of a batch
-        level = level[..., None]
-    return np.sqrt(2.0 * np.asarray(variance, dtype=float) * level / np.asarray(counts, dtype=float))
+    return subgaussian_radius(counts, level[..., None] if level.ndim else level, variance)
 
 
 @dataclass(frozen=True)
