@@ -54,12 +54,14 @@ from .._validation import fail
 from ..complexity.lil import lil_radius
 from .confidence_bounds import _lil_table, exploration_rate
 
-__all__ = ["LucbPlan", "LucbRun", "run_lucb_rows", "PAIR", "RANDOMISED", "CHANGE", "LIL", "HOEFFDING"]
+__all__ = ["LucbPlan", "LucbRun", "run_lucb_rows", "PAIR", "RANDOMISED", "CHANGE", "LIL", "HOEFFDING",
+           "GAUSSIAN_KL"]
 
 # how the rule pulls (lucb.py: _BoundCrossing.select, LilRandLUCB.select, LilCLUCB.select)
 PAIR, RANDOMISED, CHANGE = 0, 1, 2
-# its radius: LIL tables over the counts, or Hoeffding with a rate over t
-LIL, HOEFFDING = 0, 1
+# its radius: LIL tables over the counts, Hoeffding with a rate over t, or the Gaussian KL bound (the same radius
+# computed as sqrt(2 sigma^2 (beta / N)), in the order of confidence_bounds.kl_bound)
+LIL, HOEFFDING, GAUSSIAN_KL = 0, 1, 2
 # the state of a row when the loop hands back
 _RUNNING, _STOPPED, _CAPPED, _NEED_REWARD, _NEED_UNIFORMS, _NEED_TABLE, _NEED_RATE = range(7)
 
@@ -75,8 +77,10 @@ class LucbPlan(NamedTuple):
 
     ``kind`` is :data:`PAIR` (pull :math:`h_t` and :math:`l_t`), :data:`RANDOMISED` (lil'RandLUCB's coin) or
     :data:`CHANGE` (lil'CLUCB); ``radius`` is :data:`LIL` (``omega_top`` on the empirical top-k, ``omega_bottom``
-    elsewhere, ``eps``, ``form``, ``sigma`` per arm) or :data:`HOEFFDING` (``exploration`` at ``delta``,
-    ``variance`` per arm); ``uniforms_per_step`` as the rule's.
+    elsewhere, ``eps``, ``form``, ``sigma`` per arm), :data:`HOEFFDING` (``exploration`` at ``delta``,
+    ``variance`` per arm: :math:`\sqrt{2\sigma_a^2\beta/N_a}`) or :data:`GAUSSIAN_KL` (the same radius as the
+    Gaussian KL bound computes it, :math:`\sqrt{2\sigma_a^2(\beta/N_a)}`: KL-LUCB on Gaussian arms);
+    ``uniforms_per_step`` as the rule's.
     """
 
     kind: int
@@ -275,13 +279,17 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
             if kind == 2:  # lil'CLUCB: M~_t = M_t
                 stop = mismatches[row] == 0
             else:  # min over the top of the LCB >= max over the others of the UCB
-                if radius_kind == 1:  # Hoeffding: every radius moves with beta(t)
+                if radius_kind != 0:  # Hoeffding or Gaussian KL: every radius moves with beta(t)
                     if now >= rates.shape[0]:
                         status[row], need[row] = _NEED_RATE, now
                         break
                     rate = rates[now]
-                    for arm in range(n_arms):
-                        row_radii[arm] = np.sqrt(twice_variance[arm] * rate / row_count_values[arm])
+                    if radius_kind == 1:
+                        for arm in range(n_arms):
+                            row_radii[arm] = np.sqrt(twice_variance[arm] * rate / row_count_values[arm])
+                    else:
+                        for arm in range(n_arms):
+                            row_radii[arm] = np.sqrt(twice_variance[arm] * (rate / row_count_values[arm]))
                     for arm in range(n_arms):  # one scan instead of the trees
                         value = _revised_value(row_means[arm], row_radii[arm], row_in_top[arm])
                         row_revised[arm] = value
@@ -312,7 +320,7 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
             if kind == 2:  # the arm of largest radius in M_t (+) M~_t
                 first = _tree_pick(row_low, row_low_counts, size, uniforms[row, start])
             else:
-                if radius_kind == 1:
+                if radius_kind != 0:
                     h_arm = _scan_pick(row_revised, row_in_top, True, lowest, n_lowest, h_arm, uniforms[row, start])
                     l_arm = _scan_pick(row_revised, row_in_top, False, highest, n_highest, l_arm,
                                        uniforms[row, start + 1])

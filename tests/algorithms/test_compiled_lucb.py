@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus, identify
+from allocopt.algorithms import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus, identify
 from allocopt.algorithms import _compiled_lucb, confidence_bounds
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.confidence_bounds import exploration_rate
@@ -89,6 +89,22 @@ def test_identify_outcomes_do_not_depend_on_the_loop_or_the_jobs():
     for name in ("stopping_times", "recommendations", "stopped", "pulls", "correct"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name))
     assert fast.replication_steps == slow.replication_steps
+
+
+@pytest.mark.parametrize("exploration", ["heuristic", "kaufmann"])
+def test_kl_lucb_on_gaussian_arms_runs_compiled_with_the_numpy_loops_records(exploration):
+    # the Gaussian KL bound is mean +- sqrt(2 sigma^2 (beta / N)): the compiled loop computes that radius in that
+    # order, so the records equal the numpy loop's (kl_bound) bit for bit; other families keep the numpy loop
+    rule = KLLUCB(exploration=exploration)
+    gaussian = [problem for problem in problems() if problem.family.name == "gaussian"]
+    gaussian.append(TopKProblem([0.2, 0.1, 0.1, 0.0], 3, variance=0.25))  # k = K - 1, tied below the boundary
+    for problem in gaussian:
+        context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion), delta=0.05)
+        assert rule.compiled_plan(context) is not None
+        assert_same(problem, rule, n_runs=4, max_samples=1500)
+    bernoulli = TopKProblem([0.7, 0.5, 0.3], 1, family="bernoulli")
+    context = RuleContext(3, 1, bernoulli.family, np.ones(3), delta=0.05)
+    assert rule.compiled_plan(context) is None
 
 
 def test_subclasses_and_callable_rates_take_the_numpy_loop():
