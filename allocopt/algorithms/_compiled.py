@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
-           "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets"]
+           "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets", "ugape_choice"]
 
 AVAILABLE = importlib.util.find_spec("numba") is not None
 """Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
@@ -93,7 +93,8 @@ def _compile_kernels() -> None:
     # the row kernels call _split_top_k by its global name: it must be compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
-                    kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows))
+                    kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
+                    ugape_choice=compile_(_ugape_choice_rows))
 
 
 def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
@@ -314,6 +315,46 @@ def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
         chosen_index[row] = largest
 
 
+def _ugape_choice_rows(others, upper, chosen, lower, radius, uniforms, arms):
+    # per row: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger radius;
+    # ties as allocopt._rng.random_candidate: the floor(u c)-th of the c tied candidates (in the given order)
+    n_rows = others.shape[0]
+    for row in range(n_rows):
+        largest = upper[row, others[row, 0]]
+        for position in range(1, others.shape[1]):
+            largest = max(largest, upper[row, others[row, position]])
+        count = 0
+        for position in range(others.shape[1]):
+            count += upper[row, others[row, position]] == largest
+        pick = min(int(uniforms[row, 0] * count), max(count - 1, 0))
+        u_arm = others[row, 0]
+        for position in range(others.shape[1]):
+            if upper[row, others[row, position]] == largest:
+                if pick == 0:
+                    u_arm = others[row, position]
+                    break
+                pick -= 1
+        smallest = lower[row, chosen[row, 0]]
+        for position in range(1, chosen.shape[1]):
+            smallest = min(smallest, lower[row, chosen[row, position]])
+        count = 0
+        for position in range(chosen.shape[1]):
+            count += lower[row, chosen[row, position]] == smallest
+        pick = min(int(uniforms[row, 1] * count), max(count - 1, 0))
+        l_arm = chosen[row, 0]
+        for position in range(chosen.shape[1]):
+            if lower[row, chosen[row, position]] == smallest:
+                if pick == 0:
+                    l_arm = chosen[row, position]
+                    break
+                pick -= 1
+        radius_l, radius_u = radius[row, l_arm], radius[row, u_arm]
+        if radius_l == radius_u:  # both candidates: (l_t, u_t) in that order
+            arms[row] = l_arm if int(uniforms[row, 2] * 2) == 0 else u_arm
+        else:
+            arms[row] = l_arm if radius_l > radius_u else u_arm
+
+
 class GaussianGLR(NamedTuple):
     """The fields of :class:`allocopt.algorithms.stopping.GLRStatistic`, from the compiled kernel."""
 
@@ -438,3 +479,30 @@ def gap_index_sets(upper: np.ndarray, lower: np.ndarray, k: int) -> GapIndexSets
     _kernels()["gap_indices"](upper, np.ascontiguousarray(lower, dtype=float), k, index, chosen, others,
                               chosen_index)
     return GapIndexSets(index, chosen, others, chosen_index)
+
+
+def ugape_choice(others: np.ndarray, upper: np.ndarray, chosen: np.ndarray, lower: np.ndarray, radius: np.ndarray,
+                 uniforms: np.ndarray) -> np.ndarray:
+    r"""UGapE's arm of a batch: :math:`u_t = \arg\max_{a \notin J_t} U_a`, :math:`l_t = \arg\min_{a \in J_t} L_a`,
+    then the one of the two with the larger radius :math:`\beta` (Gabillon, Ghavamzadeh, Lazaric 2012), compiled.
+
+    Twin of the numpy body of :meth:`allocopt.algorithms.UGapE.select_batch` (three calls of
+    :func:`allocopt.algorithms.lucb._pick`: ties broken by :func:`allocopt._rng.random_candidate` with
+    ``uniforms[:, 0]``, ``uniforms[:, 1]`` and ``uniforms[:, 2]``; same arms).
+
+    Examples
+    --------
+    Arms 0, 1 in :math:`J_t`; :math:`U` over the others (2, 3) is largest at arm 3, :math:`L` over :math:`J_t`
+    smallest at arm 1, and arm 3's radius is the larger:
+
+    >>> ugape_choice(np.array([[2, 3]]), np.array([[0.0, 0.0, 0.4, 0.5]]), np.array([[0, 1]]),
+    ...              np.array([[0.3, 0.2, 0.0, 0.0]]), np.array([[0.1, 0.1, 0.1, 0.2]]),
+    ...              np.array([[0.5, 0.5, 0.5]])).tolist()
+    [3]
+    """
+    arms = np.empty(others.shape[0], dtype=np.int64)
+    _kernels()["ugape_choice"](np.ascontiguousarray(others, dtype=np.int64), np.ascontiguousarray(upper, dtype=float),
+                               np.ascontiguousarray(chosen, dtype=np.int64), np.ascontiguousarray(lower, dtype=float),
+                               np.ascontiguousarray(radius, dtype=float), np.ascontiguousarray(uniforms, dtype=float),
+                               arms)
+    return arms

@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import as_choice, as_float, fail
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
                                 subgaussian_variance)
-from ._compiled import compiled_enabled, gap_index_sets
+from ._compiled import compiled_enabled, gap_index_sets, ugape_choice
 from .lucb import _pick
 from .protocol import RuleContext, RunView, register_policy
 
@@ -155,11 +155,36 @@ class UGapE:
             if context.delta is None:
                 fail("UGapE", "policy", "run in fixed confidence (identify) in mode 'confidence'; use "
                      "UGapE('budget', a=..., complexity=...) with identify_fixed_budget", "a fixed-budget run")
-            return {}
+            return self._index_cache(context, n_runs)
         if context.budget is None:
             fail("UGapE", "policy", "run in fixed budget (identify_fixed_budget) in mode 'budget'; use "
                  "UGapE('confidence') with identify", "a fixed-confidence run")
-        return {"best_index": np.full((n_runs, 1), np.inf), "best_set": np.zeros((n_runs, context.k), dtype=np.int64)}
+        return {"best_index": np.full((n_runs, 1), np.inf), "best_set": np.zeros((n_runs, context.k), dtype=np.int64),
+                **self._index_cache(context, n_runs)}
+
+    @staticmethod
+    def _index_cache(context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
+        # the stopping check computes the gap indices first; select (and recommend) reuse them at the same t
+        n_arms, k = context.n_arms, context.k
+        return {"indices_at": np.full((n_runs, 1), -1, dtype=np.int64),
+                **{f"indices_{name}": np.zeros((n_runs, n_arms)) for name in ("radius", "upper", "lower", "gap_index")},
+                "indices_chosen": np.zeros((n_runs, k), dtype=np.int64),
+                "indices_others": np.zeros((n_runs, n_arms - k), dtype=np.int64),
+                "indices_chosen_index": np.zeros((n_runs, 1))}
+
+    def cached_indices(self, context: RuleContext, view: RunView, state) -> GapIndices:
+        """:meth:`indices`, computed once per step for a batch (kept in the runs' state; one run recomputes)."""
+        if view.means.ndim != 2 or "indices_at" not in state:
+            return self.indices(context, view)
+        if np.all(state["indices_at"][:, 0] == view.t):
+            return GapIndices._make([*(state[f"indices_{name}"] for name in GapIndices._fields[:-1]),
+                                     state["indices_chosen_index"][:, 0]])
+        gaps = self.indices(context, view)
+        for name in GapIndices._fields[:-1]:
+            state[f"indices_{name}"][...] = getattr(gaps, name)
+        state["indices_chosen_index"][:, 0] = gaps.chosen_index
+        state["indices_at"][:, 0] = view.t
+        return gaps
 
     def radius(self, context: RuleContext, view: RunView) -> np.ndarray:
         """:math:`\\beta_a` of every arm."""
@@ -180,14 +205,16 @@ class UGapE:
         return bool(self.indices(context, view).chosen_index < self.epsilon)
 
     def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self.indices(context, view).chosen_index < self.epsilon
+        return self.cached_indices(context, view, state).chosen_index < self.epsilon
 
     def _choose(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        gaps = self.indices(context, view)
+        gaps = self.cached_indices(context, view, state)
         if self.mode == "budget":  # keep the J_t of smallest B_{J_t} seen so far
             better = gaps.chosen_index < state["best_index"][..., 0]
             state["best_index"][..., 0] = np.where(better, gaps.chosen_index, state["best_index"][..., 0])
             state["best_set"][...] = np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
+        if np.ndim(gaps.others) == 2 and compiled_enabled():  # a batch: the compiled twin of the three picks
+            return ugape_choice(gaps.others, gaps.upper, gaps.chosen, gaps.lower, gaps.radius, uniforms)
         u = _pick(gaps.others, gaps.upper, "max", uniforms[..., 0])  # u_t, among the arms not in J_t
         l = _pick(gaps.chosen, gaps.lower, "min", uniforms[..., 1])  # l_t
         pair = np.stack([l, u], axis=-1)
@@ -200,7 +227,7 @@ class UGapE:
         return self._choose(context, view, state, uniforms)
 
     def _recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        gaps = self.indices(context, view)
+        gaps = self.cached_indices(context, view, state)
         if self.mode == "confidence":
             return gaps.chosen
         better = gaps.chosen_index < state["best_index"][..., 0]

@@ -199,6 +199,51 @@ def test_compiled_gap_indices_equal_their_numpy_twin_bit_for_bit(rng):
         assert np.array_equal(one_run.chosen, compiled.chosen[0]) and one_run.chosen_index == compiled.chosen_index[0]
 
 
+def test_compiled_ugape_choice_equals_the_three_numpy_picks(rng):
+    # u_t (max U outside J_t), l_t (min L in J_t), then the larger radius: the compiled kernel against the
+    # numpy picks (random_candidate tie-breaks), on integer-valued bounds and radii so that every pick ties
+    # often, with k = 1 and k = K - 1, and uniforms that hit the ends of [0, 1)
+    from allocopt.algorithms._compiled import ugape_choice
+    from allocopt.algorithms.lucb import _pick
+    from allocopt.algorithms.ugape import gap_indices
+
+    for trial in range(150):
+        n_arms = int(rng.integers(2, 24))
+        k = [1, n_arms - 1, int(rng.integers(1, n_arms))][trial % 3]
+        if trial % 2 == 0:
+            means = rng.integers(0, 3, size=(40, n_arms)).astype(float)
+            radius = rng.integers(1, 3, size=(40, n_arms)).astype(float)
+        else:
+            means = rng.normal(size=(40, n_arms))
+            radius = rng.uniform(0.0, 2.0, size=(40, n_arms))
+        uniforms = rng.random((40, 3))
+        uniforms[:5] = 0.0
+        uniforms[5:10] = np.nextafter(1.0, 0.0)
+        gaps = gap_indices(means, radius, k)
+        u = _pick(gaps.others, gaps.upper, "max", uniforms[:, 0])
+        l = _pick(gaps.chosen, gaps.lower, "min", uniforms[:, 1])
+        expected = _pick(np.stack([l, u], axis=-1), gaps.radius, "max", uniforms[:, 2])
+        got = ugape_choice(gaps.others, gaps.upper, gaps.chosen, gaps.lower, gaps.radius, uniforms)
+        assert np.array_equal(got, expected), trial
+
+
+@pytest.mark.parametrize("mode", ["confidence", "budget"])
+def test_ugape_outcomes_with_and_without_compiled_kernels_in_both_modes(mode):
+    from allocopt.algorithms import UGapE, identify_fixed_budget
+
+    problem = IDENTIFY_CASES["per-arm variances"]
+    if mode == "confidence":
+        run = lambda **extra: identify(problem, UGapE(), delta=[0.1, 0.01], n_runs=6, rng=5, max_samples=3000, **extra)
+    else:
+        rule = UGapE("budget", a=2.0, complexity=50.0)
+        run = lambda **extra: identify_fixed_budget(problem, rule, [60, 400], n_runs=6, rng=5, **extra)
+    compiled = run()
+    with compiled_kernels(False):
+        numpy_twins = run()
+    for name in ("recommendations", "pulls"):
+        assert np.array_equal(getattr(compiled, name), getattr(numpy_twins, name)), name
+
+
 def test_ugape_outcomes_are_the_same_with_and_without_the_compiled_kernels():
     from allocopt.algorithms import UGapE
 
