@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import _compiled_families as _families
 
-__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel"]
+__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel"]
 
 _EPS = float(np.finfo(float).eps)
 _KERNELS: dict[str, Any] = {}
@@ -82,9 +82,9 @@ def _kernels() -> dict[str, Any]:
 
                 _families._kernels()  # pair_by_code compiled first
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows"):
+                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows", "_star_batch"):
                     globals()[name] = compile_(globals()[name])  # called by their global names: in this order
-                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows)
+                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows, batch=_star_batch)
     return _KERNELS
 
 
@@ -294,6 +294,20 @@ def _star_rows(code, theta, dispersion, k, start, max_iterations, negative_multi
     out[5] = max(1, max(degree_top.max(), degree_bottom.max()))
 
 
+def _star_batch(code, theta, dispersion, k, max_iterations, negative_multiplier, psi, mu, keep, out):
+    # _star_rows on every row of a batch (rows sorted as _star_rows expects, start 0: no warm start), each row
+    # with fresh work arrays as the single call has (the weights start at one)
+    n_rows, n_arms = theta.shape
+    weight = np.empty(n_arms)
+    top_sums = np.empty(k)
+    bottom_sums = np.empty(n_arms - k)
+    for row in range(n_rows):
+        for arm in range(n_arms):
+            weight[arm] = 1.0
+        _star_rows(code, theta[row], dispersion[row], k, 0.0, max_iterations, negative_multiplier, psi[row],
+                   mu[row], keep[row], weight, top_sums, bottom_sums, out[row])
+
+
 def _code(pair) -> int:
     code = _families.kernel_code(pair)
     if code is None:
@@ -306,6 +320,16 @@ def star_kernel():
     negative_multiplier, psi, mu, keep, weight, top_sums, bottom_sums, out)``, with ``code`` the pair kernel's
     number (:func:`allocopt._compiled_families.kernel_code`)."""
     return _kernels()["rows"]
+
+
+def star_batch_kernel():
+    """The fast path's compiled kernel on many rows, ``_star_batch(code, theta, dispersion, k, max_iterations,
+    negative_multiplier, psi, mu, keep, out)``: :func:`star_kernel` on every row of the (R, K) arrays
+    ``theta`` and ``dispersion`` (each row sorted top arms then bottom arms, each by decreasing mean), with
+    start 0 and fresh work arrays per row, writing row ``r`` of ``psi`` (R, K), ``mu``, ``keep`` (R, K - 1) and
+    ``out`` (R, 7): the same numbers as one call of :func:`star_kernel` per row, without a Python call per
+    row."""
+    return _kernels()["batch"]
 
 
 def solve_star(pair, theta: np.ndarray, dispersion: np.ndarray, k: int, start: float = 0.0,

@@ -7,7 +7,11 @@ means of R instances sharing K, k, the family and the kind, and returns one cert
 * Gaussian instances whose optimum is Theorem 3.4's double star (Wang, Yang, You 2022) - the typical case -
   are solved for all rows at once (:mod:`allocopt.topk._batch_gaussian`: a vectorised Newton iteration on
   the balance equation, peeled multipliers, a vectorised all-pairs check);
-* every other instance (other families, or a Gaussian instance whose double star fails its exact check) is
+* instances of the other families with a compiled pair kernel go through the exact solver's compiled double
+  star and its compiled certificate (:mod:`allocopt.topk._compiled_star`) row by row in one compiled call,
+  without a problem or a result object per row; a row certified optimal there is bit for bit the single
+  solve's answer;
+* every other instance (a row the double star does not certify, or a family without a compiled kernel) is
   solved by :func:`~allocopt.topk.solve_topk` with ``method="exact"``.
 
 Each entry carries the same certificate as the single solve: :math:`\Gamma(\psi)` over all pairs, the upper
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,7 +35,9 @@ from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
 from ._batch_gaussian import gaussian_double_star
-from ._exact import FAST_PATH_PAIRS
+from .._compiled_families import kernel_code
+from ._compiled_star import star_batch_kernel
+from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem, _readonly
 
@@ -65,9 +71,10 @@ class TopKBatchResult:
     status : ndarray of str, shape (R,)
         ``"optimal"`` (certified relative gap at most ``tol``), ``"not_certified"`` or ``"invalid_instance"``.
     solved_individually : ndarray of bool, shape (R,)
-        Rows solved one by one by :func:`~allocopt.topk.solve_topk` (the others by the vectorised double star).
+        Rows solved one by one by :func:`~allocopt.topk.solve_topk` (the others by the vectorised or compiled
+        double star).
     messages : tuple of str
-        One message per row (empty for rows of the vectorised path).
+        One message per row (empty for rows of the vectorised and compiled double-star paths).
     method, kind : str
         ``"exact"`` and the cost type.
     tol : float
@@ -144,6 +151,43 @@ def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily):
                        np.where(~unique_top, f"the {k}th and {k + 1}th largest means are tied (no unique top-{k} "
                                              "set)", ""))
     return inside & unique_top, reasons
+
+
+class _FamilyStars(NamedTuple):
+    """The compiled double star of every row (arms in their original order) and the rows certified optimal
+    (NaN entries elsewhere)."""
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    gap: np.ndarray
+    accepted: np.ndarray
+
+
+def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, kind: str, tol: float,
+                           family: ExponentialFamily, code: int) -> _FamilyStars:
+    """The exact solver's compiled fast path (``_exact._compiled_star_fast_path``) on every row: the same
+    kernel on the same sorted means and dispersions with the same start (0, no warm start), the same
+    evaluation-error allowance and the same acceptance (solved, certified relative gap at most ``tol``), so an
+    accepted row is bit for bit the single solve's answer."""
+    n_rows, n_arms = theta.shape
+    order = np.argsort(-theta, axis=1, kind="stable")  # TopKProblem's top then bottom arms
+    index = np.arange(n_rows)[:, None]
+    sorted_psi, mu = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms - 1))
+    keep, out = np.empty((n_rows, n_arms - 1), dtype=np.bool_), np.empty((n_rows, 7))
+    star_batch_kernel()(code, np.ascontiguousarray(theta[index, order]), np.ascontiguousarray(dispersion[order]),
+                        k, 100, _NEGATIVE_MULTIPLIER, sorted_psi, mu, keep, out)
+    value, bound = out[:, 1], out[:, 2]
+    gap = np.full(n_rows, np.nan)
+    accepted = out[:, 0] == 1.0
+    for row in np.flatnonzero(accepted).tolist():  # the single solve's allowance, on Python floats
+        gap[row] = certified_gap(float(bound[row]), float(value[row]), float(family.pair_error_bound(kind, theta[row])),
+                                 int(out[row, 5]))
+    with np.errstate(invalid="ignore"):
+        accepted &= (value > 0) & (gap <= tol * value)
+    psi = np.full((n_rows, n_arms), np.nan)
+    psi[index, order] = sorted_psi
+    return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
 
 
 def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
@@ -239,6 +283,18 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
             status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
         remaining = remaining[~accepted]
+    elif remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
+        code = kernel_code(resolved.compiled_pair(kind))
+        if code is not None:
+            # other families with a compiled pair kernel: the exact solver's compiled double star, row by row in
+            # one compiled call; the rows it certifies optimal are final, the others go to the active set
+            stars = _compiled_double_stars(theta[remaining], dispersion, k, kind, tol, resolved, code)
+            rows = remaining[stars.accepted]
+            psi[rows] = stars.psi[stars.accepted]
+            value[rows], bound[rows] = stars.value[stars.accepted], stars.bound[stars.accepted]
+            gap[rows] = stars.gap[stars.accepted]
+            status[rows] = "optimal"
+            remaining = remaining[~stars.accepted]
     if remaining.size:
         from .solve import solve_topk
 

@@ -103,3 +103,48 @@ def test_warm_start_gives_the_same_answer():
 def test_bad_arguments_raise(arguments, name):
     with pytest.raises(InvalidArgumentError, match=f"'{name}' parameter of solve_topk_batch"):
         solve_topk_batch(**arguments)
+
+
+# means near the ends of each family's domain (an independent choice: within 1e-3 of a bound, or 30x apart)
+DOMAIN_ENDS = {
+    "bernoulli": lambda rng, shape: np.where(rng.uniform(size=shape) < 0.5, rng.uniform(1e-3, 0.02, shape),
+                                             rng.uniform(0.98, 0.999, shape)),
+    "poisson": lambda rng, shape: rng.uniform(1e-3, 3e-2, shape),
+    "exponential": lambda rng, shape: np.exp(rng.uniform(np.log(1e-3), np.log(30.0), shape)),
+}
+
+
+@pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("n_arms, k", [(20, 1), (20, 10), (20, 19), (5, 2)])
+def test_compiled_rows_are_the_single_solves_bit_for_bit(family, kind, n_arms, k):
+    # the non-Gaussian rows go through the exact solver's compiled double star in one compiled call: every row
+    # it certifies is the single solve's answer bit for bit, the others are solved one by one; ties, near-ties
+    # and means near the ends of the domain among them
+    rng = np.random.default_rng(sum(map(ord, family + kind)) + 100 * n_arms + k)
+    theta = np.concatenate([_rows(rng, family, 30, n_arms, k), DOMAIN_ENDS[family](rng, (10, n_arms))])
+    batch = solve_topk_batch(theta, k, family=family, kind=kind)
+    assert (~batch.solved_individually).sum() >= 30  # most rows take the compiled path
+    for row in range(theta.shape[0]):
+        single = solve_topk(TopKProblem(theta[row], k, family=family), kind=kind)
+        assert batch.status[row] == single.status
+        if not batch.solved_individually[row]:
+            assert single.message.startswith("exact: double star (compiled)")
+            assert np.array_equal(batch.psi[row], single.psi)
+            assert batch.value[row] == single.value and batch.gap[row] == single.gap
+            assert batch.upper_bound[row] == single.upper_bound
+        np.testing.assert_allclose(batch.psi[row], single.psi, rtol=0, atol=1e-12)
+        assert abs(batch.value[row] - single.value) <= 1e-12
+
+
+def test_compiled_rows_mark_invalid_empirical_means():
+    # empirical Bernoulli means of 0 or 1 and a tie at the top-k boundary: invalid, the other rows solved
+    theta = np.array([[0.9, 0.7, 0.5, 0.3, 0.1], [1.0, 0.7, 0.5, 0.3, 0.1], [0.9, 0.7, 0.5, 0.3, 0.0],
+                      [0.9, 0.5, 0.5, 0.3, 0.1], [0.8, 0.7, 0.6, 0.3, 0.2]])
+    batch = solve_topk_batch(theta, 2, family="bernoulli")
+    assert batch.status.tolist() == ["optimal", "invalid_instance", "invalid_instance", "invalid_instance",
+                                     "optimal"]
+    assert not batch.solved_individually.any()
+    for row in (0, 4):
+        assert np.array_equal(batch.psi[row], solve_topk(TopKProblem(theta[row], 2, family="bernoulli")).psi)
+    assert np.all(np.isnan(batch.psi[1:4]))
