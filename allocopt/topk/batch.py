@@ -166,27 +166,62 @@ class _FamilyStars(NamedTuple):
 
 def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, kind: str, tol: float,
                            family: ExponentialFamily, code: int) -> _FamilyStars:
-    """The exact solver's compiled fast path (``_exact._compiled_star_fast_path``) on every row: the same
-    kernel on the same sorted means and dispersions with the same start (0, no warm start), the same
-    evaluation-error allowance and the same acceptance (solved, certified relative gap at most ``tol``), so an
-    accepted row is bit for bit the single solve's answer."""
+    r"""The exact solver's compiled fast path (``_exact._compiled_star_fast_path``) on every row, in one compiled
+    call per tie pattern.
+
+    A row of distinct means gets the single solve's kernel on the same sorted means and dispersions with the
+    same start (0, no warm start), the same evaluation-error allowance and the same acceptance (solved,
+    certified relative gap at most ``tol``), so an accepted row is bit for bit the single solve's answer.
+
+    Tied means (empirical means of Bernoulli arms often are) are merged into groups as the active set merges
+    them (:mod:`allocopt.topk._groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
+    :math:`n_g \phi_g w_g` in the objective, so the same kernel solves the grouped double star with
+    dispersion :math:`n_g\phi_g`; its allocation of a group is the group's total, :math:`n_g\psi_a`, and its
+    certificate is the arm-level one (:math:`w_g = n_g\psi_a / (n_g\phi_g)`, and each arm sum
+    :math:`\sum_e \mu_e \partial_w C_e / (n_g\phi_g)` is that of a member when every member carries
+    :math:`1/n_g` of its group's multipliers, as the active set spreads them). These rows agree with the
+    single solve (which reaches the same forest by the active set) to rounding, not bit for bit; one more
+    rounding term (the division by :math:`n_g`) enters their allowance. Tied arms of different dispersions are
+    left to the single solve."""
     n_rows, n_arms = theta.shape
     order = np.argsort(-theta, axis=1, kind="stable")  # TopKProblem's top then bottom arms
     index = np.arange(n_rows)[:, None]
-    sorted_psi, mu = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms - 1))
-    keep, out = np.empty((n_rows, n_arms - 1), dtype=np.bool_), np.empty((n_rows, 7))
-    star_batch_kernel()(code, np.ascontiguousarray(theta[index, order]), np.ascontiguousarray(dispersion[order]),
-                        k, 100, _NEGATIVE_MULTIPLIER, sorted_psi, mu, keep, out)
-    value, bound = out[:, 1], out[:, 2]
-    gap = np.full(n_rows, np.nan)
-    accepted = out[:, 0] == 1.0
-    for row in np.flatnonzero(accepted).tolist():  # the single solve's allowance, on Python floats
-        gap[row] = certified_gap(float(bound[row]), float(value[row]), float(family.pair_error_bound(kind, theta[row])),
-                                 int(out[row, 5]))
+    sorted_theta = theta[index, order]
+    sorted_dispersion = dispersion[order]
+    new_group = np.ones((n_rows, n_arms), dtype=bool)
+    new_group[:, 1:] = sorted_theta[:, 1:] != sorted_theta[:, :-1]
+    new_group[:, k] = True  # (valid rows: the k-th and (k+1)-th means differ)
+    groupable = np.all(new_group | (sorted_dispersion == np.roll(sorted_dispersion, 1, axis=1)), axis=1)
+    n_groups, n_top_groups = new_group.sum(axis=1), new_group[:, :k].sum(axis=1)
+    group_of = np.cumsum(new_group, axis=1) - 1
+    multiplicity = np.zeros((n_rows, n_arms))
+    np.add.at(multiplicity, (np.broadcast_to(index, group_of.shape), group_of), 1.0)
+    psi = np.full((n_rows, n_arms), np.nan)
+    value, bound, gap = np.full((3, n_rows), np.nan)
+    accepted = np.zeros(n_rows, dtype=bool)
+    signatures = np.unique(np.stack([n_groups, n_top_groups], axis=1)[groupable], axis=0)
+    for groups, top_groups in signatures.tolist():
+        rows = np.flatnonzero(groupable & (n_groups == groups) & (n_top_groups == top_groups))
+        first = new_group[rows]
+        count = multiplicity[rows, :groups]
+        group_theta = np.ascontiguousarray(sorted_theta[rows][first].reshape(rows.size, groups))
+        group_dispersion = np.ascontiguousarray(sorted_dispersion[rows][first].reshape(rows.size, groups) * count)
+        group_psi, mu = np.empty((rows.size, groups)), np.empty((rows.size, groups - 1))
+        keep, out = np.empty((rows.size, groups - 1), dtype=np.bool_), np.empty((rows.size, 7))
+        star_batch_kernel()(code, group_theta, group_dispersion, top_groups, 100, _NEGATIVE_MULTIPLIER, group_psi,
+                            mu, keep, out)
+        value[rows], bound[rows] = out[:, 1], out[:, 2]
+        terms = out[:, 5] + (0 if groups == n_arms else 1)
+        for position in np.flatnonzero(out[:, 0] == 1.0).tolist():  # the single solve's allowance
+            row = rows[position]
+            gap[row] = certified_gap(float(bound[row]), float(value[row]),
+                                     float(family.pair_error_bound(kind, theta[row])), int(terms[position]))
+        # each arm's share of its group's allocation (exactly the group's when the group is one arm)
+        arm_psi = (group_psi / count)[np.arange(rows.size)[:, None], group_of[rows]]
+        psi[rows[:, None], order[rows]] = arm_psi
+        accepted[rows] = out[:, 0] == 1.0
     with np.errstate(invalid="ignore"):
         accepted &= (value > 0) & (gap <= tol * value)
-    psi = np.full((n_rows, n_arms), np.nan)
-    psi[index, order] = sorted_psi
     return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
 
 
