@@ -34,7 +34,7 @@ from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
-from ._batch_gaussian import gaussian_double_star
+from ._batch_gaussian import double_star_edges, gaussian_double_star, gaussian_forest
 from .._compiled_families import kernel_code
 from ._compiled_star import star_batch_kernel
 from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
@@ -162,6 +162,49 @@ class _FamilyStars(NamedTuple):
     bound: np.ndarray
     gap: np.ndarray
     accepted: np.ndarray
+
+
+def _pivoted_gaussian_rows(theta: np.ndarray, variance: np.ndarray, k: int, tol: float) -> _FamilyStars:
+    """Gaussian rows (sorted, as for ``gaussian_double_star``) whose double star failed its check, solved on the
+    forests the exact solver's active set pivots to first: the edge :math:`(i_k, j_1)` leaves (its multiplier is
+    the one the double star's peeling can make negative), which splits the double star into the star of
+    :math:`i_k` over the other bottom arms and the star of :math:`j_1` over the other top arms; if a pair is
+    then violated, the most violated one enters when it joins the two trees. Each forest is solved for all its
+    rows at once (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`); a row is accepted only when its
+    forest passes the exact checks and its certified relative gap is at most ``tol``. ``psi`` is in the sorted
+    order; the other rows (NaN) are left to the single solve."""
+    n_rows, n_arms = theta.shape
+    psi = np.full((n_rows, n_arms), np.nan)
+    value, bound, gap = np.full((3, n_rows), np.nan)
+    accepted = np.zeros(n_rows, dtype=bool)
+
+    def take(rows: np.ndarray, forest) -> None:
+        forest_gap = certified_gap(forest.bound, forest.value)
+        with np.errstate(invalid="ignore"):
+            good = forest.accepted & (forest_gap <= tol * forest.value)
+        chosen = rows[good]
+        psi[chosen], value[chosen], bound[chosen] = forest.psi[good], forest.value[good], forest.bound[good]
+        gap[chosen] = forest_gap[good]
+        accepted[chosen] = True
+
+    star_top, star_bottom = double_star_edges(k, n_arms)
+    split_top, split_bottom = star_top[1:], k + star_bottom[1:]  # without (i_k, j_1), the first edge
+    split = gaussian_forest(theta, variance, k, split_top, split_bottom)
+    if split is None:
+        return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
+    take(np.arange(n_rows), split)
+    entering = np.flatnonzero(~split.accepted & split.nonnegative & ~split.feasible)
+    pair_top, pair_bottom = np.divmod(split.weakest[entering], n_arms - k)
+    pair_bottom += k
+    joins = (pair_top != k - 1) & (pair_bottom != k)  # a top arm of j_1's tree with a bottom arm of i_k's
+    pairs = np.stack([pair_top, pair_bottom], axis=1)[joins]
+    for top, bottom in np.unique(pairs, axis=0).tolist():
+        rows = entering[joins][(pairs[:, 0] == top) & (pairs[:, 1] == bottom)]
+        forest = gaussian_forest(theta[rows], variance[rows] if variance.ndim == 2 else variance, k,
+                                 np.append(split_top, top), np.append(split_bottom, bottom))
+        if forest is not None:
+            take(rows, forest)
+    return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
 
 
 def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, kind: str, tol: float,
@@ -317,6 +360,18 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             bound[rows] = star.bound[star.accepted]
             gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
             status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
+        failed = np.flatnonzero(~accepted)
+        if failed.size and k >= 2 and n_arms - k >= 2:
+            # the exact solver's first pivots from the double star, on all those rows together
+            pivoted = _pivoted_gaussian_rows(sorted_theta[failed], sorted_variance[failed] if sorted_variance.ndim
+                                             == 2 else sorted_variance, k, tol)
+            done = failed[pivoted.accepted]
+            rows = remaining[done]
+            psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
+            value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
+            gap[rows] = pivoted.gap[pivoted.accepted]
+            status[rows] = "optimal"
+            accepted[done] = True
         remaining = remaining[~accepted]
     elif remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
         code = kernel_code(resolved.compiled_pair(kind))

@@ -173,3 +173,35 @@ def test_compiled_rows_with_tied_empirical_means(kind, n_arms, k):
     ordered = -np.sort(-theta, axis=1)
     expected_invalid = np.any((theta <= 0) | (theta >= 1), axis=1) | (ordered[:, k - 1] == ordered[:, k])
     assert np.array_equal(~valid, expected_invalid)
+
+
+@pytest.mark.parametrize("heteroscedastic", [False, True])
+def test_gaussian_rows_a_pivot_or_two_from_the_double_star(heteroscedastic):
+    # noisy linspace means (K = 20, k = 10): a few rows in a hundred have an optimum that is not the double star
+    # but the forest the active set reaches in one or two pivots ((i_k, j_1) leaves, then a pair joins the two
+    # stars); the batch solves them on those forests together, and each equals the single solve
+    rng = np.random.default_rng(0)
+    theta = np.linspace(1.0, 0.0, 20) + rng.normal(0.0, 0.05, (3000, 20))
+    variance = rng.uniform(0.2, 0.3, 20) if heteroscedastic else 0.25
+    batch = solve_topk_batch(theta, 10, variance=variance)
+    rows = np.arange(theta.shape[0])
+    star = gaussian_double_star_accepted(theta, 10, variance)
+    pivoted = rows[~star & ~batch.solved_individually]
+    assert pivoted.size >= 5
+    for row in pivoted.tolist() + rows[batch.solved_individually].tolist():
+        single = solve_topk(TopKProblem(theta[row], 10, variance=variance))
+        assert single.iterations >= 1  # the single solve pivoted away from the double star
+        assert batch.status[row] == single.status == "optimal"
+        np.testing.assert_allclose(batch.psi[row], single.psi, rtol=0, atol=1e-12)
+        assert abs(batch.value[row] - single.value) <= 1e-12
+        assert abs(batch.upper_bound[row] - single.upper_bound) <= 1e-12
+
+
+def gaussian_double_star_accepted(theta, k, variance):
+    """Rows whose double star passes its exact check (the closed form on the rows sorted top then bottom)."""
+    from allocopt.topk._batch_gaussian import gaussian_double_star
+
+    order = np.argsort(-theta, axis=1, kind="stable")
+    sorted_theta = np.take_along_axis(theta, order, axis=1)
+    sorted_variance = np.broadcast_to(variance, (20,))[order] if np.ndim(variance) else np.array([variance])
+    return gaussian_double_star(sorted_theta, sorted_variance, k).accepted
