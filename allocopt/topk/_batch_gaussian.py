@@ -361,21 +361,8 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
         if parent[node] >= 0:
             beta[:, node] = half_square[:, parent_edge[node]] - beta[:, parent[node]]
     x = np.empty((n_rows, n_arms))
-    for tree in range(n_components):
-        members = component == tree
-        side, other = np.flatnonzero(members & plus), np.flatnonzero(members & ~plus)
-        lower = (-beta[:, side]).max(axis=1, keepdims=True)
-        upper = beta[:, other].min(axis=1, keepdims=True)
-        a = upper - lower
-        offset = np.concatenate([beta[:, side] + lower, beta[:, other] - upper], axis=1)
-        columns = np.concatenate([side, other])
-        y = _balance_rows(offset, variance[:, columns], side.shape[0], a, None, max_newton)
-        with np.errstate(over="ignore"):
-            s = a / (1.0 + np.exp(-y))
-            t = a / (1.0 + np.exp(y))
-        x[:, side] = offset[:, :side.shape[0]] + s
-        x[:, other] = offset[:, side.shape[0]:] + t
-    with np.errstate(divide="ignore", invalid="ignore"):
+    _solve_trees(x, beta, variance, component, plus, n_components, max_newton)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows with x <= 0 are rejected below
         psi = variance / x
         psi = psi / psi.sum(axis=1, keepdims=True)
         weight = psi / variance
@@ -412,3 +399,22 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
         accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound) & np.all(x > 0, axis=1)
     return ForestBatch(psi=psi, value=value, bound=bound, multipliers=mu, nonnegative=nonnegative,
                        feasible=feasible, accepted=accepted, weakest=weakest)
+
+
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")  # rows without a positive solution: NaN, rejected
+def _solve_trees(x, beta, variance, component, plus, n_components, max_newton):
+    """Each tree's balance (see :func:`gaussian_forest`), writing every arm's :math:`x_a` into ``x``."""
+    for tree in range(n_components):
+        members = component == tree
+        side, other = np.flatnonzero(members & plus), np.flatnonzero(members & ~plus)
+        lower = (-beta[:, side]).max(axis=1, keepdims=True)
+        upper = beta[:, other].min(axis=1, keepdims=True)
+        a = upper - lower
+        offset = np.concatenate([beta[:, side] + lower, beta[:, other] - upper], axis=1)
+        columns = np.concatenate([side, other])
+        y = _balance_rows(offset, variance[:, columns], side.shape[0], a, None, max_newton)
+        with np.errstate(over="ignore"):
+            s = a / (1.0 + np.exp(-y))
+            t = a / (1.0 + np.exp(y))
+        x[:, side] = offset[:, :side.shape[0]] + s
+        x[:, other] = offset[:, side.shape[0]:] + t

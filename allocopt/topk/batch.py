@@ -6,11 +6,13 @@ means of R instances sharing K, k, the family and the kind, and returns one cert
 
 * Gaussian instances whose optimum is Theorem 3.4's double star (Wang, Yang, You 2022) - the typical case -
   are solved for all rows at once (:mod:`allocopt.topk._batch_gaussian`: a vectorised Newton iteration on
-  the balance equation, peeled multipliers, a vectorised all-pairs check);
+  the balance equation, peeled multipliers, a vectorised all-pairs check); rows whose double star fails its
+  check are solved, again all together, on the forests the active set pivots to first
+  (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`);
 * instances of the other families with a compiled pair kernel go through the exact solver's compiled double
   star and its compiled certificate (:mod:`allocopt.topk._compiled_star`) row by row in one compiled call,
-  without a problem or a result object per row; a row certified optimal there is bit for bit the single
-  solve's answer;
+  without a problem or a result object per row; a row of distinct means certified optimal there is bit for
+  bit the single solve's answer, and tied means are merged into groups first;
 * every other instance (a row the double star does not certify, or a family without a compiled kernel) is
   solved by :func:`~allocopt.topk.solve_topk` with ``method="exact"``.
 
@@ -403,7 +405,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             messages[row] = result.message
     n_individual = int(individually.sum())
     n_invalid = int((~valid).sum())
-    message = (f"exact batch: {n_rows - n_individual - n_invalid} double star(s) solved together, "
+    message = (f"exact batch: {n_rows - n_individual - n_invalid} instance(s) solved together, "
                f"{n_individual} instance(s) solved one by one, {n_invalid} invalid instance(s)")
     return TopKBatchResult(psi=psi, value=value, upper_bound=bound, gap=gap, status=status.astype(str),
                            solved_individually=individually, method="exact", kind=kind, tol=tol,
