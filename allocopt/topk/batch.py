@@ -363,11 +363,12 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
             status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
         failed = np.flatnonzero(~accepted)
-        if failed.size and k >= 2 and n_arms - k >= 2:
-            # the exact solver's first pivots from the double star, on all those rows together
-            pivoted = _pivoted_gaussian_rows(sorted_theta[failed], sorted_variance[failed] if sorted_variance.ndim
+        for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
+            # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
+            part = failed[begin:begin + chunk]
+            pivoted = _pivoted_gaussian_rows(sorted_theta[part], sorted_variance[part] if sorted_variance.ndim
                                              == 2 else sorted_variance, k, tol)
-            done = failed[pivoted.accepted]
+            done = part[pivoted.accepted]
             rows = remaining[done]
             psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
             value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
