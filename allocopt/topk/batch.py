@@ -365,10 +365,10 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
         failed = np.flatnonzero(~accepted)
         for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
             # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
-            part = failed[begin:begin + chunk]
-            pivoted = _pivoted_gaussian_rows(sorted_theta[part], sorted_variance[part] if sorted_variance.ndim
+            block = failed[begin:begin + chunk]
+            pivoted = _pivoted_gaussian_rows(sorted_theta[block], sorted_variance[block] if sorted_variance.ndim
                                              == 2 else sorted_variance, k, tol)
-            done = part[pivoted.accepted]
+            done = block[pivoted.accepted]
             rows = remaining[done]
             psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
             value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
