@@ -5,10 +5,12 @@
    stream); the median CPU time of the numpy path (compiled kernels off) beside it; CVXPY's time on the same
    instance after its first call, and the ratio. ``--latency-only`` stops there.
 2. Per-iteration cost of ``fwga`` and ``kkt-tracking`` against a plain numpy loop of KKT-Tracking's update.
-3. Batch: ``solve_topk_batch`` on R = 10^4 Gaussian instances at K = 20.
+3. Batch: ``solve_topk_batch`` on R = 10^4 instances at K = 20: noisy Gaussian means, noisy Bernoulli means,
+   and empirical Bernoulli means (which tie). ``--batch-only`` runs only this section.
 4. Scale: every instance class, both families, k = K/2, K = 10^3 by default (``--scale 1000 10000 100000``
    for more): time, certified relative gap, pivots and status. Each row runs in its own process with a time
    limit (``--limit`` seconds), so a slow class is reported as such instead of stopping the run.
+   ``--no-scale`` leaves it out (sections 1-3 only).
 
 The machine is shared and loaded: the figures are wall-clock times under that load. BLAS thread variables
 are reported and should be unset (a user's default environment). ``--write-docs`` writes the tables, with the
@@ -17,7 +19,8 @@ date and the machine, to ``docs/topk_benchmark.md`` (included from ``docs/topk.m
 ``--all`` adds the earlier comparisons (CVXPY ratios up to K = 200, large linspace instances, warm-start
 sequences, the iterative methods given the exact solver's wall time); they print only.
 
-Run: python benchmarks/topk_solvers.py [--quick] [--latency-only] [--scale 1000 10000] [--write-docs] [--all]
+Run: python benchmarks/topk_solvers.py [--quick] [--latency-only | --batch-only | --no-scale] [--scale 1000 10000]
+[--write-docs] [--all]
 """
 
 from __future__ import annotations
@@ -136,20 +139,35 @@ def iterations(lines: list[str]) -> None:
         print(lines[-1], flush=True)
 
 
-def batch(lines: list[str], n_rows: int) -> None:
-    lines.append(f"\n## Batch: solve_topk_batch, R = {n_rows} gaussian instances, K = 20, k = 10\n")
-    lines.append("| instances | time [s] | CPU [s] | solved together | solved one by one | all optimal | max rel. gap |")
-    lines.append("|---|---|---|---|---|---|---|")
+def batch_instances(n_rows: int) -> list[tuple[str, str, np.ndarray]]:
+    """The batch rows: noisy Gaussian means (variance 1/4), noisy Bernoulli means (clipped to [0.01, 0.99]) and
+    empirical Bernoulli means s/n of 10-40 draws, which tie often (as along a Track-and-Stop run), K = 20."""
     rng = np.random.default_rng(11)
-    theta = np.linspace(1.0, 0.0, 20) + rng.normal(0.0, 0.1, (n_rows, 20))
-    solve_topk_batch(theta[:10], 10, variance=0.25)
-    cpu_started = time.process_time()
-    result = solve_topk_batch(theta, 10, variance=0.25)
-    cpu = time.process_time() - cpu_started
-    lines.append(f"| noisy linspace means | {result.time:.3f} | {cpu:.3f} | {int((~result.solved_individually).sum())} | "
-                 f"{int(result.solved_individually.sum())} | {bool(result.success.all())} | "
-                 f"{np.nanmax(result.relative_gap):.1e} |")
-    print(lines[-1], flush=True)
+    gaussian = np.linspace(1.0, 0.0, 20) + rng.normal(0.0, 0.1, (n_rows, 20))
+    bernoulli = np.clip(np.linspace(0.9, 0.1, 20) + rng.normal(0.0, 0.03, (n_rows, 20)), 0.01, 0.99)
+    draws = rng.integers(10, 41, (n_rows, 20))
+    empirical = rng.binomial(draws, np.linspace(0.9, 0.1, 20)) / draws
+    return [("gaussian", "noisy linspace means", gaussian), ("bernoulli", "noisy linspace means", bernoulli),
+            ("bernoulli", "empirical means s/n (ties)", empirical)]
+
+
+def batch(lines: list[str], n_rows: int) -> None:
+    lines.append(f"\n## Batch: solve_topk_batch, R = {n_rows} instances, K = 20, k = 10\n")
+    lines.append("| family | instances | time [s] | CPU [s] | solved together | solved one by one | invalid | all valid "
+                 "optimal | max rel. gap | load |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+    for family, name, theta in batch_instances(n_rows):
+        options = {"variance": 0.25} if family == "gaussian" else {}
+        solve_topk_batch(theta[:10], 10, family=family, **options)
+        cpu_started = time.process_time()
+        result = solve_topk_batch(theta, 10, family=family, **options)
+        cpu = time.process_time() - cpu_started
+        valid = result.status != "invalid_instance"
+        lines.append(f"| {family} | {name} | {result.time:.3f} | {cpu:.3f} | "
+                     f"{int((~result.solved_individually & valid).sum())} | {int(result.solved_individually.sum())} | "
+                     f"{int((~valid).sum())} | {bool(result.success[valid].all())} | "
+                     f"{np.nanmax(result.relative_gap[valid]):.1e} | {os.getloadavg()[0]:.1f} |")
+        print(lines[-1], flush=True)
 
 
 def scale_row(name: str, family: str, n_arms: int) -> dict:
@@ -331,6 +349,8 @@ def main() -> None:
                         help="also the earlier comparisons: cvxpy ratios up to K = 200, large linspace instances, "
                              "warm-start sequences, iterative methods given the exact solver's time")
     parser.add_argument("--latency-only", action="store_true", help="only the latency rows (section 1)")
+    parser.add_argument("--batch-only", action="store_true", help="only the batch rows (section 3)")
+    parser.add_argument("--no-scale", action="store_true", help="sections 1-3 without the scale table")
     parser.add_argument("--scale-row", nargs=3, metavar=("CLASS", "FAMILY", "K"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
@@ -340,12 +360,15 @@ def main() -> None:
     header = machine()
     print(header, flush=True)
     lines: list[str] = []
+    if args.batch_only:
+        batch(lines, 2000 if args.quick else 10_000)
+        return
     latency(lines, 100 if args.quick else 500)
     if args.latency_only:
         return
     iterations(lines)
     batch(lines, 2000 if args.quick else 10_000)
-    if args.scale:
+    if args.scale and not args.no_scale:
         scale(lines, args.scale, args.limit)
     if args.all:
         ratios((20, 50, 100, 200), 2)
@@ -355,7 +378,7 @@ def main() -> None:
     if args.write_docs:
         path = Path(__file__).resolve().parent.parent / "docs" / "topk_benchmark.md"
         command = "python benchmarks/topk_solvers.py " + " ".join(sys.argv[1:])
-        if not args.scale and path.exists():
+        if (not args.scale or args.no_scale) and path.exists():
             lines.extend(kept_scale_section(path.read_text()))
         path.write_text(f"<!-- written by benchmarks/topk_solvers.py; do not edit by hand -->\n"
                         "# Exact top-k solver: measured latency, batches and scale\n\n"

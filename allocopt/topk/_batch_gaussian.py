@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ._compiled import star_kernel
 
-__all__ = ["DoubleStarBatch", "gaussian_double_star", "double_star_edges"]
+__all__ = ["DoubleStarBatch", "ForestBatch", "gaussian_double_star", "gaussian_forest", "double_star_edges"]
 
 _EPS = np.finfo(float).eps
 # a row is handed back to the general solver when a pair outside the double star costs less than the star's
@@ -254,3 +255,166 @@ def _star_layout(k: int, n_arms: int) -> _StarLayout:
     for array in (layout.is_top, layout.sign, layout.flat, layout.edge_top, layout.edge_bottom, layout.leaf_is_top):
         array.setflags(write=False)
     return layout
+
+
+class ForestBatch(NamedTuple):
+    r"""Solutions of many Gaussian instances on one binding forest (each row sorted as for
+    :func:`gaussian_double_star`).
+
+    Attributes
+    ----------
+    psi : ndarray, shape (R, K)
+        Allocations, normalised to the simplex.
+    value, bound : ndarray, shape (R,)
+        :math:`\Gamma(\psi)` over all pairs and the upper bound :math:`U(\mu, \psi)` of the certificate.
+    multipliers : ndarray, shape (R, E)
+        Normalised multipliers of the forest's edges, in the order given.
+    nonnegative, feasible : ndarray of bool, shape (R,)
+        Multipliers nonnegative (beyond rounding) and every pair at least the forest's smallest edge cost.
+    accepted : ndarray of bool, shape (R,)
+        Both, with a positive value and a finite bound: the forest is optimal for the row.
+    weakest : ndarray of int, shape (R,)
+        The pair of smallest cost, as ``top * (K - k) + (bottom - k)`` (the pair that enters when the row is
+        infeasible).
+    """
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    multipliers: np.ndarray
+    nonnegative: np.ndarray
+    feasible: np.ndarray
+    accepted: np.ndarray
+    weakest: np.ndarray
+
+
+def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: np.ndarray,
+                    edge_bottom: np.ndarray, max_newton: int = 60) -> ForestBatch | None:
+    r"""The KKT solution of every row on one binding forest, in closed form up to one balance per tree.
+
+    On a tree the edge equations :math:`x_i + x_j = \Delta_{ij}^2/2` (homogeneous scale, :math:`x_a =
+    \sigma_a^2/\psi_a`) make every :math:`x_a` affine in the root's: :math:`x_a = u + \beta_a` on the root's
+    side of the tree's bipartition and :math:`x_a = -u + \beta_a` on the other side, with
+    :math:`\beta_{\text{child}} = \Delta_e^2/2 - \beta_{\text{parent}}` down the tree. Stationarity at the
+    root is the balance of Proposition 3.3 between the two sides, :math:`\sum_+ \sigma_a^2/x_a^2 =
+    \sum_- \sigma_a^2/x_a^2`; with :math:`L = \max_+ (-\beta_a)`, :math:`U = \min_- \beta_a` (the range of
+    :math:`u` where every :math:`x_a > 0`), :math:`s = u - L` and :math:`t = U - u` it is the double star's
+    balance (:func:`_balance_rows`) with offsets :math:`\beta_a + L` and :math:`\beta_a - U` and
+    :math:`s + t = U - L`. The double star (:func:`gaussian_double_star`) is the tree whose offsets are formed
+    without any cancellation; this general form serves the forests a few pivots away from it (the exact
+    solver's pivots on rows whose double star fails its check). The multipliers follow by peeling the leaves
+    up to each root, the certificate as for the double star.
+
+    Parameters
+    ----------
+    theta, variance : ndarray
+        As for :func:`gaussian_double_star` (rows sorted, top arms then bottom arms).
+    k : int
+    edge_top, edge_bottom : ndarray of int
+        The forest's edges as sorted positions (``edge_top < k <= edge_bottom``), covering every arm, each tree
+        with a top and a bottom arm.
+
+    Returns
+    -------
+    ForestBatch or None
+        ``None`` when the edges are not such a forest.
+
+    Examples
+    --------
+    On the double star it is the double star's closed form (Wang, Yang, You (2022), Example 1: variance 1/4,
+    k = 2, :math:`\Gamma^* \approx 0.0568`; there the multiplier of :math:`(i_k, j_1)` is zero, Theorem 3.4's
+    condition (14) with equality):
+
+    >>> theta = np.array([[0.51, 0.5, 0.0, -0.01, -0.092]])
+    >>> rows, cols = double_star_edges(2, 5)
+    >>> forest = gaussian_forest(theta, np.array([0.25]), 2, rows, 2 + cols)
+    >>> star = gaussian_double_star(theta, np.array([0.25]), 2)
+    >>> bool(np.allclose(forest.psi, star.psi, rtol=0, atol=1e-15)), round(float(forest.value[0]), 4)
+    (True, 0.0568)
+    """
+    from ._forest import _bfs_small, tree_levels
+    from ._graph import connected_components
+
+    n_rows, n_arms = theta.shape
+    edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
+    n_edges = edge_top.shape[0]
+    n_components, component = connected_components(n_arms, edge_top, edge_bottom)
+    if n_edges != n_arms - n_components:
+        return None  # cycles or repeated edges
+    is_top = np.arange(n_arms) < k
+    if not (np.all(np.bincount(component, weights=is_top, minlength=n_components) > 0)
+            and np.all(np.bincount(component, weights=~is_top, minlength=n_components) > 0)):
+        return None
+    roots = np.array([np.flatnonzero(component == tree)[0] for tree in range(n_components)])
+    parent, parent_edge = _bfs_small(n_arms, edge_top, edge_bottom, roots)
+    order, _ = tree_levels(parent)
+    # the root's side of each tree: the arms on the same side of the top-k boundary as their root
+    plus = is_top == is_top[roots[component]]
+    variance = np.broadcast_to(variance, theta.shape)
+    scale = theta[:, k - 1:k] - theta[:, k:k + 1]  # the instance with boundary gap 1 and theta_{j_1} = 0
+    theta = (theta - theta[:, k:k + 1]) / scale
+    variance = variance / scale / scale
+    edge_difference = theta[:, edge_top] - theta[:, edge_bottom]
+    half_square = 0.5 * edge_difference * edge_difference
+    beta = np.zeros((n_rows, n_arms))
+    for node in order.tolist():
+        if parent[node] >= 0:
+            beta[:, node] = half_square[:, parent_edge[node]] - beta[:, parent[node]]
+    x = np.empty((n_rows, n_arms))
+    _solve_trees(x, beta, variance, component, plus, n_components, max_newton)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows with x <= 0 are rejected below
+        psi = variance / x
+        psi = psi / psi.sum(axis=1, keepdims=True)
+        weight = psi / variance
+        w_top, w_bottom = weight[:, :k, None], weight[:, None, k:]
+        difference = theta[:, :k, None] - theta[:, None, k:]
+        costs = (0.5 * difference * difference * (w_top * w_bottom) / (w_top + w_bottom)).reshape(n_rows, -1)
+        value = costs.min(axis=1)
+        weakest = costs.argmin(axis=1)
+        # the forest's edges: costs and the derivatives dC/dpsi at both ends
+        edge_total = weight[:, edge_top] + weight[:, edge_bottom]
+        ratio = edge_difference / edge_total
+        edge_costs = 0.5 * edge_difference * ratio * weight[:, edge_top] * weight[:, edge_bottom]
+        top_factor, bottom_factor = ratio * weight[:, edge_bottom], ratio * weight[:, edge_top]
+        grad_top = top_factor * top_factor * (0.5 / variance[:, edge_top])
+        grad_bottom = bottom_factor * bottom_factor * (0.5 / variance[:, edge_bottom])
+        # peeling: every non-root arm's stationarity equation gives the multiplier of the edge to its parent
+        inflow = np.zeros((n_rows, n_arms))
+        nu = np.empty((n_rows, n_edges))
+        for node in order[::-1].tolist():
+            edge = parent_edge[node]
+            if edge < 0:
+                continue
+            own, far = (grad_top, grad_bottom) if is_top[node] else (grad_bottom, grad_top)
+            nu[:, edge] = (1.0 - inflow[:, node]) / own[:, edge]
+            inflow[:, parent[node]] += nu[:, edge] * far[:, edge]
+        nonnegative = np.all(nu >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1, keepdims=True), axis=1)
+        nu = np.maximum(nu, 0.0)
+        mu = nu / nu.sum(axis=1, keepdims=True)
+        sums = np.zeros((n_rows, n_arms))
+        np.add.at(sums.T, edge_top, (mu * grad_top).T)
+        np.add.at(sums.T, edge_bottom, (mu * grad_bottom).T)
+        bound = sums.max(axis=1)
+        feasible = value >= (1.0 - _FEASIBILITY) * edge_costs.min(axis=1)
+        accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound) & np.all(x > 0, axis=1)
+    return ForestBatch(psi=psi, value=value, bound=bound, multipliers=mu, nonnegative=nonnegative,
+                       feasible=feasible, accepted=accepted, weakest=weakest)
+
+
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")  # rows without a positive solution: NaN, rejected
+def _solve_trees(x, beta, variance, component, plus, n_components, max_newton):
+    """Each tree's balance (see :func:`gaussian_forest`), writing every arm's :math:`x_a` into ``x``."""
+    for tree in range(n_components):
+        members = component == tree
+        side, other = np.flatnonzero(members & plus), np.flatnonzero(members & ~plus)
+        lower = (-beta[:, side]).max(axis=1, keepdims=True)
+        upper = beta[:, other].min(axis=1, keepdims=True)
+        a = upper - lower
+        offset = np.concatenate([beta[:, side] + lower, beta[:, other] - upper], axis=1)
+        columns = np.concatenate([side, other])
+        y = _balance_rows(offset, variance[:, columns], side.shape[0], a, None, max_newton)
+        with np.errstate(over="ignore"):
+            s = a / (1.0 + np.exp(-y))
+            t = a / (1.0 + np.exp(y))
+        x[:, side] = offset[:, :side.shape[0]] + s
+        x[:, other] = offset[:, side.shape[0]:] + t

@@ -46,7 +46,8 @@ import numpy as np
 
 from .. import _compiled_families as _families
 
-__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel"]
+__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
+           "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
 _KERNELS: dict[str, Any] = {}
@@ -82,9 +83,11 @@ def _kernels() -> dict[str, Any]:
 
                 _families._kernels()  # pair_by_code compiled first
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows"):
+                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows", "_star_batch",
+                             "_star_instance"):
                     globals()[name] = compile_(globals()[name])  # called by their global names: in this order
-                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows)
+                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows, batch=_star_batch,
+                                instance=_star_instance)
     return _KERNELS
 
 
@@ -294,6 +297,49 @@ def _star_rows(code, theta, dispersion, k, start, max_iterations, negative_multi
     out[5] = max(1, max(degree_top.max(), degree_bottom.max()))
 
 
+def _star_batch(code, theta, dispersion, k, max_iterations, negative_multiplier, psi, mu, keep, out):
+    # _star_rows on every row of a batch (rows sorted as _star_rows expects, start 0: no warm start), each row
+    # with fresh work arrays as the single call has (the weights start at one)
+    n_rows, n_arms = theta.shape
+    weight = np.empty(n_arms)
+    top_sums = np.empty(k)
+    bottom_sums = np.empty(n_arms - k)
+    for row in range(n_rows):
+        for arm in range(n_arms):
+            weight[arm] = 1.0
+        _star_rows(code, theta[row], dispersion[row], k, 0.0, max_iterations, negative_multiplier, psi[row],
+                   mu[row], keep[row], weight, top_sums, bottom_sums, out[row])
+
+
+def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, negative_multiplier):
+    # _star_rows on one instance given in its arms' order: the arms sorted top then bottom (top and bottom as
+    # TopKProblem orders them), fresh work arrays as one call of the fast path allocates them, and the
+    # allocation returned in the arms' order. Returns psi, mu, keep and out of _star_rows
+    k = top.shape[0]
+    n_arms = theta.shape[0]
+    sorted_theta = np.empty(n_arms)
+    sorted_dispersion = np.empty(n_arms)
+    for position in range(k):
+        sorted_theta[position] = theta[top[position]]
+        sorted_dispersion[position] = dispersion[top[position]]
+    for position in range(n_arms - k):
+        sorted_theta[k + position] = theta[bottom[position]]
+        sorted_dispersion[k + position] = dispersion[bottom[position]]
+    star_psi = np.empty(n_arms)
+    mu = np.empty(n_arms - 1)
+    keep = np.empty(n_arms - 1, dtype=np.bool_)
+    out = np.empty(7)
+    weight = np.ones(n_arms)
+    _star_rows(code, sorted_theta, sorted_dispersion, k, start, max_iterations, negative_multiplier, star_psi, mu,
+               keep, weight, np.empty(k), np.empty(n_arms - k), out)
+    psi = np.empty(n_arms)
+    for position in range(k):
+        psi[top[position]] = star_psi[position]
+    for position in range(n_arms - k):
+        psi[bottom[position]] = star_psi[k + position]
+    return psi, mu, keep, out
+
+
 def _code(pair) -> int:
     code = _families.kernel_code(pair)
     if code is None:
@@ -306,6 +352,25 @@ def star_kernel():
     negative_multiplier, psi, mu, keep, weight, top_sums, bottom_sums, out)``, with ``code`` the pair kernel's
     number (:func:`allocopt._compiled_families.kernel_code`)."""
     return _kernels()["rows"]
+
+
+def star_instance_kernel():
+    """The fast path's compiled kernel on one instance in its arms' order, ``_star_instance(code, theta, top,
+    bottom, dispersion, start, max_iterations, negative_multiplier) -> (psi, mu, keep, out)``: :func:`star_kernel`
+    on the arms sorted as ``top`` then ``bottom`` (the order of :class:`~allocopt.topk.TopKProblem`), with the
+    allocation ``psi`` returned in the arms' order (the other outputs as :func:`star_kernel` writes them). The
+    same numbers as sorting, calling :func:`star_kernel` and scattering in Python, with one call."""
+    return _kernels()["instance"]
+
+
+def star_batch_kernel():
+    """The fast path's compiled kernel on many rows, ``_star_batch(code, theta, dispersion, k, max_iterations,
+    negative_multiplier, psi, mu, keep, out)``: :func:`star_kernel` on every row of the (R, K) arrays
+    ``theta`` and ``dispersion`` (each row sorted top arms then bottom arms, each by decreasing mean), with
+    start 0 and fresh work arrays per row, writing row ``r`` of ``psi`` (R, K), ``mu``, ``keep`` (R, K - 1) and
+    ``out`` (R, 7): the same numbers as one call of :func:`star_kernel` per row, without a Python call per
+    row."""
+    return _kernels()["batch"]
 
 
 def solve_star(pair, theta: np.ndarray, dispersion: np.ndarray, k: int, start: float = 0.0,

@@ -36,7 +36,7 @@ from ..exceptions import InvalidArgumentError, SolverError
 from ._allpairs import PairScan
 from ._barrier import BarrierPoint, barrier_path
 from .._compiled_families import kernel_code
-from ._compiled_star import star_kernel
+from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
@@ -331,21 +331,18 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
     if code is None:
         return None
     top, bottom = problem.top, problem.bottom
-    order = np.concatenate([top, bottom])
     k, n_arms = problem.k, problem.n_arms
-    dispersion = problem.dispersion[order]
+    dispersion = problem.dispersion
     start = 0.0
     if warm_start is not None:  # the previous allocation's log(w_{j_1} / w_{i_k}), w = psi / phi
         previous = warm_start.psi
         i_k, j_1 = top[-1], bottom[0]
         if previous[i_k] > 0 and previous[j_1] > 0:
-            start = float(np.log(previous[j_1] / dispersion[k] * dispersion[k - 1] / previous[i_k]))
+            start = float(np.log(previous[j_1] / dispersion[j_1] * dispersion[i_k] / previous[i_k]))
             start = start if np.isfinite(start) else 0.0
-    star_psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=np.bool_)
-    out = np.empty(7)
     # distinct means only (the kernel declines ties: the general path merges tied arms into groups)
-    star_kernel()(code, problem.theta[order], dispersion, k, start, 100, _NEGATIVE_MULTIPLIER, star_psi, mu, keep,
-                      np.ones(n_arms), np.empty(k), np.empty(n_arms - k), out)
+    psi, mu, keep, out = star_instance_kernel()(code, problem.theta, top, bottom, dispersion, start, 100,
+                                                _NEGATIVE_MULTIPLIER)
     if out[0] != 1.0:
         return None
     value, bound = float(out[1]), float(out[2])
@@ -357,8 +354,6 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
         rows, cols = rows[keep], cols[keep]
     mu = mu[:rows.shape[0]]
     mu.setflags(write=False)
-    psi = np.empty(n_arms)
-    psi[order] = star_psi
     return TopKResult(psi=psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)),
                       upper_bound=bound, gap=gap, stationarity=float(out[3]), complementarity=float(out[4]),
                       status="optimal", method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,

@@ -6,8 +6,14 @@ means of R instances sharing K, k, the family and the kind, and returns one cert
 
 * Gaussian instances whose optimum is Theorem 3.4's double star (Wang, Yang, You 2022) - the typical case -
   are solved for all rows at once (:mod:`allocopt.topk._batch_gaussian`: a vectorised Newton iteration on
-  the balance equation, peeled multipliers, a vectorised all-pairs check);
-* every other instance (other families, or a Gaussian instance whose double star fails its exact check) is
+  the balance equation, peeled multipliers, a vectorised all-pairs check); rows whose double star fails its
+  check are solved, again all together, on the forests the active set pivots to first
+  (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`);
+* instances of the other families with a compiled pair kernel go through the exact solver's compiled double
+  star and its compiled certificate (:mod:`allocopt.topk._compiled_star`) row by row in one compiled call,
+  without a problem or a result object per row; a row of distinct means certified optimal there is bit for
+  bit the single solve's answer, and tied means are merged into groups first;
+* every other instance (a row the double star does not certify, or a family without a compiled kernel) is
   solved by :func:`~allocopt.topk.solve_topk` with ``method="exact"``.
 
 Each entry carries the same certificate as the single solve: :math:`\Gamma(\psi)` over all pairs, the upper
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,8 +36,10 @@ from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
-from ._batch_gaussian import gaussian_double_star
-from ._exact import FAST_PATH_PAIRS
+from ._batch_gaussian import double_star_edges, gaussian_double_star, gaussian_forest
+from .._compiled_families import kernel_code
+from ._compiled_star import star_batch_kernel
+from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem, _readonly
 
@@ -65,9 +73,10 @@ class TopKBatchResult:
     status : ndarray of str, shape (R,)
         ``"optimal"`` (certified relative gap at most ``tol``), ``"not_certified"`` or ``"invalid_instance"``.
     solved_individually : ndarray of bool, shape (R,)
-        Rows solved one by one by :func:`~allocopt.topk.solve_topk` (the others by the vectorised double star).
+        Rows solved one by one by :func:`~allocopt.topk.solve_topk` (the others by the vectorised or compiled
+        double star).
     messages : tuple of str
-        One message per row (empty for rows of the vectorised path).
+        One message per row (empty for rows of the vectorised and compiled double-star paths).
     method, kind : str
         ``"exact"`` and the cost type.
     tol : float
@@ -144,6 +153,121 @@ def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily):
                        np.where(~unique_top, f"the {k}th and {k + 1}th largest means are tied (no unique top-{k} "
                                              "set)", ""))
     return inside & unique_top, reasons
+
+
+class _FamilyStars(NamedTuple):
+    """The compiled double star of every row (arms in their original order) and the rows certified optimal
+    (NaN entries elsewhere)."""
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    gap: np.ndarray
+    accepted: np.ndarray
+
+
+def _pivoted_gaussian_rows(theta: np.ndarray, variance: np.ndarray, k: int, tol: float) -> _FamilyStars:
+    """Gaussian rows (sorted, as for ``gaussian_double_star``) whose double star failed its check, solved on the
+    forests the exact solver's active set pivots to first: the edge :math:`(i_k, j_1)` leaves (its multiplier is
+    the one the double star's peeling can make negative), which splits the double star into the star of
+    :math:`i_k` over the other bottom arms and the star of :math:`j_1` over the other top arms; if a pair is
+    then violated, the most violated one enters when it joins the two trees. Each forest is solved for all its
+    rows at once (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`); a row is accepted only when its
+    forest passes the exact checks and its certified relative gap is at most ``tol``. ``psi`` is in the sorted
+    order; the other rows (NaN) are left to the single solve."""
+    n_rows, n_arms = theta.shape
+    psi = np.full((n_rows, n_arms), np.nan)
+    value, bound, gap = np.full((3, n_rows), np.nan)
+    accepted = np.zeros(n_rows, dtype=bool)
+
+    def take(rows: np.ndarray, forest) -> None:
+        forest_gap = certified_gap(forest.bound, forest.value)
+        with np.errstate(invalid="ignore"):
+            good = forest.accepted & (forest_gap <= tol * forest.value)
+        chosen = rows[good]
+        psi[chosen], value[chosen], bound[chosen] = forest.psi[good], forest.value[good], forest.bound[good]
+        gap[chosen] = forest_gap[good]
+        accepted[chosen] = True
+
+    star_top, star_bottom = double_star_edges(k, n_arms)
+    split_top, split_bottom = star_top[1:], k + star_bottom[1:]  # without (i_k, j_1), the first edge
+    split = gaussian_forest(theta, variance, k, split_top, split_bottom)
+    if split is None:
+        return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
+    take(np.arange(n_rows), split)
+    entering = np.flatnonzero(~split.accepted & split.nonnegative & ~split.feasible)
+    pair_top, pair_bottom = np.divmod(split.weakest[entering], n_arms - k)
+    pair_bottom += k
+    joins = (pair_top != k - 1) & (pair_bottom != k)  # a top arm of j_1's tree with a bottom arm of i_k's
+    pairs = np.stack([pair_top, pair_bottom], axis=1)[joins]
+    for top, bottom in np.unique(pairs, axis=0).tolist():
+        rows = entering[joins][(pairs[:, 0] == top) & (pairs[:, 1] == bottom)]
+        forest = gaussian_forest(theta[rows], variance[rows] if variance.ndim == 2 else variance, k,
+                                 np.append(split_top, top), np.append(split_bottom, bottom))
+        if forest is not None:
+            take(rows, forest)
+    return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
+
+
+def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, kind: str, tol: float,
+                           family: ExponentialFamily, code: int) -> _FamilyStars:
+    r"""The exact solver's compiled fast path (``_exact._compiled_star_fast_path``) on every row, in one compiled
+    call per tie pattern.
+
+    A row of distinct means gets the single solve's kernel on the same sorted means and dispersions with the
+    same start (0, no warm start), the same evaluation-error allowance and the same acceptance (solved,
+    certified relative gap at most ``tol``), so an accepted row is bit for bit the single solve's answer.
+
+    Tied means (empirical means of Bernoulli arms often are) are merged into groups as the active set merges
+    them (:mod:`allocopt.topk._groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
+    :math:`n_g \phi_g w_g` in the objective, so the same kernel solves the grouped double star with
+    dispersion :math:`n_g\phi_g`; its allocation of a group is the group's total, :math:`n_g\psi_a`, and its
+    certificate is the arm-level one (:math:`w_g = n_g\psi_a / (n_g\phi_g)`, and each arm sum
+    :math:`\sum_e \mu_e \partial_w C_e / (n_g\phi_g)` is that of a member when every member carries
+    :math:`1/n_g` of its group's multipliers, as the active set spreads them). These rows agree with the
+    single solve (which reaches the same forest by the active set) to rounding, not bit for bit; one more
+    rounding term (the division by :math:`n_g`) enters their allowance. Tied arms of different dispersions are
+    left to the single solve."""
+    n_rows, n_arms = theta.shape
+    order = np.argsort(-theta, axis=1, kind="stable")  # TopKProblem's top then bottom arms
+    index = np.arange(n_rows)[:, None]
+    sorted_theta = theta[index, order]
+    sorted_dispersion = dispersion[order]
+    new_group = np.ones((n_rows, n_arms), dtype=bool)
+    new_group[:, 1:] = sorted_theta[:, 1:] != sorted_theta[:, :-1]
+    new_group[:, k] = True  # (valid rows: the k-th and (k+1)-th means differ)
+    groupable = np.all(new_group | (sorted_dispersion == np.roll(sorted_dispersion, 1, axis=1)), axis=1)
+    n_groups, n_top_groups = new_group.sum(axis=1), new_group[:, :k].sum(axis=1)
+    group_of = np.cumsum(new_group, axis=1) - 1
+    multiplicity = np.zeros((n_rows, n_arms))
+    np.add.at(multiplicity, (np.broadcast_to(index, group_of.shape), group_of), 1.0)
+    psi = np.full((n_rows, n_arms), np.nan)
+    value, bound, gap = np.full((3, n_rows), np.nan)
+    accepted = np.zeros(n_rows, dtype=bool)
+    signatures = np.unique(np.stack([n_groups, n_top_groups], axis=1)[groupable], axis=0)
+    for groups, top_groups in signatures.tolist():
+        rows = np.flatnonzero(groupable & (n_groups == groups) & (n_top_groups == top_groups))
+        first = new_group[rows]
+        count = multiplicity[rows, :groups]
+        group_theta = np.ascontiguousarray(sorted_theta[rows][first].reshape(rows.size, groups))
+        group_dispersion = np.ascontiguousarray(sorted_dispersion[rows][first].reshape(rows.size, groups) * count)
+        group_psi, mu = np.empty((rows.size, groups)), np.empty((rows.size, groups - 1))
+        keep, out = np.empty((rows.size, groups - 1), dtype=np.bool_), np.empty((rows.size, 7))
+        star_batch_kernel()(code, group_theta, group_dispersion, top_groups, 100, _NEGATIVE_MULTIPLIER, group_psi,
+                            mu, keep, out)
+        value[rows], bound[rows] = out[:, 1], out[:, 2]
+        terms = out[:, 5] + (0 if groups == n_arms else 1)
+        for position in np.flatnonzero(out[:, 0] == 1.0).tolist():  # the single solve's allowance
+            row = rows[position]
+            gap[row] = certified_gap(float(bound[row]), float(value[row]),
+                                     float(family.pair_error_bound(kind, theta[row])), int(terms[position]))
+        # each arm's share of its group's allocation (exactly the group's when the group is one arm)
+        arm_psi = (group_psi / count)[np.arange(rows.size)[:, None], group_of[rows]]
+        psi[rows[:, None], order[rows]] = arm_psi
+        accepted[rows] = out[:, 0] == 1.0
+    with np.errstate(invalid="ignore"):
+        accepted &= (value > 0) & (gap <= tol * value)
+    return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
 
 
 def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
@@ -238,7 +362,32 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             bound[rows] = star.bound[star.accepted]
             gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
             status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
+        failed = np.flatnonzero(~accepted)
+        for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
+            # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
+            block = failed[begin:begin + chunk]
+            pivoted = _pivoted_gaussian_rows(sorted_theta[block], sorted_variance[block] if sorted_variance.ndim
+                                             == 2 else sorted_variance, k, tol)
+            done = block[pivoted.accepted]
+            rows = remaining[done]
+            psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
+            value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
+            gap[rows] = pivoted.gap[pivoted.accepted]
+            status[rows] = "optimal"
+            accepted[done] = True
         remaining = remaining[~accepted]
+    elif remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
+        code = kernel_code(resolved.compiled_pair(kind))
+        if code is not None:
+            # other families with a compiled pair kernel: the exact solver's compiled double star, row by row in
+            # one compiled call; the rows it certifies optimal are final, the others go to the active set
+            stars = _compiled_double_stars(theta[remaining], dispersion, k, kind, tol, resolved, code)
+            rows = remaining[stars.accepted]
+            psi[rows] = stars.psi[stars.accepted]
+            value[rows], bound[rows] = stars.value[stars.accepted], stars.bound[stars.accepted]
+            gap[rows] = stars.gap[stars.accepted]
+            status[rows] = "optimal"
+            remaining = remaining[~stars.accepted]
     if remaining.size:
         from .solve import solve_topk
 
@@ -257,7 +406,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             messages[row] = result.message
     n_individual = int(individually.sum())
     n_invalid = int((~valid).sum())
-    message = (f"exact batch: {n_rows - n_individual - n_invalid} double star(s) solved together, "
+    message = (f"exact batch: {n_rows - n_individual - n_invalid} instance(s) solved together, "
                f"{n_individual} instance(s) solved one by one, {n_invalid} invalid instance(s)")
     return TopKBatchResult(psi=psi, value=value, upper_bound=bound, gap=gap, status=status.astype(str),
                            solved_individually=individually, method="exact", kind=kind, tol=tol,
