@@ -90,8 +90,9 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k by its global name: it must be compiled first
+    # the row kernels call _split_top_k and _pick_tied by their global names: they must be compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
+    globals()["_pick_tied"] = compile_(_pick_tied)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
                     ugape_choice=compile_(_ugape_choice_rows))
@@ -315,41 +316,32 @@ def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
         chosen_index[row] = largest
 
 
+def _pick_tied(arms, values, largest, uniform):
+    """The arm of ``arms`` of largest (``largest``) or smallest value; ties as allocopt._rng.random_candidate:
+    the floor(u c)-th of the c tied arms, in the order of ``arms``."""
+    extreme = values[arms[0]]
+    for position in range(1, arms.shape[0]):
+        extreme = max(extreme, values[arms[position]]) if largest else min(extreme, values[arms[position]])
+    count = 0
+    for position in range(arms.shape[0]):
+        count += values[arms[position]] == extreme
+    pick = min(int(uniform * count), max(count - 1, 0))
+    for position in range(arms.shape[0]):
+        if values[arms[position]] == extreme:
+            if pick == 0:
+                return arms[position]
+            pick -= 1
+    return arms[0]
+
+
 def _ugape_choice_rows(others, upper, chosen, lower, radius, uniforms, arms):
-    # per row: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger radius;
-    # ties as allocopt._rng.random_candidate: the floor(u c)-th of the c tied candidates (in the given order)
-    n_rows = others.shape[0]
-    for row in range(n_rows):
-        largest = upper[row, others[row, 0]]
-        for position in range(1, others.shape[1]):
-            largest = max(largest, upper[row, others[row, position]])
-        count = 0
-        for position in range(others.shape[1]):
-            count += upper[row, others[row, position]] == largest
-        pick = min(int(uniforms[row, 0] * count), max(count - 1, 0))
-        u_arm = others[row, 0]
-        for position in range(others.shape[1]):
-            if upper[row, others[row, position]] == largest:
-                if pick == 0:
-                    u_arm = others[row, position]
-                    break
-                pick -= 1
-        smallest = lower[row, chosen[row, 0]]
-        for position in range(1, chosen.shape[1]):
-            smallest = min(smallest, lower[row, chosen[row, position]])
-        count = 0
-        for position in range(chosen.shape[1]):
-            count += lower[row, chosen[row, position]] == smallest
-        pick = min(int(uniforms[row, 1] * count), max(count - 1, 0))
-        l_arm = chosen[row, 0]
-        for position in range(chosen.shape[1]):
-            if lower[row, chosen[row, position]] == smallest:
-                if pick == 0:
-                    l_arm = chosen[row, position]
-                    break
-                pick -= 1
+    # per row: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger radius
+    # (ties: l_t first, u_t second, as the numpy pick of the pair (l_t, u_t))
+    for row in range(others.shape[0]):
+        u_arm = _pick_tied(others[row], upper[row], True, uniforms[row, 0])
+        l_arm = _pick_tied(chosen[row], lower[row], False, uniforms[row, 1])
         radius_l, radius_u = radius[row, l_arm], radius[row, u_arm]
-        if radius_l == radius_u:  # both candidates: (l_t, u_t) in that order
+        if radius_l == radius_u:
             arms[row] = l_arm if int(uniforms[row, 2] * 2) == 0 else u_arm
         else:
             arms[row] = l_arm if radius_l > radius_u else u_arm
