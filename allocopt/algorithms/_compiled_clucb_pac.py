@@ -108,13 +108,10 @@ def _extremes(values, member):
 def _track(radius, arm, largest, n_largest, arms):
     """One arm of a scan in increasing arm order for the largest radius: ``arms[:n_largest]`` are the arms that
     attain ``largest`` so far; returns the new ``(largest, n_largest)``."""
-    if radius > largest:
-        arms[0] = arm
-        return radius, 1
-    if radius == largest:
-        arms[n_largest] = arm
-        return largest, n_largest + 1
-    return largest, n_largest
+    if radius > largest:  # rare once the scan has started
+        largest, n_largest = radius, 0
+    arms[n_largest] = arm  # written always, kept only when it ties (no branch on the tie, which is frequent)
+    return largest, n_largest + int(radius == largest)
 
 
 def _swap_sides(sides, side_place, first, second):
@@ -200,7 +197,7 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 status[row], need[row] = _NEED_LEVEL, now
                 break
             level = levels[now]
-            # 1. radii and adjusted weights (a loop the compiler vectorises)
+            # 1. radii and adjusted weights
             for arm in range(n_arms):
                 radius = np.sqrt(twice_variance[arm] * level / row_count_values[arm])
                 row_radii[arm] = radius
@@ -249,10 +246,9 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
             if not every:
                 for index in range(n_differ[row]):
                     arm = row_differ[index]
-                    if row_adjusted_top[arm]:
-                        gained += row_adjusted[arm]
-                    else:
-                        lost += row_adjusted[arm]
+                    value, entered = row_adjusted[arm], row_adjusted_top[arm]
+                    gained += value if entered else 0.0  # adding 0.0 changes no sum
+                    lost += 0.0 if entered else value
                     largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
             holds = not every and gained - lost <= tolerance
             if holds and not anytime:
