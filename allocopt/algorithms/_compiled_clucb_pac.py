@@ -148,9 +148,9 @@ def _mark(in_top, adjusted_top, listed, members, size, arm):
 
 
 def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums, means, count_values, t, selects,
-                initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ, radii, frozen, answer, times,
-                recommendations, stopped, recorded, buffer, position, uniforms, uniform_position, twice_variance,
-                levels, status, need):
+                initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ,
+                radii, frozen, answer, times, recommendations, stopped, recorded, buffer, position, uniforms,
+                uniform_position, twice_variance, levels, status, need):
     n_arms = counts.shape[1]
     n_budgets = budgets.shape[0]
     n_block = buffer.shape[2]
@@ -235,8 +235,10 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                     last_in, first_out = _extremes(row_adjusted, row_adjusted_top)
                 else:  # the new last member is the later of the entrant and the former second last; likewise
                     entrant, leaver = first_out, last_in
-                    last_in = entrant if second_last < 0 or _before(row_adjusted, second_last, entrant) else second_last
-                    first_out = leaver if second_first < 0 or _before(row_adjusted, leaver, second_first) else second_first
+                    later = second_last < 0 or _before(row_adjusted, second_last, entrant)
+                    last_in = entrant if later else second_last
+                    earlier = second_first < 0 or _before(row_adjusted, leaver, second_first)
+                    first_out = leaver if earlier else second_first
                     exchanged = True
             # 2. the PAC rule (the adjusted gap over the symmetric difference, each sum in increasing arm order) and
             # the arms of largest radius there (among all arms once the rule has held)
@@ -393,9 +395,9 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
     pending = np.arange(n_rows, dtype=np.int64)
     while pending.size:
         kernel(pending, k, max_samples, budgets, plan.anytime, plan.tolerance, counts, sums, means, count_values, t,
-               selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ, radii, frozen, answer, times,
-               recommendations, stopped, recorded, rewards.buffer, rewards.position, uniforms, uniform_position,
-               twice_variance, levels, status, need)
+               selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ,
+               n_differ, radii, frozen, answer, times, recommendations, stopped, recorded, rewards.buffer,
+               rewards.position, uniforms, uniform_position, twice_variance, levels, status, need)
         for row in pending.tolist():
             code = int(status[row])
             if code == _NEED_REWARD:
