@@ -17,13 +17,19 @@ number of pulls so far):
 Chen et al. bound :math:`w(M^*) - w(M)`, a sum over the k arms. Chen, Chen, Zhang, Zhou (2017), who compare with
 CLUCB-PAC in their Figures 1-4, measure the *aggregate* regret :math:`(w(M^*) - w(M))/k \le \epsilon`, so the
 rule here stops at :math:`\epsilon_{\text{sum}} = k\epsilon`, and :math:`\tilde w_t(\tilde M_t) -
-\tilde w_t(M_t)` is summed over the symmetric difference only (the common arms cancel exactly).
+\tilde w_t(M_t)` is summed over the symmetric difference only (the common arms cancel exactly), each of its two
+sums in increasing arm order.
 
 The fixed-budget form (:class:`CLUCBPACFixedBudget`) is the conversion Chen, Chen, Zhang, Zhou (2017, Section 3)
 apply to their own algorithm: no outer stop, a fixed number of pulls. A run whose PAC rule holds before the budget
 has been spent keeps the answer :math:`M_t` it would have returned (the algorithm has stopped; the remaining
 pulls, which the engine still spends, go to the arm of largest radius and never change the recommendation).
 It is anytime: one run serves every budget.
+
+Both forms run a batch through a compiled loop (:mod:`allocopt.algorithms._compiled_clucb_pac`, through the
+engine's ``compiled_rows`` hook) when the compiled kernels are enabled: the same steps with the same records bit for
+bit, much faster on many arms than the numpy steps here (which stay the reference, and run with
+``compiled_kernels(False)``, for a subclass, or for ``batched=False``).
 """
 
 from __future__ import annotations
@@ -36,12 +42,25 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_float, fail
+from ._compiled_clucb_pac import ClucbPlan, ClucbRun, run_clucb_rows
 from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_radius, subgaussian_variance
 from .lucb import in_top_mask
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import top_k_order
 
 __all__ = ["CLUCBPAC", "CLUCBPACFixedBudget", "clucb_radius", "clucb_pac_step", "CLUCBStep"]
+
+
+def clucb_level(t, n_arms: int, delta: float) -> np.ndarray:
+    r""":math:`\log(4 n t^3/\delta)`, the logarithm in the radius of Chen et al. (2014, Theorem 1), for every entry of
+    ``t`` (the compiled run loop reads it from a table this function computes, so that both use numpy's logarithm).
+
+    Examples
+    --------
+    >>> round(float(clucb_level(100, 5, 0.05)), 6)  # log(4 * 5 * 100**3 / 0.05)
+    19.806975
+    """
+    return np.log(4.0 * n_arms * np.asarray(t, dtype=float) ** 3 / delta)
 
 
 def clucb_radius(counts, t, n_arms: int, delta: float, variance) -> np.ndarray:
@@ -52,7 +71,7 @@ def clucb_radius(counts, t, n_arms: int, delta: float, variance) -> np.ndarray:
     >>> round(float(clucb_radius(10, 100, 5, 0.05, 0.25)), 6)  # sqrt(2 * 0.25 * log(4 * 5 * 100**3 / 0.05) / 10)
     0.995163
     """
-    level = np.log(4.0 * n_arms * np.asarray(t, dtype=float) ** 3 / delta)
+    level = clucb_level(t, n_arms, delta)
     return subgaussian_radius(counts, level[..., None] if level.ndim else level, variance)
 
 
@@ -74,8 +93,9 @@ def clucb_pac_step(context: RuleContext, view: RunView, delta: float, func: str)
     empirical_top = in_top_mask(view.top, context.n_arms)
     adjusted = np.where(empirical_top, view.means - radius, view.means + radius)
     adjusted_top = in_top_mask(top_k_order(adjusted, context.k)[0], context.n_arms)
-    gained = np.sum(np.where(adjusted_top & ~empirical_top, adjusted, 0.0), axis=-1)
-    lost = np.sum(np.where(empirical_top & ~adjusted_top, adjusted, 0.0), axis=-1)
+    # each sum in increasing arm order (cumsum adds in sequence; np.sum's pairwise order would be harder to twin)
+    gained = np.cumsum(np.where(adjusted_top & ~empirical_top, adjusted, 0.0), axis=-1)[..., -1]
+    lost = np.cumsum(np.where(empirical_top & ~adjusted_top, adjusted, 0.0), axis=-1)[..., -1]
     return CLUCBStep(radius, adjusted_top, empirical_top, gained - lost)
 
 
@@ -84,6 +104,17 @@ def _largest_radius(radius: np.ndarray, candidates: np.ndarray, uniforms) -> np.
     candidates = np.where(np.any(candidates, axis=-1, keepdims=True), candidates, True)
     largest = np.max(np.where(candidates, radius, -np.inf), axis=-1, keepdims=True)
     return random_candidate(candidates & (radius == largest), uniforms)
+
+
+def _compiled_run(rule, context: RuleContext, anytime: bool, delta: float, tolerance: float, budgets: np.ndarray,
+                  max_samples: int, counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
+                  policy_generators) -> ClucbRun:
+    """The rows of a batch through the compiled run loop (:mod:`allocopt.algorithms._compiled_clucb_pac`)."""
+    n_arms = context.n_arms
+    variance = subgaussian_variance(context.family, context.dispersion, type(rule).__name__)
+    plan = ClucbPlan(anytime, tolerance, 2.0 * variance, lambda times: clucb_level(times, n_arms, delta),
+                     (n_arms, delta))
+    return run_clucb_rows(plan, context.k, budgets, max_samples, counts, sums, t, rewards, policy_generators)
 
 
 @dataclass(frozen=True)
@@ -142,6 +173,17 @@ class CLUCBPAC:
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         step = clucb_pac_step(context, view, self._tolerance(context)[0], type(self).__name__)
         return _largest_radius(step.radius, step.adjusted_top != step.empirical_top, uniforms[:, 0])
+
+    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
+                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
+                      policy_generators) -> ClucbRun | None:
+        """The engine's hook: a batch at one confidence level through the compiled run loop, with the numpy
+        loop's outcomes (None for a subclass, whose steps may differ, or another mode)."""
+        if type(self) is not CLUCBPAC or mode != "confidence" or checkpoints.shape[0] != 1:
+            return None
+        delta, tolerance = self._tolerance(context)
+        return _compiled_run(self, context, False, delta, tolerance, np.zeros(0, dtype=np.int64), max_samples,
+                             counts, sums, t, rewards, policy_generators)
 
 
 @dataclass(frozen=True)
@@ -217,6 +259,16 @@ class CLUCBPACFixedBudget:
 
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return np.where(state["stopped"], state["answer"], view.top)
+
+    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
+                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
+                      policy_generators) -> ClucbRun | None:
+        """The engine's hook: a batch up to its budgets through the compiled run loop, with the numpy loop's
+        outcomes (None for a subclass, whose steps may differ, or another mode)."""
+        if type(self) is not CLUCBPACFixedBudget or mode != "budget":
+            return None
+        return _compiled_run(self, context, True, self.delta, context.k * self.epsilon, checkpoints, max_samples,
+                             counts, sums, t, rewards, policy_generators)
 
 
 register_policy("clucb-pac", CLUCBPAC)

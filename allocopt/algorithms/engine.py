@@ -17,6 +17,8 @@ One step of the loop, for all active replications at once:
 The LUCB-family rules with a ``compiled_plan`` (LUCB, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB) run these steps
 in the compiled loop of :mod:`allocopt.algorithms._compiled_lucb` instead, with the same outcomes, when the
 compiled kernels are enabled, the run is batched and has one confidence level and no statistic of the caller's.
+A rule with a ``compiled_rows`` method (CLUCB-PAC and its fixed-budget form) runs a batched run without a statistic
+of the caller's through it, where it does not return None: its own compiled loop, with the records of these steps.
 
 Before the rule's first step every arm is pulled ``rule.initial_pulls`` times (default once), in arm order.
 Rewards and policy uniforms come from the common-random-number streams of :mod:`.rewards`, so the outcome
@@ -253,6 +255,17 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
         records.pulls[:] = counts
         records.steps = int(run.selects.max(initial=0))
         records.replication_steps = int(run.selects.sum())
+        return records
+    compiled = (rule.compiled_rows(context, mode, checkpoints, max_samples, counts, sums, t, rewards,
+                                   uniform_streams.generators)
+                if use_batch and caller_statistic is None and compiled_enabled() and hasattr(rule, "compiled_rows")
+                else None)
+    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC): the same steps and records
+        records.times[:], records.recommendations[:], records.stopped[:] = (compiled.times, compiled.recommendations,
+                                                                            compiled.stopped)
+        records.pulls[:] = counts
+        records.steps = int(compiled.selects.max(initial=0))
+        records.replication_steps = int(compiled.selects.sum())
         return records
     done = np.zeros((n_rows, n_check), dtype=bool)
     steps = 0

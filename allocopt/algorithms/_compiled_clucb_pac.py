@@ -1,0 +1,413 @@
+r"""Compiled (numba) run loop of CLUCB-PAC and its fixed-budget form, the twin of the engine's numpy step loop for
+them (:mod:`allocopt.algorithms.clucb_pac`).
+
+CLUCB-PAC (Chen, Lin, King, Lyu, Chen 2014) pulls one arm per step and, at every step, recomputes the radius of
+every arm (it grows with :math:`t` through :math:`\log(4 n t^3/\delta)`), the adjusted weights and their top-k
+:math:`\tilde M_t`. With the :math:`n = 1000` arms of Chen, Chen, Zhang, Zhou (2017, Section 5) the numpy loop spends
+about 150-220 microseconds per replication-step on Python and numpy calls over (R, n) temporaries.
+:func:`run_clucb_rows` runs the same steps replication by replication in a compiled loop, and hands back only what
+the engine records, so the outcomes are bit-identical to the numpy loop's:
+
+* **the same numbers.** The means are ``sums / counts``; the radius is
+  :math:`\sqrt{((2\sigma_a^2)\ell_t)/N_a}` in the order of
+  :func:`~allocopt.algorithms.confidence_bounds.subgaussian_radius`, with :math:`\ell_t = \log(4 n t^3/\delta)`
+  read from a table that :func:`~allocopt.algorithms.clucb_pac.clucb_level` computes over :math:`t` (numpy's
+  logarithm); the adjusted weight is :math:`\hat\mu_a \mp \mathrm{rad}_t(a)`; the two sums of the adjusted gap
+  add their terms in increasing arm order, as the numpy step does. Only IEEE operations, no fast-math.
+* **the same sets.** The empirical top-k :math:`M_t` is kept as the order by decreasing mean, ties to the smaller
+  index, by the insertion steps of :mod:`allocopt.algorithms._compiled_lucb` (one implementation). The adjusted
+  top-k :math:`\tilde M_t` is kept from step to step as a set and checked at every step: it is the top-k (ties to
+  the smaller index) exactly when its smallest adjusted weight is larger than the largest outside it; otherwise
+  (a crossing, or a tie across the boundary) its last member and the first non-member, in that order, are
+  exchanged while the first comes after the second. Both are computed in one pass with the radii.
+* **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
+  buffers (refilled by the streams); each replication's policy uniforms (one per step) are drawn by its own
+  generator of :class:`~allocopt.algorithms.rewards.PolicyStreams` in longer blocks (the same sequence); ties of
+  the largest radius are broken as :func:`allocopt._rng.random_candidate`: the :math:`\lfloor uc \rfloor`-th of
+  the :math:`c` tied arms in increasing arm order.
+* **the same steps.** PAC form: the stopping rule, then the sample cap, then a pull. Fixed-budget form: every
+  budget reached records the recommendation (the frozen answer once the PAC rule has held, else the empirical
+  top-k), then the rule is checked and an arm pulled (after the rule has held, the arm of largest radius among
+  all arms).
+
+The loop leaves the compiled code whenever a row needs something only Python can give (a reward buffer, more
+uniforms, a longer table), before changing that row's state; the driver supplies it and resumes. The tests run
+the engine with this loop and with the numpy loop (``compiled_kernels(False)``) on problems with ties and near
+ties, :math:`k = 1` and :math:`k = n - 1`, Gaussian and Bernoulli arms, and compare every record.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from .._validation import fail
+from . import _compiled_lucb
+from ._compiled_lucb import FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached
+
+__all__ = ["ClucbPlan", "ClucbRun", "run_clucb_rows"]
+
+# the state of a row when the loop hands back
+_RUNNING, _STOPPED, _CAPPED, _DONE, _NEED_REWARD, _NEED_UNIFORMS, _NEED_LEVEL = range(7)
+
+
+class ClucbPlan(NamedTuple):
+    """What the compiled loop needs to know of the rule (built by its ``compiled_rows``).
+
+    ``anytime`` is True for the fixed-budget form (the answer freezes where the PAC rule first holds and the run
+    goes on to the last budget), False for the PAC form (the run stops there); ``tolerance`` the summed
+    tolerance :math:`k\\epsilon`; ``twice_variance`` :math:`2\\sigma_a^2` per arm; ``level`` the function
+    :math:`t \\mapsto \\log(4 n t^3/\\delta)` on arrays and ``key`` what identifies it (for the table cache).
+    """
+
+    anytime: bool
+    tolerance: float
+    twice_variance: np.ndarray
+    level: Callable[[np.ndarray], np.ndarray]
+    key: tuple
+
+
+class ClucbRun(NamedTuple):
+    """Per-row records of :func:`run_clucb_rows`, shapes (R, C) and (R, C, k) for the C checkpoints (the budgets,
+    or one confidence level): ``times``, ``recommendations``, ``stopped`` (False where the sample cap came before
+    the rule), and ``selects`` (R,), the steps at which each row pulled. ``counts`` and ``sums`` are updated in
+    place."""
+
+    times: np.ndarray
+    recommendations: np.ndarray
+    stopped: np.ndarray
+    selects: np.ndarray
+
+
+# ------------------------------------------------------------------------------------ row kernel (numba)
+def _write_top(in_top, out):
+    """The arms of ``in_top`` into ``out``, in increasing arm order."""
+    place = 0
+    for arm in range(in_top.shape[0]):
+        if in_top[arm]:
+            out[place] = arm
+            place += 1
+
+
+def _extremes(values, member):
+    """The member that comes last and the non-member that comes first in the order by decreasing value, ties to
+    the smaller index (-1 where there is none)."""
+    lowest_in, highest_out, last_in, first_out = np.inf, -np.inf, -1, -1
+    for arm in range(values.shape[0]):
+        value = values[arm]
+        if member[arm]:
+            if value <= lowest_in:  # of equal values the larger index comes last
+                lowest_in, last_in = value, arm
+        elif value > highest_out:  # of equal values the smaller index comes first
+            highest_out, first_out = value, arm
+    return last_in, first_out
+
+
+def _track(radius, arm, largest, n_largest, arms):
+    """One arm of a scan in increasing arm order for the largest radius: ``arms[:n_largest]`` are the arms that
+    attain ``largest`` so far; returns the new ``(largest, n_largest)``."""
+    if radius > largest:  # rare once the scan has started
+        largest, n_largest = radius, 0
+    arms[n_largest] = arm  # written always, kept only when it ties (no branch on the tie, which is frequent)
+    return largest, n_largest + int(radius == largest)
+
+
+def _swap_sides(sides, side_place, first, second):
+    """Exchange the places of two arms in ``sides`` (``side_place`` its inverse)."""
+    first_place, second_place = side_place[first], side_place[second]
+    sides[first_place], sides[second_place] = second, first
+    side_place[first], side_place[second] = second_place, first_place
+
+
+def _mark(in_top, adjusted_top, listed, members, size, arm):
+    """After ``arm``'s flags changed, keep ``members[:size]`` the arms of the symmetric difference
+    :math:`M_t \triangle \tilde M_t` in increasing order (``listed`` their flags); returns the new size."""
+    inside = in_top[arm] != adjusted_top[arm]
+    if inside == listed[arm]:
+        return size
+    low, high = 0, size
+    while low < high:
+        middle = (low + high) // 2
+        if members[middle] < arm:
+            low = middle + 1
+        else:
+            high = middle
+    if inside:
+        for index in range(size, low, -1):
+            members[index] = members[index - 1]
+        members[low] = arm
+        size += 1
+    else:
+        for index in range(low, size - 1):
+            members[index] = members[index + 1]
+        size -= 1
+    listed[arm] = inside
+    return size
+
+
+def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums, means, count_values, t, selects,
+                initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ,
+                radii, frozen, answer, times, recommendations, stopped, recorded, buffer, position, uniforms,
+                uniform_position, twice_variance, levels, status, need):
+    n_arms = counts.shape[1]
+    n_budgets = budgets.shape[0]
+    n_block = buffer.shape[2]
+    n_uniforms = uniforms.shape[1]
+    arms = np.empty(n_arms, dtype=np.int64)  # scratch: tied arms, or the arms near the adjusted top-k's boundary
+    for row in rows:
+        row_counts, row_means, row_count_values = counts[row], means[row], count_values[row]
+        row_order, row_rank, row_in_top = order[row], rank[row], in_top[row]
+        row_adjusted, row_adjusted_top, row_radii = adjusted[row], adjusted_top[row], radii[row]
+        row_listed, row_differ = listed[row], differ[row]
+        row_sides, row_side_place = sides[row], side_place[row]
+        status[row] = _RUNNING
+        if not initialised[row]:
+            for arm in range(n_arms):
+                row_means[arm] = sums[row, arm] / row_counts[arm]
+                row_count_values[arm] = row_counts[arm]
+            _sort_order(row_means, row_order, row_rank)
+            for arm in range(n_arms):
+                row_in_top[arm] = row_rank[arm] < k
+                row_adjusted_top[arm] = row_in_top[arm]  # a start for the adjusted top-k (corrected below)
+                row_listed[arm] = False
+            for arm in range(n_arms):  # the adjusted top-k's members first (places 0..k-1), then the others
+                row_sides[row_rank[arm]] = arm
+                row_side_place[arm] = row_rank[arm]
+            n_differ[row] = 0
+            initialised[row] = True
+        while True:
+            now = t[row]
+            # 0. fixed budget: every budget reached records the recommendation
+            if n_budgets > 0:
+                while recorded[row] < n_budgets and now >= budgets[recorded[row]]:
+                    check = recorded[row]
+                    times[row, check] = now
+                    stopped[row, check] = True
+                    if frozen[row]:
+                        recommendations[row, check] = answer[row]
+                    else:
+                        _write_top(row_in_top, recommendations[row, check])
+                    recorded[row] += 1
+                if recorded[row] == n_budgets:
+                    status[row] = _DONE
+                    break
+            if now >= levels.shape[0]:
+                status[row], need[row] = _NEED_LEVEL, now
+                break
+            level = levels[now]
+            # 1. radii and adjusted weights
+            for arm in range(n_arms):
+                radius = np.sqrt(twice_variance[arm] * level / row_count_values[arm])
+                row_radii[arm] = radius
+                row_adjusted[arm] = row_means[arm] - radius if row_in_top[arm] else row_means[arm] + radius
+            # the last two members of the adjusted top-k kept so far and its first two non-members, in the order by
+            # decreasing value, ties to the smaller index (over the lists of each side: no branch on the side)
+            lowest_in, second_in, last_in, second_last = np.inf, np.inf, -1, -1
+            for place in range(k):
+                arm = row_sides[place]
+                value = row_adjusted[arm]
+                if value < second_in or (value == second_in and arm > second_last):
+                    if value < lowest_in or (value == lowest_in and arm > last_in):
+                        second_in, second_last = lowest_in, last_in
+                        lowest_in, last_in = value, arm
+                    else:
+                        second_in, second_last = value, arm
+            highest_out, second_out, first_out, second_first = -np.inf, -np.inf, -1, -1
+            for place in range(k, n_arms):
+                arm = row_sides[place]
+                value = row_adjusted[arm]
+                if value > second_out or (value == second_out and arm < second_first):
+                    if value > highest_out or (value == highest_out and arm < first_out):
+                        second_out, second_first = highest_out, first_out
+                        highest_out, first_out = value, arm
+                    else:
+                        second_out, second_first = value, arm
+            exchanged = False
+            while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
+                # a crossing: exchange the two (once per step at most, usually)
+                row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
+                _swap_sides(row_sides, row_side_place, last_in, first_out)
+                for arm in (last_in, first_out):
+                    n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], arm)
+                if exchanged:  # the extremes after a second exchange: a new scan
+                    last_in, first_out = _extremes(row_adjusted, row_adjusted_top)
+                else:  # the new last member is the later of the entrant and the former second last; likewise
+                    entrant, leaver = first_out, last_in
+                    later = second_last < 0 or _before(row_adjusted, second_last, entrant)
+                    last_in = entrant if later else second_last
+                    earlier = second_first < 0 or _before(row_adjusted, leaver, second_first)
+                    first_out = leaver if earlier else second_first
+                    exchanged = True
+            # 2. the PAC rule (the adjusted gap over the symmetric difference, each sum in increasing arm order) and
+            # the arms of largest radius there (among all arms once the rule has held)
+            every = frozen[row]
+            gained, lost = 0.0, 0.0
+            largest, n_largest = -np.inf, 0
+            if not every:
+                for index in range(n_differ[row]):
+                    arm = row_differ[index]
+                    value, entered = row_adjusted[arm], row_adjusted_top[arm]
+                    gained += value if entered else 0.0  # adding 0.0 changes no sum
+                    lost += 0.0 if entered else value
+                    largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
+            holds = not every and gained - lost <= tolerance
+            if holds and not anytime:
+                status[row] = _STOPPED
+                break
+            if n_budgets == 0 and now >= max_samples:
+                status[row] = _CAPPED
+                break
+            start = uniform_position[row]
+            if start + 1 > n_uniforms:
+                status[row] = _NEED_UNIFORMS
+                break
+            if holds or n_largest == 0:  # the rule holds from now on (or nothing differs): every arm
+                largest, n_largest = -np.inf, 0
+                for arm in range(n_arms):
+                    largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
+            # 3. of the n_largest tied arms (in increasing order), the floor(u n_largest)-th
+            pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest), n_largest - 1)]
+            # 4. the row's state changes only once everything the pull reads is there
+            place = position[row, pulled]
+            if place >= n_block:
+                status[row], need[row] = _NEED_REWARD, pulled
+                break
+            if holds:  # fixed budget: the answer M_t freezes
+                frozen[row] = True
+                _write_top(row_in_top, answer[row])
+            uniform_position[row] = start + 1
+            selects[row] += 1
+            sums[row, pulled] += buffer[row, pulled, place]
+            position[row, pulled] = place + 1
+            row_counts[pulled] += 1
+            row_count_values[pulled] = row_counts[pulled]
+            t[row] += 1
+            row_means[pulled] = sums[row, pulled] / row_counts[pulled]
+            old = _reposition(row_means, row_order, row_rank, pulled)
+            new = row_rank[pulled]
+            row_in_top[pulled] = new < k
+            n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], pulled)
+            displaced = -1
+            if old >= k > new:  # it entered the top-k: the arm now at place k left it
+                displaced = row_order[k]
+            elif new >= k > old:  # it left: the arm now at place k - 1 entered
+                displaced = row_order[k - 1]
+            if displaced >= 0:
+                row_in_top[displaced] = not row_in_top[displaced]
+                n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], displaced)
+        if status[row] == _STOPPED or status[row] == _CAPPED:
+            times[row, 0] = t[row]
+            stopped[row, 0] = status[row] == _STOPPED
+            _write_top(row_in_top, recommendations[row, 0])
+
+
+_KERNEL: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _kernel():
+    """The compiled row kernel, built on first use (numba's cache keeps the machine code between processes)."""
+    if not _KERNEL:
+        with _LOCK:
+            if not _KERNEL:
+                import numba
+
+                _compiled_lucb._kernel()  # compiles the order's insertion steps, called here by their global names
+                for name in ("_before", "_sort_order", "_reposition"):
+                    globals()[name] = getattr(_compiled_lucb, name)
+                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark"):
+                    globals()[name] = compile_(globals()[name])
+                _KERNEL["rows"] = compile_(_clucb_rows)
+    return _KERNEL["rows"]
+
+
+def _level_table(plan: ClucbPlan, largest: int) -> np.ndarray:
+    """``plan.level`` at :math:`t = 0, 1, \\dots` (entry 0 NaN) beyond ``largest``, computed on the whole range."""
+    key = ("clucb-level",) + plan.key
+    table = _compiled_lucb._TABLES.get(key)
+    if table is None or table.shape[0] <= largest:
+        size = max(FIRST_TABLE_SIZE, 1 << int(largest).bit_length())
+        values = plan.level(np.arange(1, size))
+        table = _cached(key, np.concatenate([[np.nan], np.asarray(values, dtype=float)]))
+    return table
+
+
+# ----------------------------------------------------------------------------------------- driver
+def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: int, counts: np.ndarray,
+                   sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> ClucbRun:
+    r"""Run every row of a batch, from the engine's state after the initial pulls, to its stop, the sample cap or
+    the last budget; ``counts``, ``sums`` and ``t`` are updated in place.
+
+    ``plan`` is the rule's (its ``compiled_rows``); ``budgets`` the increasing budgets of the fixed-budget form
+    (one record each), or empty for the PAC form (one record, at the stop or at ``max_samples``); ``k``,
+    ``counts``, ``sums``, ``t``, ``rewards`` and ``policy_generators`` as in
+    :func:`~allocopt.algorithms._compiled_lucb.run_lucb_rows`.
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.algorithms import identify_fixed_budget, CLUCBPACFixedBudget
+    >>> from allocopt.algorithms._compiled import compiled_kernels
+    >>> problem = TopKProblem([0.5, 0.5, 0.4, 0.2, 0.1], k=2, family="bernoulli")
+    >>> rule = CLUCBPACFixedBudget(epsilon=0.05, delta=0.1)
+    >>> fast = identify_fixed_budget(problem, rule, [20, 200], n_runs=6, rng=3)  # through run_clucb_rows
+    >>> with compiled_kernels(False):  # the engine's numpy loop
+    ...     slow = identify_fixed_budget(problem, rule, [20, 200], n_runs=6, rng=3)
+    >>> bool(np.array_equal(fast.recommendations, slow.recommendations))
+    True
+    """
+    from .rewards import _HALF_ULP
+
+    n_rows, n_arms = counts.shape
+    if sums.shape != (n_rows, n_arms) or t.shape != (n_rows,) or counts.dtype != np.int64 or t.dtype != np.int64:
+        fail("run_clucb_rows", "counts", "int64 counts (R, K), float64 sums (R, K) and int64 t (R,)", counts.shape)
+    kernel = _kernel()
+    budgets = np.ascontiguousarray(budgets, dtype=np.int64)
+    n_check = max(budgets.shape[0], 1)
+    means, count_values = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms))
+    adjusted, radii = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms))
+    order = np.empty((n_rows, n_arms), dtype=np.int64)
+    rank = np.empty((n_rows, n_arms), dtype=np.int64)
+    in_top = np.zeros((n_rows, n_arms), dtype=np.bool_)
+    adjusted_top = np.zeros((n_rows, n_arms), dtype=np.bool_)
+    listed = np.zeros((n_rows, n_arms), dtype=np.bool_)
+    sides = np.zeros((n_rows, n_arms), dtype=np.int64)
+    side_place = np.zeros((n_rows, n_arms), dtype=np.int64)
+    differ = np.zeros((n_rows, n_arms), dtype=np.int64)
+    n_differ = np.zeros(n_rows, dtype=np.int64)
+    frozen = np.zeros(n_rows, dtype=np.bool_)
+    answer = np.zeros((n_rows, k), dtype=np.int64)
+    times = np.zeros((n_rows, n_check), dtype=np.int64)
+    recommendations = np.zeros((n_rows, n_check, k), dtype=np.int64)
+    stopped = np.zeros((n_rows, n_check), dtype=np.bool_)
+    recorded = np.zeros(n_rows, dtype=np.int64)
+    initialised = np.zeros(n_rows, dtype=np.bool_)
+    selects = np.zeros(n_rows, dtype=np.int64)
+    status = np.zeros(n_rows, dtype=np.int64)
+    need = np.zeros(n_rows, dtype=np.int64)
+    uniforms = np.empty((n_rows, UNIFORM_STEPS))
+    uniform_position = np.full(n_rows, UNIFORM_STEPS, dtype=np.int64)
+    twice_variance = np.ascontiguousarray(plan.twice_variance, dtype=float)
+    levels = _level_table(plan, int(t.max(initial=1)) + 1)
+    pending = np.arange(n_rows, dtype=np.int64)
+    while pending.size:
+        kernel(pending, k, max_samples, budgets, plan.anytime, plan.tolerance, counts, sums, means, count_values, t,
+               selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ,
+               n_differ, radii, frozen, answer, times, recommendations, stopped, recorded, rewards.buffer,
+               rewards.position, uniforms, uniform_position, twice_variance, levels, status, need)
+        for row in pending.tolist():
+            code = int(status[row])
+            if code == _NEED_REWARD:
+                rewards._refill(row, int(need[row]))
+            elif code == _NEED_UNIFORMS:  # the row has read every uniform of its block: the next block
+                uniforms[row] = policy_generators[row].random(UNIFORM_STEPS) + _HALF_ULP
+                uniform_position[row] = 0
+        grow = status[pending] == _NEED_LEVEL
+        if grow.any():
+            levels = _level_table(plan, int(need[pending[grow]].max()) + 1)
+        pending = pending[(status[pending] == _NEED_REWARD) | (status[pending] == _NEED_UNIFORMS)
+                          | (status[pending] == _NEED_LEVEL)]
+    return ClucbRun(times=times, recommendations=recommendations, stopped=stopped, selects=selects)
