@@ -6,8 +6,9 @@ r"""Log-barrier interior-point method for the reduced homogeneous problem over a
 followed for decreasing :math:`\tau` (a feasible start comes from homogeneity: scale any positive
 allocation until every candidate cost is at least 2). Each centring step is a damped Newton step with the
 Hessian :math:`\tau\sum_p [\nabla C_p\nabla C_p^\top/s_p^2 - \nabla^2 C_p/s_p]`, :math:`s_p = C_p - 1`
-(positive definite: the costs are concave), solved through the Schur complement onto the smaller side (the
-same-side blocks are diagonal). At the central point for :math:`\tau` the duality gap is :math:`|P|\tau` and
+(positive definite: the costs are concave), solved through the dense Schur complement onto the smaller side
+(the same-side blocks are diagonal) or, for a sparse set of candidate pairs on a large instance, by a sparse
+factorisation of the whole matrix, whose off-diagonal pattern is the candidate graph. At the central point for :math:`\tau` the duality gap is :math:`|P|\tau` and
 :math:`\nu_p = \tau/s_p` are dual estimates. The exact solver uses it only to find the binding forest when
 its active-set pivots do not; the answer is then polished exactly on that forest.
 """
@@ -26,6 +27,11 @@ __all__ = ["BarrierPoint", "barrier_path"]
 
 # below this fraction of all pairs (and above 256 groups on the smaller side) the Newton systems are sparse
 _SPARSE_FRACTION = 0.05
+# a point resumed on a grown set of pairs is scaled until every cost is at least 1 + _REENTRY times its relative
+# duality gap: the new pairs' slacks are then of the size of the binding pairs' slacks on the path
+_REENTRY = 10.0
+# above this scale factor the path is started afresh from the (scaled) point instead
+_REENTRY_LIMIT = 1.1
 
 
 @dataclass(frozen=True)
@@ -40,9 +46,10 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
     """Solve H step = -gradient, H = tau sum_p [grad C_p grad C_p^T / s_p^2 - hess C_p / s_p].
 
     Every pair couples one top and one bottom group, so the top-top and bottom-bottom blocks of H are
-    diagonal; the bottom (or top, whichever side is larger) block is eliminated and the Schur complement, a
-    symmetric positive definite matrix of the smaller side's size, is factorised: densely by Cholesky, or,
-    for a sparse set of candidate pairs on a large instance, by a sparse LU factorisation.
+    diagonal. For a sparse set of candidate pairs on a large instance H is factorised as it is, sparse (its
+    off-diagonal pattern is the candidate graph, near a monotone forest at the optimum), with a minimum-degree
+    order; otherwise the larger side's block is eliminated and the Schur complement, a dense symmetric positive
+    definite matrix of the smaller side's size, is factorised by Cholesky.
     """
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     inverse = 1.0 / slack
@@ -53,47 +60,63 @@ def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient):
     diagonal += np.bincount(bottom, weights=outer * terms.grad_bottom**2 - curvature * terms.hess_bottom,
                             minlength=reduced.n_groups)
     cross = outer * terms.grad_top * terms.grad_bottom - curvature * terms.hess_cross
+    if rows.shape[0] <= _SPARSE_FRACTION * reduced.n_top * reduced.n_bottom and min(reduced.n_top,
+                                                                                     reduced.n_bottom) > 256:
+        # candidate pairs (column generation) on a large instance: H itself is sparse, its pattern the candidate
+        # graph (top groups x bottom groups); it is factorised whole with a fill-reducing order (a Schur
+        # complement onto one side would join every partner of a large-side group into a dense clique)
+        return _sparse_newton_step(reduced, top, bottom, diagonal, cross, gradient)
     if reduced.n_top <= reduced.n_bottom:
         small_groups, large_groups, small_index, large_index = reduced.top_groups, reduced.bottom_groups, rows, cols
     else:
         small_groups, large_groups, small_index, large_index = reduced.bottom_groups, reduced.top_groups, cols, rows
     large_diagonal = diagonal[large_groups]
     rhs_large = gradient[large_groups]
-    if rows.shape[0] > _SPARSE_FRACTION * small_groups.size * large_groups.size or small_groups.size <= 256:
-        # every pair appears once: the coupling matrix is a scatter (bincount is much faster than np.add.at)
-        coupling = np.bincount(small_index * large_groups.size + large_index, weights=cross,
-                               minlength=small_groups.size * large_groups.size).reshape(small_groups.size,
-                                                                                       large_groups.size)
-        scaled = coupling / large_diagonal
-        schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
-        rhs = -gradient[small_groups] + scaled @ rhs_large
-        if not (np.all(np.isfinite(schur)) and np.all(np.isfinite(rhs))):
-            # the system overflowed (allocations spanning the floating-point range): no step; the caller stops
-            return np.full(reduced.n_groups, np.nan)
-        try:
-            small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            small_step = np.linalg.lstsq(schur, rhs, rcond=None)[0]
-        back = coupling.T @ small_step
-    else:
-        # candidate pairs (column generation) on a large instance: the coupling is sparse, and so is the Schur
-        # complement when each large-side group has few partners; a sparse LU factorisation replaces the dense
-        # Cholesky, whose cubic cost would dominate
-        from scipy.sparse import csr_matrix, diags
-        from scipy.sparse.linalg import splu
-
-        coupling = csr_matrix((cross, (small_index, large_index)), shape=(small_groups.size, large_groups.size))
-        scaled = coupling @ diags(1.0 / large_diagonal)
-        schur = (diags(diagonal[small_groups]) - scaled @ coupling.T).tocsc()
-        rhs = -gradient[small_groups] + scaled @ rhs_large
-        if not (np.all(np.isfinite(schur.data)) and np.all(np.isfinite(rhs))):
-            return np.full(reduced.n_groups, np.nan)
-        small_step = splu(schur).solve(rhs)
-        back = coupling.T @ small_step
+    # every pair appears once: the coupling matrix is a scatter (bincount is much faster than np.add.at)
+    coupling = np.bincount(small_index * large_groups.size + large_index, weights=cross,
+                           minlength=small_groups.size * large_groups.size).reshape(small_groups.size,
+                                                                                   large_groups.size)
+    scaled = coupling / large_diagonal
+    schur = np.diag(diagonal[small_groups]) - scaled @ coupling.T
+    rhs = -gradient[small_groups] + scaled @ rhs_large
+    if not (np.all(np.isfinite(schur)) and np.all(np.isfinite(rhs))):
+        # the system overflowed (allocations spanning the floating-point range): no step; the caller stops
+        return np.full(reduced.n_groups, np.nan)
+    try:
+        small_step = cho_solve(cho_factor(schur, check_finite=False), rhs, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        small_step = np.linalg.lstsq(schur, rhs, rcond=None)[0]
+    back = coupling.T @ small_step
     step = np.empty(reduced.n_groups)
     step[small_groups] = small_step
     step[large_groups] = (-rhs_large - back) / large_diagonal
     return step
+
+
+def _sparse_newton_step(reduced: Reduced, top, bottom, diagonal, cross, gradient):
+    """Solve H step = -gradient with H sparse: ``diagonal`` on the diagonal and ``cross`` at (top, bottom) and
+    (bottom, top); NaN when the system overflowed or is singular (the caller stops)."""
+    from scipy.sparse import csc_matrix
+    from scipy.sparse.linalg import splu
+
+    if not (np.all(np.isfinite(diagonal)) and np.all(np.isfinite(cross)) and np.all(np.isfinite(gradient))):
+        return np.full(reduced.n_groups, np.nan)
+    groups = np.arange(reduced.n_groups)
+    hessian = csc_matrix((np.concatenate([diagonal, cross, cross]),
+                          (np.concatenate([groups, top, bottom]), np.concatenate([groups, bottom, top]))),
+                         shape=(reduced.n_groups, reduced.n_groups))
+    try:
+        # symmetric positive definite: pivots on the diagonal, minimum degree order on the pattern of H
+        factor = splu(hessian, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    except RuntimeError:  # exactly singular
+        return np.full(reduced.n_groups, np.nan)
+    return factor.solve(-gradient)
+
+
+def _reentry_scale(reduced: Reduced, resume: "BarrierPoint", rows, cols) -> float:
+    """The factor that makes every cost of the pairs at least 1 + _REENTRY times the point's relative gap."""
+    reentry = 1.0 + _REENTRY * max(resume.relative_gap, 1e-6)
+    return max(1.0, reentry / float(np.min(reduced.terms(resume.psi, rows, cols).cost)))
 
 
 def _barrier_value(reduced, psi, rows, cols, tau):
@@ -107,7 +130,8 @@ def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start
                  target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.2,
                  centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
     """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
-    continues from an earlier point of the same path (same pairs) instead of starting over. The dense Schur
+    continues from an earlier point of the same path instead of starting over (on the same pairs, or on a
+    grown set of pairs, scaled to be strictly feasible for them). The dense Schur
     complements are factorised with one BLAS thread (:func:`allocopt._threads.single_blas_thread`)."""
     with single_blas_thread():
         return _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume)
@@ -119,6 +143,14 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
     if resume is not None and resume.psi.shape == psi_start.shape and resume.nu.shape[0] == n_pairs:
         psi = resume.psi.copy()
         tau = resume.relative_gap * float(multiplicity @ psi) / n_pairs * reduction
+    elif resume is not None and resume.psi.shape == psi_start.shape and _reentry_scale(reduced, resume, rows,
+                                                                                        cols) <= _REENTRY_LIMIT:
+        # the same path on a grown set of pairs (column generation) whose new pairs are violated only slightly:
+        # the point, scaled up until they are strictly feasible too (homogeneity), and the same barrier
+        # parameter (a point scaled further is far from the central point of that parameter: the path is
+        # started afresh from it instead)
+        psi = resume.psi * _reentry_scale(reduced, resume, rows, cols)
+        tau = resume.relative_gap * float(multiplicity @ resume.psi) / resume.nu.shape[0]
     else:
         psi = np.maximum(np.asarray(psi_start, dtype=float), 1e-300)
         psi = psi * (2.0 / np.min(reduced.terms(psi, rows, cols).cost))

@@ -15,8 +15,9 @@ of *binding forests*:
    violated pair enters (joining two trees, or closing a cycle whose leaving edge is chosen by the linearised
    ratio test on the multipliers), and step 3 repeats;
 6. if the pivots cycle or run long, a log-barrier interior-point method (:mod:`allocopt.topk._barrier`) over
-   all pairs (or, for large instances, over candidate pairs) locates the binding forest, which is then
-   polished exactly as in step 3 and checked as in step 4.
+   all pairs (or, for large instances, over candidate pairs grown by column generation: a few partners per
+   group, the path continued on the grown set) locates the binding forest, which is then polished exactly as
+   in step 3 and checked as in step 4.
 
 The result is certified by the shared certifier with the forest multipliers; its status is ``"optimal"``
 only when the certified relative gap is at most ``tol`` (default :math:`10^{-9}`).
@@ -58,9 +59,15 @@ _NEGATIVE_MULTIPLIER = 1e-12
 FAST_PATH_PAIRS = 1 << 18
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
+# ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
+_FIRST_GENERATION_GAP = 1e-2
 # pivots tried from the double star before the barrier (noisy means are often 3-6 pivots away from it); two
 # above 10^6 pairs, where each pivot's all-pairs scan costs about as much as a barrier round
 _DOUBLE_STAR_PIVOTS = 8
+# column generation: the cheapest partners of every group in the first candidate set, and the most violated
+# partners of every group added per round
+_PARTNERS = 4
+_PARTNERS_ADDED = 16
 
 
 class _Start(NamedTuple):
@@ -543,8 +550,8 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
                     previous: _BarrierRound | None = None) -> _BarrierForest:
     """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over
     candidate pairs grown by column generation; ``psi`` selects the first candidates (pairs of small cost at a
-    good allocation), the path starts from the uniform allocation; ``previous`` is the previous round, whose
-    path is continued."""
+    good allocation) and starts the column generation's path (the path over all pairs starts from the uniform
+    allocation); ``previous`` is the previous round, whose path is continued."""
     n_pairs = reduced.n_top * reduced.n_bottom
     target_gap = 10.0 ** (-8 - 2 * round_index)
     start = np.ones(reduced.n_groups)
@@ -557,17 +564,17 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
         rows, cols = _candidate_pairs(reduced, checker, psi, barrier_pairs)
     if previous is None and rows.shape[0] < n_pairs:
         # column generation at a loose duality gap: the barrier point is feasible for the candidates (costs
-        # >= 1 on the homogeneous scale); the pairs outside them with cost below one are added and the path
-        # is solved again from that point, until no pair is violated; then the path is followed to the target
-        point = barrier_path(reduced, rows, cols, start, target_gap=_GENERATION_GAP)
+        # >= 1 on the homogeneous scale); the most violated pairs outside them (a few per group) are added and
+        # the path continues from that point, until no pair is violated; then it is followed to the target
+        # (at a looser gap while many pairs are violated: the point is only a guide to the next pairs)
+        point = barrier_path(reduced, rows, cols, psi, target_gap=_FIRST_GENERATION_GAP)
         for _ in range(50):
-            violated = checker.scan_below(point.psi, 1.0, limit=max(16 * reduced.n_groups, 4096))
-            if violated.costs.size == 0:
+            violated = checker.scan_below(point.psi, 1.0, limit=max(64 * reduced.n_groups, 4096))
+            if violated.costs.size == 0 and point.relative_gap <= _GENERATION_GAP:
                 break
-            pairs = np.unique(np.stack([np.concatenate([rows, violated.rows]),
-                                        np.concatenate([cols, violated.cols])], axis=1), axis=0)
-            rows, cols = pairs[:, 0], pairs[:, 1]
-            point = barrier_path(reduced, rows, cols, point.psi, target_gap=_GENERATION_GAP)
+            gap = _FIRST_GENERATION_GAP if violated.costs.size > reduced.n_groups else _GENERATION_GAP
+            rows, cols = _grown(reduced, rows, cols, violated, _PARTNERS_ADDED)
+            point = barrier_path(reduced, rows, cols, point.psi, target_gap=gap, resume=point)
         resume = point
     point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume)
     # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
@@ -581,12 +588,26 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
 
 
 def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
-    """The double star and every pair within a factor 4 of the smallest cost at ``psi`` (at most ``limit``)."""
+    """The double star and, for every group, its ``_PARTNERS`` cheapest partners at ``psi`` among the pairs
+    within a factor 2 of the smallest cost (at most ``limit`` pairs listed)."""
     minimum = checker.scan_below(psi, None).minimum
-    scan = checker.scan_below(psi, 4.0 * minimum, limit=limit)
+    scan = checker.scan_below(psi, 2.0 * minimum, limit=limit)
     double_rows, double_cols = _double_star(reduced)
-    pairs = np.unique(np.stack([np.concatenate([scan.rows, double_rows]),
-                                np.concatenate([scan.cols, double_cols])], axis=1), axis=0)
+    return _grown(reduced, double_rows, double_cols, scan, _PARTNERS)
+
+
+def _grown(reduced: Reduced, rows, cols, scan: PairScan, partners: int):
+    """The pairs (rows, cols) and, of the pairs listed by ``scan``, the ``partners`` cheapest of every top group
+    and of every bottom group (a few per group: the binding forest has at most two edges per group on
+    average, and a global cut of the cheapest pairs would give some groups hundreds and others none)."""
+    keep = np.zeros(scan.costs.shape[0], dtype=bool)
+    for side in (scan.rows, scan.cols):
+        order = np.lexsort((scan.costs, side))
+        ranked = side[order]
+        first = np.searchsorted(ranked, ranked)  # position of each group's cheapest pair in the sorted order
+        keep[order[np.arange(order.shape[0]) - first < partners]] = True
+    pairs = np.unique(np.stack([np.concatenate([rows, scan.rows[keep]]),
+                                np.concatenate([cols, scan.cols[keep]])], axis=1), axis=0)
     return pairs[:, 0], pairs[:, 1]
 
 
