@@ -246,15 +246,18 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
     u_top, u_bottom = np.empty(k), np.empty(n_bottom)
     variance_top, variance_bottom = np.empty(k), np.empty(n_bottom)
     inverse_top, inverse_bottom = np.empty(k), np.empty(n_bottom)
+    precision_top, precision_bottom = np.empty(k), np.empty(n_bottom)  # 1 / sigma^2, as pair_terms' weights
     for row in range(n_rows):
         for i in range(k):
             variance_top[i] = dispersion[row, top[row, i]]
+            precision_top[i] = 1.0 / variance_top[i]
             u_top[i] = 1.0 / n_arms
             for j in range(n_bottom):
                 gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
                 half_square[i, j] = 0.5 * (gap * gap)
         for j in range(n_bottom):
             variance_bottom[j] = dispersion[row, bottom[row, j]]
+            precision_bottom[j] = 1.0 / variance_bottom[j]
             u_bottom[j] = 1.0 / n_arms
         for t in range(1, iterations + 1):
             if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
@@ -275,7 +278,7 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
             best_j = row_arg[best_i]
             # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
             psi_i, psi_j = u_top[best_i], u_bottom[best_j]
-            inverse_i, inverse_j = 1.0 / variance_top[best_i], 1.0 / variance_bottom[best_j]
+            inverse_i, inverse_j = precision_top[best_i], precision_bottom[best_j]
             w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
             total = w_i + w_j
             if total <= 0:
