@@ -90,9 +90,11 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k and _pick_tied by their global names: they must be compiled first
+    # the row kernels call _split_top_k, _pick_tied and _row_first_minimum by their global names: they are
+    # compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
     globals()["_pick_tied"] = compile_(_pick_tied)
+    globals()["_row_first_minimum"] = compile_(_row_first_minimum)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
                     ugape_choice=compile_(_ugape_choice_rows))
@@ -216,46 +218,69 @@ def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, co
         arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
 
 
+def _row_first_minimum(cost, i, n_bottom, row_best, row_arg):
+    """The first minimum of row ``i`` of ``cost`` (strictly smaller than +inf; column 0 when there is none)."""
+    best = np.inf
+    arg = 0
+    for j in range(n_bottom):
+        if cost[i, j] < best:
+            best, arg = cost[i, j], j
+    row_best[i] = best
+    row_arg[i] = arg
+
+
 def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
-    # the operations of TrackingIterations (allocopt.topk._tracking) for Gaussian arms, in the same order:
-    # costs() at every iteration, then pair_terms and sampling_function_top at the chosen pair only. The
-    # iterates are kept in top/bottom order (psi_top, psi_bottom) so that the pair loop reads contiguous memory
+    # the operations of TrackingIterations (allocopt.topk._tracking) for Gaussian arms on the unnormalised
+    # iterates u_t = t psi_t, in the same order: the pair costs 0.5 gap^2 / (1/w_i + 1/w_j) with w = u / sigma^2,
+    # the first minimal pair in row-major order, pair_terms and sampling_function_top at the chosen pair only,
+    # then u_i += h, u_j += 1 - h. The iterates are kept in top/bottom order (u_top, u_bottom).
+    # Incremental: only arm i (row i of the cost grid) and arm j (column j) change, so only their costs are
+    # recomputed (by the same operations, so every cost equals the numpy twin's bit for bit). Each row keeps
+    # its first minimum; a row other than i needs a new scan only if its minimum was at column j: the costs
+    # of column j can only grow (u_j grows, and IEEE division and addition are monotone), so any other
+    # column's minimum stays the first minimum. The first minimal pair in row-major order is then the first
+    # row of strictly smallest row minimum, at that row's first minimum.
     n_rows, n_arms = theta.shape
     k, n_bottom = top.shape[1], bottom.shape[1]
     half_square = np.empty((k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
-    psi_top, psi_bottom = np.empty(k), np.empty(n_bottom)
+    cost = np.empty((k, n_bottom))
+    row_best, row_arg = np.empty(k), np.empty(k, dtype=np.int64)
+    u_top, u_bottom = np.empty(k), np.empty(n_bottom)
     variance_top, variance_bottom = np.empty(k), np.empty(n_bottom)
     inverse_top, inverse_bottom = np.empty(k), np.empty(n_bottom)
-    cost = np.empty(n_bottom)
+    precision_top, precision_bottom = np.empty(k), np.empty(n_bottom)  # 1 / sigma^2, as pair_terms' weights
     for row in range(n_rows):
         for i in range(k):
             variance_top[i] = dispersion[row, top[row, i]]
-            psi_top[i] = 1.0 / n_arms
+            precision_top[i] = 1.0 / variance_top[i]
+            u_top[i] = 1.0 / n_arms
             for j in range(n_bottom):
                 gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
                 half_square[i, j] = 0.5 * (gap * gap)
         for j in range(n_bottom):
             variance_bottom[j] = dispersion[row, bottom[row, j]]
-            psi_bottom[j] = 1.0 / n_arms
+            precision_bottom[j] = 1.0 / variance_bottom[j]
+            u_bottom[j] = 1.0 / n_arms
         for t in range(1, iterations + 1):
-            # costs(): w = psi / sigma^2, cost = 0.5 gap^2 / (1/w_i + 1/w_j), the first minimum in row-major order
-            for i in range(k):
-                inverse_top[i] = 1.0 / (psi_top[i] / variance_top[i])
-            for j in range(n_bottom):
-                inverse_bottom[j] = 1.0 / (psi_bottom[j] / variance_bottom[j])
+            if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
+                for i in range(k):
+                    inverse_top[i] = 1.0 / (u_top[i] / variance_top[i])
+                for j in range(n_bottom):
+                    inverse_bottom[j] = 1.0 / (u_bottom[j] / variance_bottom[j])
+                for i in range(k):
+                    inverse_i = inverse_top[i]
+                    for j in range(n_bottom):
+                        cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
+                    _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
             best = np.inf
             best_i = 0
-            best_j = 0
             for i in range(k):
-                inverse_i = inverse_top[i]
-                for j in range(n_bottom):
-                    cost[j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
-                for j in range(n_bottom):
-                    if cost[j] < best:
-                        best, best_i, best_j = cost[j], i, j
-            # pair_terms at the chosen pair, with w = psi * (1 / sigma^2) (Gaussian unit_confidence_pair)
-            psi_i, psi_j = psi_top[best_i], psi_bottom[best_j]
-            inverse_i, inverse_j = 1.0 / variance_top[best_i], 1.0 / variance_bottom[best_j]
+                if row_best[i] < best:
+                    best, best_i = row_best[i], i
+            best_j = row_arg[best_i]
+            # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
+            psi_i, psi_j = u_top[best_i], u_bottom[best_j]
+            inverse_i, inverse_j = precision_top[best_i], precision_bottom[best_j]
             w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
             total = w_i + w_j
             if total <= 0:
@@ -277,17 +302,31 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
             else:
                 h_top = 1.0 if psi_j > 0 else 0.5
             h_top = min(max(h_top, 0.0), 1.0)
-            scale = (t - 1) / t
-            for i in range(k):
-                psi_top[i] *= scale
-            for j in range(n_bottom):
-                psi_bottom[j] *= scale
-            psi_top[best_i] += h_top / t
-            psi_bottom[best_j] += (1.0 - h_top) / t
+            if t == 1:  # u_0 = 0: psi_0 only chose the first pair
+                u_top[:] = 0.0
+                u_bottom[:] = 0.0
+            u_top[best_i] += h_top
+            u_bottom[best_j] += 1.0 - h_top
+            if t >= 2:  # the costs of row best_i and column best_j (t = 1: all of them, at the next iteration)
+                inverse_top[best_i] = 1.0 / (u_top[best_i] / variance_top[best_i])
+                inverse_bottom[best_j] = 1.0 / (u_bottom[best_j] / variance_bottom[best_j])
+                inverse_j = inverse_bottom[best_j]
+                for i in range(k):
+                    if i == best_i:
+                        inverse_i = inverse_top[i]
+                        for j in range(n_bottom):
+                            cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
+                        _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
+                    else:
+                        cost[i, best_j] = half_square[i, best_j] / (inverse_top[i] + inverse_j)
+                        if row_arg[i] == best_j:
+                            _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
+        # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
+        norm = iterations if iterations > 0 else 1
         for i in range(k):
-            psi[row, top[row, i]] = psi_top[i]
+            psi[row, top[row, i]] = u_top[i] / norm
         for j in range(n_bottom):
-            psi[row, bottom[row, j]] = psi_bottom[j]
+            psi[row, bottom[row, j]] = u_bottom[j] / norm
 
 
 def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
@@ -417,7 +456,11 @@ def gaussian_kkt_tracking(theta: np.ndarray, dispersion: np.ndarray, top: np.nda
     bit): at iteration :math:`t` the pair :math:`(i_t, j_t)` of minimal
     :math:`C_{ij} = (\theta_i - \theta_j)^2 / (2(\sigma_i^2/\psi_i + \sigma_j^2/\psi_j))` (the first in
     row-major order over ``top`` x ``bottom``), then :math:`\psi_t = \frac{t-1}{t}\psi_{t-1} +
-    \frac{1}{t}(h_{i;j} e_i + h_{j;i} e_j)` with :math:`h_{i;j} = \psi_i \partial_{\psi_i} C_{ij} / C_{ij}`.
+    \frac{1}{t}(h_{i;j} e_i + h_{j;i} e_j)` with :math:`h_{i;j} = \psi_i \partial_{\psi_i} C_{ij} / C_{ij}`,
+    run in the unnormalised form :math:`u_t = t\,\psi_t = u_{t-1} + h_{i;j} e_i + h_{j;i} e_j` of the numpy twin
+    (:math:`C` is 1-homogeneous and :math:`h` 0-homogeneous, so the pairs and :math:`h` are those of the
+    normalised form in exact arithmetic): only the :math:`K - 1` pair costs that touch arms :math:`i` and
+    :math:`j` are recomputed at each iteration, and each row of the cost grid keeps its first minimum.
 
     Examples
     --------

@@ -4,12 +4,13 @@ r"""Compiled KKT-Tracking for every family with a compiled pair kernel (DT-TS's 
 KKT-Tracking iterations, Wang, Yang, You 2022, Algorithm 3, on every row of a batch) for a family whose
 :meth:`~allocopt.families.ExponentialFamily.compiled_pair` returns a kernel (:mod:`allocopt._compiled_families`):
 the loop below does, row by row, the operations of :class:`~allocopt.topk._tracking.TrackingIterations` in the
-same order. At every iteration every pair's cost at the effective weights :math:`w = \psi/\phi` (shares
-:math:`w_a/(w_i + w_j)`, 1/2 each at zero total), the first minimal pair in row-major order over ``top`` x
-``bottom`` (the first NaN if there is one, as ``np.argmin``), and at that pair the sampling function
-:math:`h_{i;j} = \psi_i \partial_{\psi_i} C_{ij} / C_{ij}` with the weights :math:`\psi \cdot (1/\phi)` that
-the numpy step uses, clipped to [0, 1], then :math:`\psi_t = \frac{t-1}{t}\psi_{t-1} + \frac{1}{t}(h e_i +
-(1 - h) e_j)`.
+same order, on the unnormalised iterates :math:`u_t = t\,\psi_t`. At every iteration every pair's cost at the
+effective weights :math:`w = u/\phi` (shares :math:`w_a/(w_i + w_j)`, 1/2 each at zero total), the first
+minimal pair in row-major order over ``top`` x ``bottom`` (the first NaN if there is one, as ``np.argmin``), and
+at that pair the sampling function :math:`h_{i;j} = u_i \partial_{u_i} C_{ij} / C_{ij}` with the weights
+:math:`u \cdot (1/\phi)` that the numpy step uses, clipped to [0, 1], then :math:`u_t = u_{t-1} + h e_i +
+(1 - h) e_j` (:math:`u_0 = 0` added to; the first pair chosen at the uniform :math:`\psi_0`), and
+:math:`\psi_N = u_N / N`.
 
 The two agree bit for bit wherever the compiled pair kernel agrees with the numpy one bit for bit (IEEE
 arithmetic in both, no fast-math; see :mod:`allocopt._compiled_families` for the last-ulp caveat of the
@@ -73,7 +74,7 @@ def _tracking_rows(code, theta, dispersion, top, bottom, iterations, psi):
             dispersion_bottom[j] = dispersion[row, bottom[row, j]]
             psi_bottom[j] = 1.0 / n_arms
         for t in range(1, iterations + 1):
-            # costs(): w = psi / phi, shares w / (w_i + w_j), cost = w_i d_top + w_j d_bottom; np.argmin's pair
+            # costs(): w = u / phi, shares w / (w_i + w_j), cost = w_i d_top + w_j d_bottom; np.argmin's pair
             for i in range(k):
                 weight_top[i] = psi_top[i] / dispersion_top[i]
             for j in range(n_bottom):
@@ -94,7 +95,7 @@ def _tracking_rows(code, theta, dispersion, top, bottom, iterations, psi):
                         best, best_i, best_j = cost, i, j
             if not found_nan and best == np.inf:  # every cost +inf: np.argmin's first entry
                 best_i, best_j = 0, 0
-            # the chosen pair with w = psi * (1 / phi) (TrackingIterations.step)
+            # the chosen pair with w = u * (1 / phi) (TrackingIterations.step; psi_i, psi_j hold u_i, u_j)
             psi_i, psi_j = psi_top[best_i], psi_bottom[best_j]
             inverse_i, inverse_j = 1.0 / dispersion_top[best_i], 1.0 / dispersion_bottom[best_j]
             pair_cost, divergence_i, _ = _families.weighted_pair(code, theta_top[best_i], theta_bottom[best_j],
@@ -108,17 +109,17 @@ def _tracking_rows(code, theta, dispersion, top, bottom, iterations, psi):
                 h_top = 1.0 if psi_j > 0 else 0.5
             if h_top == h_top:  # np.clip keeps NaN
                 h_top = min(max(h_top, 0.0), 1.0)
-            scale = (t - 1) / t
-            for i in range(k):
-                psi_top[i] *= scale
-            for j in range(n_bottom):
-                psi_bottom[j] *= scale
-            psi_top[best_i] += h_top / t
-            psi_bottom[best_j] += (1.0 - h_top) / t
+            if t == 1:  # u_0 = 0: psi_0 only chose the first pair
+                psi_top[:] = 0.0
+                psi_bottom[:] = 0.0
+            psi_top[best_i] += h_top
+            psi_bottom[best_j] += 1.0 - h_top
+        # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
+        norm = iterations if iterations > 0 else 1
         for i in range(k):
-            psi[row, top[row, i]] = psi_top[i]
+            psi[row, top[row, i]] = psi_top[i] / norm
         for j in range(n_bottom):
-            psi[row, bottom[row, j]] = psi_bottom[j]
+            psi[row, bottom[row, j]] = psi_bottom[j] / norm
 
 
 def family_kkt_tracking(family: ExponentialFamily, theta: np.ndarray, dispersion: np.ndarray, top: np.ndarray,

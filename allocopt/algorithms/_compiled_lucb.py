@@ -73,7 +73,7 @@ FIRST_TABLE_SIZE = 1024
 
 
 class LucbPlan(NamedTuple):
-    """What the compiled loop needs to know of a rule (built by the rule's ``compiled_plan``).
+    r"""What the compiled loop needs to know of a rule (built by the rule's ``compiled_plan``).
 
     ``kind`` is :data:`PAIR` (pull :math:`h_t` and :math:`l_t`), :data:`RANDOMISED` (lil'RandLUCB's coin) or
     :data:`CHANGE` (lil'CLUCB); ``radius`` is :data:`LIL` (``omega_top`` on the empirical top-k, ``omega_bottom``

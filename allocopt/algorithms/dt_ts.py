@@ -67,6 +67,10 @@ def sampled_allocations(context: RuleContext, theta: np.ndarray, solver: str,
         return psi, ok
     good = np.flatnonzero(ok)
     if solver == "kkt-tracking" and context.family.harmonic_costs("confidence") and compiled_enabled():
+        if good.size == n_runs:  # every sample has a unique top-k: no row copies
+            solved = gaussian_kkt_tracking(theta, context.dispersion, top, bottom, iterations)
+            if np.isfinite(solved).all() and (solved >= 0).all():
+                return solved, ok
         solved = gaussian_kkt_tracking(theta[good], context.dispersion, top[good], bottom[good], iterations)
         solved_ok = np.ones(good.size, dtype=bool)
     elif solver == "kkt-tracking" and tracking_pair_kernel(context.family) is not None:
@@ -151,8 +155,11 @@ class DTTS:
         theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])
         psi, ok = sampled_allocations(context, theta, self.solver, self.iterations)
         state["solver_calls"][:, 0] += 1
-        state["psi"][ok] = psi[ok]
-        state["solver_fallbacks"][~ok, 0] += 1
+        if ok.all():  # (the usual case: no boolean-mask copies)
+            state["psi"][...] = psi
+        else:
+            state["psi"][ok] = psi[ok]
+            state["solver_fallbacks"][~ok, 0] += 1
         lag = view.t[:, None] * state["psi"] - view.counts
         return random_candidate(lag == lag.max(axis=1, keepdims=True), uniforms[:, n_arms])
 

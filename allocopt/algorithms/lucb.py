@@ -251,7 +251,7 @@ class KLLUCB(_BoundCrossing):
         return kl_bound(context.family, view.means, level, bottom, context.dispersion)
 
     def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
-        """The compiled run loop's description of this rule on Gaussian arms, whose KL bounds are
+        r"""The compiled run loop's description of this rule on Gaussian arms, whose KL bounds are
         :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form (None for the other families, a callable
         rate or a subclass: the numpy loop)."""
         if type(self) is not KLLUCB or callable(self.exploration) or context.family.name != "gaussian":

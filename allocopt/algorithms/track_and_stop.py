@@ -249,28 +249,43 @@ class TrackAndStop:
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms, t, counts = context.n_arms, view.t, view.counts
-        due = np.flatnonzero(self._due(t, state["last_solve"][:, 0], n_arms))
-        if due.size:
-            psi, ok, results = solve_allocations(context, view.means[due], self.solver, self.solver_options,
-                                                 state["warm"][due, 0])
-            state["solver_calls"][due, 0] += 1
-            state["last_solve"][due, 0] = t[due]
-            solved = due[ok]
-            state["psi"][solved] = psi[ok]
-            state["warm"][solved, 0] = results[ok]
-            state["solver_fallbacks"][due[~ok], 0] += 1
+        if self.update == "every":  # every run solves (no index arrays)
+            self._update_batch(context, view, state, slice(None))
+        else:
+            due = np.flatnonzero(self._due(t, state["last_solve"][:, 0], n_arms))
+            if due.size:
+                self._update_batch(context, view, state, due)
         psi = state["psi"]
         if self.tracking == "d":
             forced = counts < (np.sqrt(t) - n_arms / 2)[:, None]
-            forced_min = np.where(forced, counts, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
             gap = t[:, None] * psi - counts
             tracked = gap == gap.max(axis=1, keepdims=True)
+            if not forced.any():  # (most steps: no run is under-sampled)
+                return random_candidate(tracked, uniforms[:, 0])
+            forced_min = np.where(forced, counts, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
             candidates = np.where(forced.any(axis=1, keepdims=True), forced & (counts == forced_min), tracked)
         else:
             state["cumulative"][...] += project_shrunk_simplex(psi, c_tracking_epsilon(n_arms, t))
             gap = state["cumulative"] - counts
             candidates = gap == gap.max(axis=1, keepdims=True)
         return random_candidate(candidates, uniforms[:, 0])
+
+    def _update_batch(self, context: RuleContext, view: RunView, state, due) -> None:
+        """Solve the allocation problem at the empirical means of the runs ``due`` (indices or a slice)."""
+        t = view.t
+        psi, ok, results = solve_allocations(context, view.means[due], self.solver, self.solver_options,
+                                             state["warm"][due, 0])
+        state["solver_calls"][due, 0] += 1
+        state["last_solve"][due, 0] = t[due]
+        if ok.all():
+            state["psi"][due] = psi
+            state["warm"][due, 0] = results
+        else:
+            rows = np.arange(t.shape[0])[due]
+            solved = rows[ok]
+            state["psi"][solved] = psi[ok]
+            state["warm"][solved, 0] = results[ok]
+            state["solver_fallbacks"][rows[~ok], 0] += 1
 
 
 register_policy("track-and-stop", TrackAndStop)

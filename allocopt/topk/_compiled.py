@@ -268,9 +268,10 @@ def _iteration_kernel(name: str):
 
 
 def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom, dispersion, iterations,
-                       tol, relative_error, rounding_allowance, terms, psi, counts, values, bounds):
+                       tol, relative_error, rounding_allowance, terms, cumulative, psi, counts, values, bounds):
     """KKT-Tracking on one Gaussian instance with the certified gap of every iterate: the twin of
-    ``TrackingIterations.step`` (R = 1) followed by ``TrackingIterations.terms``, ``GapRecorder.record`` and
+    ``TrackingIterations.step`` (R = 1, unnormalised iterates ``cumulative`` :math:`u_t = t\\psi_t`) followed by
+    ``TrackingIterations.terms`` at :math:`\\psi_t = u_t/t` (written to ``psi``), ``GapRecorder.record`` and
     ``GapRecorder.certified_gap``, operation for operation. Returns the number of iterations run (it stops
     early once the certified gap is at most ``tol`` times the value)."""
     n_top, n_bottom = theta_top.shape[0], theta_bottom.shape[0]
@@ -284,7 +285,7 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
     for t in range(1, iterations + 1):
         # the pair of minimal cost (first in row-major order): 0.5 gap^2 / (1/w_i + 1/w_j)
         for arm in range(n_arms):
-            weight[arm] = psi[arm] / dispersion[arm]
+            weight[arm] = cumulative[arm] / dispersion[arm]
         best, best_row, best_col = np.inf, 0, 0
         first = True
         for row in range(n_top):
@@ -296,7 +297,7 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
                     best, best_row, best_col = cost, row, col
                     first = False
         i, j = top[best_row], bottom[best_col]
-        psi_i, psi_j = psi[i], psi[j]
+        psi_i, psi_j = cumulative[i], cumulative[j]
         w_i, w_j = psi_i * inverse_top[best_row], psi_j * inverse_bottom[best_col]
         divergence_top, divergence_bottom = _gaussian_pair(theta_top[best_row], theta_bottom[best_col], w_i, w_j)
         cost = w_i * divergence_top + w_j * divergence_bottom
@@ -310,11 +311,13 @@ def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top
             h_top = 0.0
         elif h_top > 1.0:
             h_top = 1.0
-        factor = (t - 1) / t
+        if t == 1:  # u_0 = 0: psi_0 only chose the first pair
+            for arm in range(n_arms):
+                cumulative[arm] = 0.0
+        cumulative[i] += h_top
+        cumulative[j] += 1.0 - h_top
         for arm in range(n_arms):
-            psi[arm] *= factor
-        psi[i] += h_top / t
-        psi[j] += (1.0 - h_top) / t
+            psi[arm] = cumulative[arm] / t
         counts[best_row, best_col] += 1.0
         # the certificate of the new iterate: Gamma and the per-arm sums of counts * dC/dpsi (left to right)
         value, largest = _certify_iterate(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom,

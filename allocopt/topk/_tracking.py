@@ -5,6 +5,15 @@ Iteration :math:`t = 1, \dots, N` from :math:`\psi_0` uniform:
 1. :math:`(i_t, j_t) = \arg\min_{i \in I, j \in J} C_{ij}(\psi_{t-1})` (ties: first pair in row-major order);
 2. :math:`\psi_t = \frac{t-1}{t}\psi_{t-1} + \frac{1}{t}\big(h_{i;j}(\psi_{t-1}) e_i + h_{j;i}(\psi_{t-1}) e_j\big)`.
 
+Unnormalised form (what the code runs): with :math:`u_t = t\,\psi_t` the update reads
+:math:`u_t = u_{t-1} + h_{i;j}(u_{t-1}) e_i + h_{j;i}(u_{t-1}) e_j` (:math:`u_0 = 0` added to, the choice at
+:math:`t = 1` made at :math:`\psi_0`). The cost :math:`C_{ij}` is positively 1-homogeneous in the allocation
+(:math:`C_{ij}(u) = t\,C_{ij}(\psi)`) and the sampling function :math:`h` 0-homogeneous, so the chosen pairs and
+the :math:`h` are those of the normalised iteration in exact arithmetic; only two entries of :math:`u` change per
+iteration (no rescaling of all K), which lets the compiled twins recompute only the pairs that touch them. The
+rounding differs from the normalised form (a near-tie of two pair costs can be resolved the other way);
+:math:`\psi_t = u_t / t` is formed where it is read.
+
 The multipliers are the pair frequencies :math:`\mu_t = \frac{1}{t}\sum_{s \le t} e_{(i_s, j_s)}`; Lemma C.4
 shows :math:`\psi_t = \sum \mu h` along the run, i.e. the algorithm tracks the KKT equations (18a). Each
 iterate is certified with :math:`U(\mu_t, \psi_t)`. At zero cost (an arm without allocation) the sampling
@@ -57,8 +66,11 @@ class TrackingIterations:
 
     Attributes
     ----------
+    cumulative : ndarray, shape (R, K)
+        :math:`u_t = t\,\psi_t`, the sum of the iterations' allocations (:math:`\psi_0`, uniform, before the
+        first iteration).
     psi : ndarray, shape (R, K)
-        The current iterates :math:`\psi_t` (uniform at the start).
+        The current iterates :math:`\psi_t = u_t / t` (uniform at the start; a new array at every read).
     pair_counts : ndarray, shape (R, k, K-k)
         How often every pair was chosen (:math:`t\,\mu_t`).
     """
@@ -77,9 +89,14 @@ class TrackingIterations:
         self.eta_top, self.eta_bottom = eta[by_row, top][:, :, None], eta[by_row, bottom][:, None, :]
         self.inverse_top = 1.0 / self.dispersion[by_row, top][:, :, None]
         self.inverse_bottom = 1.0 / self.dispersion[by_row, bottom][:, None, :]
-        self.psi = np.full((n_rows, n_arms), 1.0 / n_arms)
+        self.cumulative = np.full((n_rows, n_arms), 1.0 / n_arms)
         self.pair_counts = np.zeros((n_rows,) + (top.shape[1], self.n_columns))
         self.t = 0
+
+    @property
+    def psi(self) -> np.ndarray:
+        r""":math:`\psi_t = u_t / t` (the uniform :math:`\psi_0` before the first iteration)."""
+        return self.cumulative / self.t if self.t > 0 else self.cumulative.copy()
 
     def terms(self) -> PairTerms:
         """Costs and derivatives (with respect to :math:`\\psi`) of every pair at the current iterates,
@@ -93,10 +110,11 @@ class TrackingIterations:
                          terms.point)
 
     def costs(self) -> np.ndarray:
-        r"""The pair costs at the current iterates, shape (R, k, K-k): for harmonic costs (Gaussian arms) the
-        closed form :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = \psi/\phi`; 0 when an arm
-        has no allocation), otherwise the top-k layer's kernel."""
-        weights = self.psi / self.dispersion
+        r"""The pair costs at the unnormalised iterates :math:`u_t` (:math:`t\,C_{ij}(\psi_t)` in exact
+        arithmetic), shape (R, k, K-k): for harmonic costs (Gaussian arms) the closed form
+        :math:`(\theta_i - \theta_j)^2 / (2(1/w_i + 1/w_j))` (:math:`w = u/\phi`; 0 when an arm has no
+        allocation), otherwise the top-k layer's kernel."""
+        weights = self.cumulative / self.dispersion
         by_row = self.rows[:, None]
         w_top, w_bottom = weights[by_row, self.top][:, :, None], weights[by_row, self.bottom][:, None, :]
         if self.family.harmonic_costs(self.kind):  # Gaussian arms (both kinds: B = C)
@@ -107,8 +125,8 @@ class TrackingIterations:
                           w_top, w_bottom).cost
 
     def step(self) -> None:
-        """One iteration: the pair of minimal cost (first in row-major order) and the update of the iterates;
-        the sampling function is evaluated at the chosen pairs only."""
+        """One iteration: the pair of minimal cost at :math:`u_{t-1}` (first in row-major order) and
+        :math:`u_t = u_{t-1} + h e_i + (1 - h) e_j`; the sampling function is evaluated at the chosen pairs only."""
         self.t += 1
         t = self.t
         rows = self.rows
@@ -116,15 +134,16 @@ class TrackingIterations:
         pair = np.argmin(self.costs().reshape(n_rows, -1), axis=1)  # the first minimal pair in row-major order
         row, column = pair // self.n_columns, pair % self.n_columns
         i, j = self.top[rows, row], self.bottom[rows, column]
-        psi_i, psi_j = self.psi[rows, i], self.psi[rows, j]
+        psi_i, psi_j = self.cumulative[rows, i], self.cumulative[rows, j]  # (unnormalised: h is 0-homogeneous)
         inverse_i, inverse_j = self.inverse_top[rows, row, 0], self.inverse_bottom[rows, 0, column]
         chosen = pair_terms(self.family, self.kind, self.theta_top[rows, row, 0], self.theta_bottom[rows, 0, column],
                             self.eta_top[rows, row, 0], self.eta_bottom[rows, 0, column], psi_i * inverse_i,
                             psi_j * inverse_j)
         h_top = sampling_function_top(chosen.cost, chosen.grad_top * inverse_i, psi_i, psi_j)
-        self.psi *= (t - 1) / t
-        self.psi[rows, i] += h_top / t
-        self.psi[rows, j] += (1.0 - h_top) / t
+        if t == 1:  # u_0 = 0: psi_0 only chose the first pair
+            self.cumulative[...] = 0.0
+        self.cumulative[rows, i] += h_top
+        self.cumulative[rows, j] += 1.0 - h_top
         self.pair_counts[rows, row, column] += 1.0
 
 
@@ -173,7 +192,8 @@ def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float 
         recorder.count = kernel(run.theta_top[0, :, 0], run.theta_bottom[0, 0, :], run.inverse_top[0, :, 0],
                                 run.inverse_bottom[0, 0, :], problem.top, problem.bottom, problem.dispersion,
                                 iterations, tol, recorder.relative_error, ROUNDING_ALLOWANCE, recorder.terms,
-                                run.psi[0], run.pair_counts[0], recorder.values, recorder.bounds)
+                                run.cumulative[0], np.empty(problem.n_arms), run.pair_counts[0], recorder.values,
+                                recorder.bounds)
         run.t = recorder.count
         value, bound = float(recorder.values[recorder.count - 1]), float(recorder.bounds[recorder.count - 1])
         if value > 0 and recorder.certified_gap(value, bound) <= tol * value:

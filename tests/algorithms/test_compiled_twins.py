@@ -257,3 +257,36 @@ def test_ugape_outcomes_are_the_same_with_and_without_the_compiled_kernels():
         assert np.array_equal(compiled.stopping_times, other.stopping_times)
         assert np.array_equal(compiled.recommendations, other.recommendations)
         assert np.array_equal(compiled.pulls, other.pulls)
+
+
+@pytest.mark.parametrize("k_choice", ["1", "K-1", "middle"])
+def test_incremental_kkt_tracking_equals_its_numpy_twin_on_tied_pair_costs(k_choice):
+    # the compiled kernel recomputes only the costs of the two arms that changed and keeps each row's first
+    # minimum; the numpy twin recomputes every cost and takes np.argmin. Instances built so that many pair costs
+    # tie exactly at every iterate (equal means within the top set and within the bottom set, equal variances:
+    # the pairs are interchangeable, so the tie rule "first pair in row-major order" decides every step) or
+    # nearly (means a few ulps apart), and with gaps at several scales
+    from allocopt.algorithms._compiled import gaussian_kkt_tracking
+    from allocopt.algorithms.statistics import top_k_order
+    from allocopt.families import get_family
+    from allocopt.topk._tracking import kkt_tracking_batch
+
+    for n_arms in (2, 3, 7, 20):
+        k = {"1": 1, "K-1": n_arms - 1, "middle": max(1, n_arms // 3)}[k_choice]
+        rows = []
+        for scale in (1e-6, 1.0, 1e3):
+            rows.append(np.where(np.arange(n_arms) < k, 2.0, 0.0) * scale)  # all pair costs equal
+            rows.append(np.where(np.arange(n_arms) < k, 2.0, 0.0) * scale
+                        + np.arange(n_arms) * np.spacing(2.0 * scale))  # a few ulps apart
+            rows.append(np.floor(np.linspace(n_arms, 0, n_arms) / 2) * scale)  # pairs of equal means
+        theta = np.array(rows)
+        top, bottom = top_k_order(theta, k)
+        keep = theta[np.arange(theta.shape[0])[:, None], top].min(axis=1) \
+            > theta[np.arange(theta.shape[0])[:, None], bottom].max(axis=1)
+        for variance in (np.full(n_arms, 0.25), np.linspace(0.5, 2.0, n_arms)):
+            family = get_family("gaussian", variance=variance)
+            for iterations in (1, 2, 3, 100):
+                compiled = gaussian_kkt_tracking(theta[keep], variance, top[keep], bottom[keep], iterations)
+                numpy_twin = kkt_tracking_batch(family, "confidence", theta[keep], variance, top[keep],
+                                                bottom[keep], iterations)
+                assert np.array_equal(compiled, numpy_twin), (n_arms, k, iterations)
