@@ -45,7 +45,7 @@ import numpy as np
 
 from .._validation import fail
 from . import _compiled_lucb
-from ._compiled_lucb import FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached
+from ._compiled_lucb import FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached, refill_rows
 
 __all__ = ["ClucbPlan", "ClucbRun", "run_clucb_rows"]
 
@@ -359,8 +359,6 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
     >>> bool(np.array_equal(fast.recommendations, slow.recommendations))
     True
     """
-    from .rewards import _HALF_ULP
-
     n_rows, n_arms = counts.shape
     if sums.shape != (n_rows, n_arms) or t.shape != (n_rows,) or counts.dtype != np.int64 or t.dtype != np.int64:
         fail("run_clucb_rows", "counts", "int64 counts (R, K), float64 sums (R, K) and int64 t (R,)", counts.shape)
@@ -398,13 +396,9 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
                selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ,
                n_differ, radii, frozen, answer, times, recommendations, stopped, recorded, rewards.buffer,
                rewards.position, uniforms, uniform_position, twice_variance, levels, status, need)
-        for row in pending.tolist():
-            code = int(status[row])
-            if code == _NEED_REWARD:
-                rewards._refill(row, int(need[row]))
-            elif code == _NEED_UNIFORMS:  # the row has read every uniform of its block: the next block
-                uniforms[row] = policy_generators[row].random(UNIFORM_STEPS) + _HALF_ULP
-                uniform_position[row] = 0
+        # a row asks for uniforms once it has read every one of its block: the next block
+        refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
+                    uniforms, uniform_position, policy_generators)
         grow = status[pending] == _NEED_LEVEL
         if grow.any():
             levels = _level_table(plan, int(need[pending[grow]].max()) + 1)

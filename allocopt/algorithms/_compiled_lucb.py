@@ -477,6 +477,24 @@ def rate_table(exploration: str, delta: float, n_arms: int, largest: int) -> np.
 
 
 # ----------------------------------------------------------------------------------------- driver
+def refill_rows(rows: np.ndarray, need_reward: np.ndarray, need_uniforms: np.ndarray, need: np.ndarray, rewards,
+                uniforms: np.ndarray, uniform_position: np.ndarray, policy_generators) -> None:
+    """What a compiled run loop's rows handed back for: the reward stream of each row of ``rows`` where
+    ``need_reward`` (refilled from pull ``need[row]`` on), and the policy uniforms where ``need_uniforms`` (the
+    unread ones move to the front of the row's block, the next draws of its generator behind them)."""
+    from .rewards import _HALF_ULP
+
+    for row in rows[need_reward].tolist():
+        rewards._refill(row, int(need[row]))
+    size = uniforms.shape[1]
+    for row in rows[need_uniforms].tolist():
+        start = int(uniform_position[row])
+        unread = size - start
+        uniforms[row, :unread] = uniforms[row, start:].copy()
+        uniforms[row, unread:] = policy_generators[row].random(size - unread) + _HALF_ULP
+        uniform_position[row] = 0
+
+
 def run_lucb_rows(plan: LucbPlan, k: int, max_samples: int, counts: np.ndarray, sums: np.ndarray, t: np.ndarray,
                   rewards, policy_generators) -> LucbRun:
     r"""Run every row of a batch, from the engine's state after the initial pulls, until its rule stops or the
@@ -509,8 +527,6 @@ def run_lucb_rows(plan: LucbPlan, k: int, max_samples: int, counts: np.ndarray, 
     >>> bool(np.array_equal(fast.stopping_times, slow.stopping_times))
     True
     """
-    from .rewards import _HALF_ULP
-
     n_rows, n_arms = counts.shape
     if sums.shape != (n_rows, n_arms) or t.shape != (n_rows,) or counts.dtype != np.int64 or t.dtype != np.int64:
         fail("run_lucb_rows", "counts", "int64 counts (R, K), float64 sums (R, K) and int64 t (R,)", counts.shape)
@@ -553,16 +569,8 @@ def run_lucb_rows(plan: LucbPlan, k: int, max_samples: int, counts: np.ndarray, 
                selects, initialised, order, rank, in_top, revised, revised_order, revised_rank, radii, low_values,
                low_counts, high_values, high_counts, mismatches, rewards.buffer, rewards.position, uniforms,
                uniform_position, top_table, bottom_table, sigma, twice_variance, rates, status, need)
-        for row in pending.tolist():
-            code = int(status[row])
-            if code == _NEED_REWARD:
-                rewards._refill(row, int(need[row]))
-            elif code == _NEED_UNIFORMS:  # the unread uniforms move to the front, the next block behind them
-                start = int(uniform_position[row])
-                unread = uniforms.shape[1] - start
-                uniforms[row, :unread] = uniforms[row, start:].copy()
-                uniforms[row, unread:] = policy_generators[row].random(uniforms.shape[1] - unread) + _HALF_ULP
-                uniform_position[row] = 0
+        refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
+                    uniforms, uniform_position, policy_generators)
         grow = status[pending] == _NEED_TABLE
         if grow.any():
             largest = int(need[pending[grow]].max()) + 1
