@@ -198,14 +198,10 @@ def fixed_budget(args) -> None:
     print("\n".join(rows))
 
 
-def allocation_claims(averages: dict[str, np.ndarray], psi_star: np.ndarray, problem: TopKProblem) -> list[str]:
+def allocation_claims(distance: dict[str, float], exponent: dict[str, float]) -> list[str]:
     """The paper's allocation claim (Section 5), as measured: KKT-TS and OCBAss allocate almost exactly at psi*,
-    UGapE and SAR deviate. Each rule's average allocation is judged by its L1 distance to psi* and by the
-    fixed-budget exponent Gamma_B(psi_bar) it achieves, relative to Gamma_B*."""
-    gamma_b = float(problem.costs(psi_star, kind="budget").min())
-    distance = {label: float(np.abs(average - psi_star).sum()) for label, average in averages.items()}
-    exponent = {label: float(problem.costs(average, kind="budget").min()) / gamma_b
-                for label, average in averages.items()}
+    UGapE and SAR deviate. Each rule's average allocation is judged by its L1 distance to psi* (``distance``) and by
+    the fixed-budget exponent Gamma_B(psi_bar) it achieves, relative to Gamma_B* (``exponent``)."""
     ranked = sorted(distance, key=distance.get)
     close = [label for label in ("kkt-ts (B)", "ocba-balanced") if label in distance]
     far = [label for label in ("ugape (b)", "sar") if label in distance]
@@ -244,12 +240,15 @@ def allocation(args) -> None:
         averages[label] = (result.pulls / result.pulls.sum(axis=1, keepdims=True)).mean(axis=0)
         rates[label] = result
         print(label, f"{result.time:.0f} s", flush=True)
+    # each rule's average allocation: its L1 distance to psi* and its fixed-budget exponent Gamma_B(psi_bar)
+    distance = {label: float(np.abs(average - psi_star).sum()) for label, average in averages.items()}
+    exponent = {label: float(problem.costs(average, kind="budget").min()) for label, average in averages.items()}
+    gamma_b = float(problem.costs(psi_star, kind="budget").min())
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
     plot_allocations(averages, psi_star, ax=axes[0])
     for label, result in rates.items():
-        exponent = float(problem.costs(averages[label], kind="budget").min())
         line, = axes[1].plot(result.budgets, np.maximum(result.error_rate, 0.5 / result.n_runs), "o-", label=label)
-        axes[1].plot(result.budgets, np.exp(-result.budgets * exponent), ":", color=line.get_color())
+        axes[1].plot(result.budgets, np.exp(-result.budgets * exponent[label]), ":", color=line.get_color())
     axes[1].set_yscale("log")
     axes[1].set_xlabel("budget t")
     axes[1].set_ylabel("error rate (dotted: exp(-t Gamma_B(psi_bar)))")
@@ -262,12 +261,11 @@ def allocation(args) -> None:
             f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
             "![Allocations](images/wang_yang_you_allocations.png)", "",
             "| rule | runs | sum |N/t - psi*| | Gamma_B(psi_bar) / Gamma_B* | time (s) |", "|---|---|---|---|---|"]
-    gamma_b = float(problem.costs(psi_star, kind="budget").min())
+    relative = {label: value / gamma_b for label, value in exponent.items()}
     for label, result in rates.items():
-        distance = float(np.abs(averages[label] - psi_star).sum())
-        exponent = float(problem.costs(averages[label], kind="budget").min())
-        rows.append(f"| {label} | {result.n_runs} | {distance:.4f} | {exponent / gamma_b:.3f} | {result.time:.0f} |")
-    rows += [""] + allocation_claims(averages, psi_star, problem)
+        rows.append(f"| {label} | {result.n_runs} | {distance[label]:.4f} | {relative[label]:.3f} | "
+                    f"{result.time:.0f} |")
+    rows += [""] + allocation_claims(distance, relative)
     write_section("allocations", "\n".join(rows))
     print("\n".join(rows))
 
