@@ -6,6 +6,16 @@ fraction of runs (200 in the paper, ``--runs``) whose recommendation has an aggr
 mean aggregate regret. The
 fixed-budget form is anytime, so one run per instance serves the whole grid.
 
+Where a budget ends inside one of AdaptiveTopK's rounds, the paper ("remove the outer while loop ... keep track of
+the total number of pulls, and stop pulling the arms once the budget is exhausted") does not say in which order a
+round's pulls are made. ``--block-cut`` chooses the reading: ``water-fill`` (the default, label "AdaptiveTopK"):
+the round is pulled in passes, one pull per undecided arm per pass, so that a cut round leaves counts that differ
+by at most one and a partial round is a uniform sample of the undecided arms; ``arm-order`` (label "AdaptiveTopK
+(arm order)"): each arm's whole block in turn, so that a cut round leaves the first arms with their round and the
+last ones with nothing, and below the first round (about 24 pulls per arm here) most arms are ranked on one pull.
+Both readings make the same pulls at the end of every round. ``--block-cut water-fill,arm-order`` runs both on
+the same rewards and compares each with the comparators.
+
 Comparators (``--comparators``): CLUCB-PAC (Chen, Lin, King, Lyu, Chen 2014) converted to a fixed budget as the
 paper does (``allocopt.algorithms.CLUCBPACFixedBudget`` with epsilon = delta = 0.01: the answer of the first step
 where its PAC rule holds, else the empirical top-K at the budget; anytime, one run per instance, through its
@@ -26,7 +36,8 @@ uniform allocation) at each budget (the runs share their rewards) with a 95% nor
 instance-budget cells come out lower, level or higher.
 
 Usage: ``python examples/adaptive_topk_experiment.py [--runs 200] [--jobs 2] [--k 100,250,500]
-[--budgets 5,10,20,50,100,200] [--comparators CLUCB-PAC,uniform]`` (budgets in pulls per arm). The default runs
+[--budgets 5,10,20,50,100,200] [--comparators CLUCB-PAC,uniform] [--block-cut water-fill,arm-order]
+[--instances TWOGROUP,UNIFORM]`` (budgets in pulls per arm). The default runs
 both comparators available here; CLUCB-PAC is most of the running time (its gap sums over a symmetric difference
 of up to n arms at every step), and ``--comparators uniform`` leaves it out. ``benchmarks/algorithms.py
 --experiment adaptive-topk`` times the full run.
@@ -58,6 +69,8 @@ PAPER = ("Chen, Chen, Zhang, Zhou (2017), experiments on Figures 1-4: AdaptiveTo
 OPTMAI = ("OptMAI (Zhou, Chen, Li 2014) is not run: its algorithm is not restated in the 2017 paper and is not "
           "available to us, so the statements about it are not tested.")
 COMPARATORS = ("CLUCB-PAC", "uniform")
+READINGS = {"water-fill": "AdaptiveTopK", "arm-order": "AdaptiveTopK (arm order)"}
+INSTANCES = ("TWOGROUP", "SYNTHETIC-0.5", "UNIFORM", "SYNTHETIC-6")
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,10 @@ def main() -> None:
     parser.add_argument("--k", default="100,250,500")
     parser.add_argument("--budgets", default="5,10,20,50,100,200", help="pulls per arm")
     parser.add_argument("--comparators", default="CLUCB-PAC,uniform", help="of " + ", ".join(COMPARATORS))
+    parser.add_argument("--block-cut", default="water-fill",
+                        help="AdaptiveTopK's order of a round's pulls where a budget ends inside it, of "
+                             + ", ".join(READINGS) + " (comma-separated: each is run)")
+    parser.add_argument("--instances", default=",".join(INSTANCES), help="of " + ", ".join(INSTANCES))
     parser.add_argument("--docs", type=Path, default=ROOT / "docs")
     args = parser.parse_args()
     import matplotlib
@@ -139,13 +156,22 @@ def main() -> None:
     unknown = set(args.comparators.split(",")) - set(COMPARATORS)
     if unknown or not comparators:
         parser.error(f"--comparators: one or more of {', '.join(COMPARATORS)}, got {args.comparators!r}")
+    readings = args.block_cut.split(",")
+    if set(readings) - set(READINGS) or len(set(readings)) != len(readings):
+        parser.error(f"--block-cut: one or more of {', '.join(READINGS)}, got {args.block_cut!r}")
+    chosen = args.instances.split(",")
+    if set(chosen) - set(INSTANCES) or not chosen:
+        parser.error(f"--instances: one or more of {', '.join(INSTANCES)}, got {args.instances!r}")
     every_rule = {"CLUCB-PAC": CLUCBPACFixedBudget(epsilon=EPSILON, delta=DELTA), "uniform": DivideBudget()}
-    rules = [("AdaptiveTopK", AdaptiveTopKFixedBudget(delta=DELTA))]
+    adaptive = [READINGS[reading] for reading in readings]
+    rules = [(READINGS[reading], AdaptiveTopKFixedBudget(delta=DELTA, block_cut=reading)) for reading in readings]
     rules += [(name, every_rule[name]) for name in comparators]
     rows, curves, failed = [], {}, {}
     run = MeasuredRun.start()
     for k in ks:
         for name, theta in instances(k).items():
+            if name not in chosen:
+                continue
             problem = TopKProblem(theta, k=k, family="bernoulli")
             hardness = h_t_eps(theta, k, EPSILON)
             bound = float(adaptive_topk_sample_complexity(theta, k, EPSILON, DELTA))
@@ -164,7 +190,7 @@ def main() -> None:
                 print(f"  {label:>12}: failure {np.round(failure, 3).tolist()}, mean regret "
                       f"{np.round(regret.mean(axis=0), 5).tolist()} ({seconds:.1f} s)")
 
-    names = list(instances(ks[0]))
+    names = [name for name in instances(ks[0]) if name in chosen]
     figure, axes = plt.subplots(len(names), len(ks), figsize=(3.6 * len(ks), 2.6 * len(names)), squeeze=False)
     for row, name in enumerate(names):
         for column, k in enumerate(ks):
@@ -199,26 +225,35 @@ def main() -> None:
     left_out = ("" if "CLUCB-PAC" in comparators
                 else " CLUCB-PAC is not in this run (`--comparators CLUCB-PAC,uniform` adds it), so the statement "
                      "about it is not tested here.")
+    reading_note = ("AdaptiveTopK pulls a round in passes, one pull per undecided arm per pass, so that where a "
+                    "budget ends inside a round the counts differ by at most one"
+                    + ("; 'AdaptiveTopK (arm order)' pulls each arm's whole block in turn instead"
+                       if "arm-order" in readings else "") + ".")
+    table += ["", reading_note]
     table += ["", f"What the paper states: {PAPER} Measured here: AdaptiveTopK against "
               + " and ".join(measured[name] for name in comparators) + f", on the same runs and rewards.{left_out} "
               + OPTMAI]
-    for comparator in comparators:
-        lines, verdicts = [], {"lower": 0, "level": 0, "higher": 0}
-        for k in ks:
-            for name in names:
-                cells = []
-                for index, budget in enumerate(budgets):
-                    paired = paired_mean_difference(failed[(k, name, "AdaptiveTopK")][:, index],
-                                                    failed[(k, name, comparator)][:, index])
-                    low, high = paired.interval()
-                    verdict = "lower" if high < 0 else "higher" if low > 0 else "level"
-                    verdicts[verdict] += 1
-                    cells.append(f"T = {budget}: {paired.mean:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}")
-                lines.append(f"* K = {k}, {name}: " + "; ".join(cells) + ".")
-        table += ["", f"Measured, AdaptiveTopK minus {comparator} (paired failure indicators; 'lower' when the whole "
-                  "95% interval is below 0, 'higher' when above, else 'level'): AdaptiveTopK's failure probability "
-                  f"is lower in {verdicts['lower']}, level in {verdicts['level']} and higher in {verdicts['higher']} "
-                  f"of the {sum(verdicts.values())} instance-budget cells. At each budget:", ""] + lines
+    for label in adaptive:
+        for comparator in comparators:
+            lines, verdicts = [], {"lower": 0, "level": 0, "higher": 0}
+            for k in ks:
+                for name in names:
+                    cells = []
+                    for index, budget in enumerate(budgets):
+                        paired = paired_mean_difference(failed[(k, name, label)][:, index],
+                                                        failed[(k, name, comparator)][:, index])
+                        low, high = paired.interval()
+                        verdict = "lower" if high < 0 else "higher" if low > 0 else "level"
+                        verdicts[verdict] += 1
+                        cells.append(f"T = {budget}: {paired.mean:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}")
+                    lines.append(f"* K = {k}, {name}: " + "; ".join(cells) + ".")
+            table += ["", f"Measured, {label} minus {comparator} (paired failure indicators; 'lower' when the whole "
+                      f"95% interval is below 0, 'higher' when above, else 'level'): {label}'s failure probability "
+                      f"is lower in {verdicts['lower']}, level in {verdicts['level']} and higher in "
+                      f"{verdicts['higher']} of the {sum(verdicts.values())} instance-budget cells. At each budget:",
+                      ""] + lines
+            print(f"{label} minus {comparator}: lower {verdicts['lower']}, level {verdicts['level']}, higher "
+                  f"{verdicts['higher']} of {sum(verdicts.values())} cells")
     page = args.docs / "algorithms.md"
     write_docs_section(page, "adaptive-topk-experiment", run, table, markers=(BEGIN, END))
     print(f"wrote {image} and the table in {page}")

@@ -32,18 +32,33 @@ the paper's loop line by line; the conformance suite checks that both choose the
 Fixed budget (Section 3): "remove the outer while loop ... and stop pulling the arms once the budget is
 exhausted": the rounds go on (their lengths use ``delta``, :math:`\epsilon` is not used) and the recommendation at
 any budget is :math:`A` completed by the best undecided arms. The rule does not need to know the budget, so it is
-anytime: one run serves every budget (the engine cuts a round's block at each budget, in arm order).
+anytime: one run serves every budget (the engine cuts a round's block at each budget).
+
+Where the budget ends inside a round, the paper does not say in which order a round's pulls are made. Two readings
+are equally literal, and the rule declares which one the engine uses to cut its block (``block_cut``):
+
+* ``"water-fill"`` (the default): a round is pulled in passes, one pull per undecided arm per pass, round robin
+  (in general: the undecided arm of smallest count first, ties to the smaller index, up to :math:`N_r`), so that a
+  cut round leaves counts that differ by at most one. A partial round is then a uniform sample of the undecided
+  arms, and the recommendation at a budget inside the first round is the empirical top-K of nearly equal counts.
+* ``"arm-order"``: each arm's block in turn, arm 0's first: a cut round leaves the first arms with their whole
+  round and the last ones with nothing, so that below the first round (about :math:`N_1` pulls per arm) the
+  undecided arms are ranked on a single pull for most of them.
+
+The default is the reading under which a partial round is informative; the pulls are the same at the end of every
+round, so the two readings differ only at budgets that end inside a round. The cut costs one vectorised step per
+round either way (:func:`allocopt.algorithms.engine.cut_blocks`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
-from .._validation import as_float, fail
+from .._validation import as_choice, as_float, fail
 from .elimination import _fill_recommendation, _order, _priorities, _ranks
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
 
@@ -98,6 +113,12 @@ class AdaptiveTopK:
     pulls (:func:`allocopt.complexity.adaptive_topk_sample_complexity`). See the module docstring for the exact
     round lengths.
 
+    Parameters
+    ----------
+    block_cut : {"water-fill", "arm-order"}, default "water-fill", keyword only
+        The order of a round's pulls where a budget or a sample cap ends inside it: in passes, round robin
+        (``"water-fill"``), or each arm's block in turn (``"arm-order"``); see the module docstring.
+
     Examples
     --------
     >>> from allocopt import TopKProblem
@@ -113,6 +134,10 @@ class AdaptiveTopK:
     uses_glr: ClassVar[bool] = False
     uses_empirical_top: ClassVar[bool] = False
     fixed_budget: ClassVar[bool] = False
+    block_cut: str = field(default="water-fill", kw_only=True)
+
+    def __post_init__(self):
+        as_choice(self.block_cut, type(self).__name__, "block_cut", ("water-fill", "arm-order"))
 
     # --- parameters ---------------------------------------------------------------------------------------------
     def _parameters(self, context: RuleContext) -> tuple[float, float]:
@@ -286,6 +311,9 @@ class AdaptiveTopKFixedBudget(AdaptiveTopK):
     ----------
     delta : float, default 0.01
         Confidence parameter of the round lengths, in (0, 1) (the paper's experiments: 0.01).
+    block_cut : {"water-fill", "arm-order"}, default "water-fill", keyword only
+        The order of a round's pulls where a budget ends inside it: in passes, round robin (``"water-fill"``), or
+        each arm's block in turn (``"arm-order"``); see the module docstring.
 
     Examples
     --------
@@ -304,6 +332,7 @@ class AdaptiveTopKFixedBudget(AdaptiveTopK):
     anytime: ClassVar[bool] = True
 
     def __post_init__(self):
+        super().__post_init__()
         object.__setattr__(self, "delta", as_float(self.delta, "AdaptiveTopKFixedBudget", "delta", low=0.0,
                                                    high=1.0, low_open=True, high_open=True))
 

@@ -11,8 +11,9 @@ One step of the loop, for all active replications at once:
 3. replications that are done (every delta stopped, the sample cap or the last budget reached) drop out;
 4. the rule chooses an action for every remaining replication - ``select_batch`` once, or ``select`` per
    replication when ``batched=False`` or the rule has no batched form - and the engine pulls it: one arm,
-   one arm several times, or several arms several times each (in arm order). Blocks are cut so that no
-   budget and no sample cap is exceeded.
+   one arm several times, or several arms several times each. Blocks are cut so that no budget and no sample
+   cap is exceeded, in arm order or, for a rule that declares ``block_cut = "water-fill"``, lowest count first
+   (:func:`cut_blocks`).
 
 The LUCB-family rules with a ``compiled_plan`` (LUCB, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB) run these steps
 in the compiled loop of :mod:`allocopt.algorithms._compiled_lucb` instead, with the same outcomes, when the
@@ -40,7 +41,7 @@ from .rewards import PolicyStreams, RewardStreams
 from .statistics import empirical_means, top_k_order
 from .stopping import GLRStatistic, glr_statistic
 
-__all__ = ["RunRecords", "run_replications", "empirical_split"]
+__all__ = ["RunRecords", "run_replications", "empirical_split", "cut_blocks"]
 
 
 @dataclass
@@ -157,6 +158,60 @@ def _as_each(actions: _Actions, n_arms: int) -> np.ndarray:
     single = actions.blocks > 0
     each[np.flatnonzero(single), actions.arms[single]] += actions.blocks[single]
     return each
+
+
+def cut_blocks(each: np.ndarray, counts: np.ndarray, remaining: np.ndarray, how: str = "arm-order") -> np.ndarray:
+    r"""The pulls of a step's blocks that fit in ``remaining`` pulls, per run: the blocks are a prefix of one
+    sequential order of single pulls, cut where the pulls run out.
+
+    * ``"arm-order"``: arm 0's whole block, then arm 1's, and so on;
+    * ``"water-fill"``: always the arm of smallest count (``counts`` plus the pulls made so far) among those
+      whose block is not spent, ties to the smaller index. After :math:`R` pulls every arm :math:`i` has the
+      count :math:`\min(c_i + e_i, \max(c_i, L))`, with :math:`L` the largest level such that
+      :math:`\sum_i \min(e_i, (L - c_i)^+) \le R`, and the pulls left go one each to the arms at level
+      :math:`L` whose block is not spent, in index order. When the arms start at equal counts this pulls the blocks in
+      passes, one pull per arm per pass, round robin, so that the cut leaves counts that differ by at most one.
+
+    Either way the cut is a prefix of one order, so cutting a block and asking for the rest at the next step
+    pulls the same arms as one uncut block.
+
+    Parameters
+    ----------
+    each : ndarray of int, shape (n_runs, n_arms)
+        The pulls asked for per arm.
+    counts : ndarray of int, shape (n_runs, n_arms)
+        The counts before the step.
+    remaining : ndarray of int, shape (n_runs,)
+        The pulls allowed per run (>= 1).
+    how : {"arm-order", "water-fill"}
+
+    Examples
+    --------
+    >>> each = np.array([[5, 5, 5]])
+    >>> cut_blocks(each, np.array([[1, 1, 1]]), np.array([7])).tolist()
+    [[5, 2, 0]]
+    >>> cut_blocks(each, np.array([[1, 1, 1]]), np.array([7]), "water-fill").tolist()
+    [[3, 2, 2]]
+    """
+    if how == "arm-order":
+        before = np.cumsum(each, axis=1) - each
+        return np.clip(remaining[:, None] - before, 0, each)
+    cut = each.copy()
+    rows = np.flatnonzero(each.sum(axis=1) > remaining)
+    if not rows.size:
+        return cut
+    start, asked, allowed = counts[rows], each[rows], remaining[rows]
+    # bisection on the level L, invariant: S(low) <= allowed < S(high), S(L) = sum_i clip(L - c_i, 0, e_i)
+    low, high = start.min(axis=1), (start + asked).max(axis=1)
+    while np.any(high - low > 1):
+        middle = (low + high) // 2
+        fits = np.clip(middle[:, None] - start, 0, asked).sum(axis=1) <= allowed
+        low, high = np.where(fits, middle, low), np.where(fits, high, middle)
+    filled = np.clip(low[:, None] - start, 0, asked)
+    at_level = (start + filled == low[:, None]) & (filled < asked)
+    extra = at_level & (np.cumsum(at_level, axis=1) <= (allowed - filled.sum(axis=1))[:, None])
+    cut[rows] = filled + extra
+    return cut
 
 
 def _stop_mask(rule, context, view: RunView, state, use_batch: bool) -> np.ndarray:
@@ -331,9 +386,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             limit = (np.full(rows.size, max_samples) if mode == "confidence"
                      else np.where(done, np.iinfo(np.int64).max, checkpoints[None, :]).min(axis=1))
             remaining = np.maximum(limit - t, 1)
-            each = _as_each(actions, n_arms)
-            before = np.cumsum(each, axis=1) - each
-            each = np.clip(remaining[:, None] - before, 0, each)
+            each = cut_blocks(_as_each(actions, n_arms), counts, remaining, getattr(rule, "block_cut", "arm-order"))
             # single pulls (LUCB's two arms, a round's last pulls) read one reward per (run, arm) in one call;
             # a block of c >= 2 adds its sequential sum (a single reward is its own sum, so both are the same)
             single_rows, single_arms = np.nonzero(each == 1)

@@ -116,24 +116,91 @@ def test_a_sample_cap_is_reported():
     assert np.all(result.samples == 500)
 
 
+@pytest.mark.parametrize("block_cut", ["water-fill", "arm-order"])
 @pytest.mark.parametrize("problem", [BERNOULLI, GAUSSIAN], ids=["bernoulli", "gaussian"])
-def test_fixed_budget_form_scalar_and_batched_agree(problem):
+def test_fixed_budget_form_scalar_and_batched_agree(problem, block_cut):
     budgets = [30, 400, 3000]
-    batched = identify_fixed_budget(problem, AdaptiveTopKFixedBudget(delta=0.05), budgets, n_runs=6, rng=4)
-    scalar = identify_fixed_budget(problem, AdaptiveTopKFixedBudget(delta=0.05), budgets, n_runs=6, rng=4,
-                                   batched=False, chunk_size=2)
+    rule = AdaptiveTopKFixedBudget(delta=0.05, block_cut=block_cut)
+    batched = identify_fixed_budget(problem, rule, budgets, n_runs=6, rng=4)
+    scalar = identify_fixed_budget(problem, rule, budgets, n_runs=6, rng=4, batched=False, chunk_size=2)
     assert np.array_equal(batched.recommendations, scalar.recommendations)
     assert np.array_equal(batched.pulls, scalar.pulls)
 
 
-def test_fixed_budget_form_is_anytime():
+@pytest.mark.parametrize("block_cut", ["water-fill", "arm-order"])
+def test_fixed_budget_form_is_anytime(block_cut):
     # Bernoulli reward sums are integers, so cutting a round's block at a budget changes no sum: one run serves
     # every budget exactly as separate runs do
     budgets = [50, 700, 4000]
-    joint = identify_fixed_budget(BERNOULLI, "adaptive-topk-budget", budgets, n_runs=8, rng=3)
+    rule = AdaptiveTopKFixedBudget(block_cut=block_cut)
+    joint = identify_fixed_budget(BERNOULLI, rule, budgets, n_runs=8, rng=3)
     for column, budget in enumerate(budgets):
-        alone = identify_fixed_budget(BERNOULLI, "adaptive-topk-budget", [budget], n_runs=8, rng=3)
+        alone = identify_fixed_budget(BERNOULLI, rule, [budget], n_runs=8, rng=3)
         assert np.array_equal(alone.recommendations[:, 0], joint.recommendations[:, column])
+        assert np.array_equal(alone.pulls.sum(axis=1), np.full(8, budget))
+
+
+# Six Gaussian arms of variance 1/4 (4 sigma^2 = 1), K = 2, delta = 0.1: N_1 = ceil(4 ln(2 * 6 / 0.1)) =
+# ceil(19.15) = 20, so round 1 ends at 6 * 20 = 120 pulls; budgets 40 and 100 end inside it.
+CUT = TopKProblem([1.0, 0.9, 0.8, 0.7, 0.6, 0.5], k=2, variance=0.25)
+
+
+def _stream_means(entropy: int, replication: int, counts) -> np.ndarray:
+    """Empirical means of the first counts[a] rewards of each arm, drawn from its stream's definition
+    (SeedSequence(entropy, spawn_key=(replication, 0, arm)), reward theta + sigma * standard normal)."""
+    means = []
+    for arm, count in enumerate(counts):
+        generator = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(replication, 0, arm)))
+        rewards = CUT.theta[arm] + 0.5 * generator.standard_normal(int(count))
+        means.append(np.cumsum(rewards)[-1] / count)
+    return np.array(means)
+
+
+@pytest.mark.parametrize("block_cut, counts_at", [
+    # water-fill: after the initial pull each, 34 pulls are 5 passes of 6 and 4 more (arms 0-3); 94 pulls are 15
+    # passes and 4 more
+    ("water-fill", {40: [7, 7, 7, 7, 6, 6], 100: [17, 17, 17, 17, 16, 16]}),
+    # arm order: every arm asks N_1 - 1 = 19; 34 pulls are arm 0's 19 and 15 of arm 1's; 94 are 19 each for
+    # arms 0-3 and 18 of arm 4's
+    ("arm-order", {40: [20, 16, 1, 1, 1, 1], 100: [20, 20, 20, 20, 19, 1]}),
+])
+def test_a_round_cut_at_a_budget(block_cut, counts_at):
+    assert int(adaptive_topk_round_pulls(6, 0.1, 1)) == 20
+    budgets = sorted(counts_at)
+    rule = AdaptiveTopKFixedBudget(delta=0.1, block_cut=block_cut)
+    for batched in (True, False):
+        result = identify_fixed_budget(CUT, rule, budgets, n_runs=5, rng=11, batched=batched)
+        assert np.array_equal(result.pulls, np.tile(counts_at[budgets[-1]], (5, 1)))
+        for column, budget in enumerate(budgets):
+            for replication in range(5):
+                # nothing is decided inside round 1: the recommendation is the empirical top-2 (the means are
+                # continuous, so there are no ties)
+                means = _stream_means(result.entropy, replication, counts_at[budget])
+                expected = sorted(np.argsort(-means)[:2].tolist())
+                assert result.recommendations[replication, column].tolist() == expected
+
+
+def test_the_recommendation_inside_a_round_on_a_hand_made_state():
+    # after round 3 of the hand-made state arm 0 is accepted and arms 1 and 2 are undecided (see the test above);
+    # the budget ends inside round 4 with arm 1 one pull ahead of arm 2 (a water-filled cut) and arm 2 now the
+    # better of the two, empirical means 0.55 and 0.58: the recommendation is A = {0} and arm 2
+    rule = AdaptiveTopKFixedBudget(delta=0.1)
+    context = RuleContext(6, 2, get_family("bernoulli"), np.ones(6), delta=0.1)
+    n_3, n_4 = (int(adaptive_topk_round_pulls(6, 0.1, r)) for r in (3, 4))
+    counts = np.array([n_3, n_3 + 5, n_3 + 4, n_3, n_3, n_3])
+    assert n_4 > n_3 + 5  # round 4 is not complete
+    sums = np.array([0.95, 0.55, 0.58, 0.3, 0.2, 0.0]) * counts
+    batch_state = rule.init_state(context, 1)
+    batch_state["priority"][:] = np.arange(6.0)
+    batch_state["round"][:] = 3
+    batch_state["accepted"][:] = [True, False, False, False, False, False]
+    batch_state["active"][:] = [False, True, True, False, False, False]
+    state = {name: values[0] for name, values in batch_state.items()}
+    view = RunView(int(counts.sum()), counts, sums, sums / counts, np.nan, None, None, -1, -1)
+    batch_view = RunView(counts.sum(keepdims=True), counts[None], sums[None], (sums / counts)[None], None, None,
+                         None, None, None)
+    assert rule.recommend(context, view, state).tolist() == [0, 2]
+    assert rule.recommend_batch(context, batch_view, batch_state).tolist() == [[0, 2]]
 
 
 def test_bad_input_errors():
@@ -155,3 +222,8 @@ def test_bad_input_errors():
                      delta=0.1, n_runs=2)
     with pytest.raises(AllocoptError, match="'delta' parameter of AdaptiveTopKFixedBudget"):
         AdaptiveTopKFixedBudget(delta=1.5)
+    with pytest.raises(AllocoptError, match="'block_cut' parameter of AdaptiveTopKFixedBudget.*'water-fill'.*"
+                                            "'arm-order'.*sideways"):
+        AdaptiveTopKFixedBudget(block_cut="sideways")
+    with pytest.raises(AllocoptError, match="'block_cut' parameter of AdaptiveTopK\\b"):
+        AdaptiveTopK(block_cut=None)
