@@ -29,8 +29,8 @@ before and after, in docs/experiment_timings.md (one marked section per experime
 on a 2-core machine.
 
 * ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``);
-* ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget
-  (``examples/adaptive_topk_experiment.py``);
+* ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget,
+  AdaptiveTopK's fixed budget in both readings of a cut round (``examples/adaptive_topk_experiment.py``);
 * ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to ``--lil-max-arms`` (default 1024) with
   ``--lil-runs`` runs per point (default 20) (``examples/lil_lucb_experiments.py``).
 """
@@ -99,7 +99,8 @@ def experiment_command(name: str, jobs: int, lil_max_arms: int, lil_runs: int) -
     if name == "nsar":
         return ["examples/nsar_experiment.py", "--runs", "4000", "--jobs", str(jobs)]
     if name == "adaptive-topk":
-        return ["examples/adaptive_topk_experiment.py", "--runs", "200", "--jobs", str(jobs)]
+        return ["examples/adaptive_topk_experiment.py", "--runs", "200", "--jobs", str(jobs),
+                "--block-cut", "water-fill,arm-order"]
     arms = [4]
     while arms[-1] * 2 <= lil_max_arms:
         arms.append(arms[-1] * 2)
