@@ -114,6 +114,7 @@ class KLElimination:
     name = "kl-elimination"
     stopping = "rule"
     uses_glr = False
+    uses_empirical_top = False  # it ranks the arms of the race itself (the engine's top-k only for the records)
     delta_dependent = True
 
     def __post_init__(self):

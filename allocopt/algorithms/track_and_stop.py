@@ -134,10 +134,13 @@ def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, opti
 
         batch = solve_topk_batch(_clipped_means(context, means), context.k, family=context.family, **options)
         psi = np.array(batch.psi, dtype=float)
-        ok = np.isin(batch.status.astype(str), list(ACCEPTED_STATUSES)) & np.all(np.isfinite(psi), axis=1) \
-            & np.all(psi >= 0, axis=1)
-        psi[~ok] = np.nan
-        psi[ok] /= psi[ok].sum(axis=1, keepdims=True)
+        # (the batch's statuses are "optimal", "not_certified" and "invalid_instance": only the first is accepted)
+        ok = batch.success & np.all(np.isfinite(psi), axis=1) & np.all(psi >= 0, axis=1)
+        if ok.all():  # (the usual case: no boolean-mask copies)
+            psi /= psi.sum(axis=1, keepdims=True)
+        else:
+            psi[~ok] = np.nan
+            psi[ok] /= psi[ok].sum(axis=1, keepdims=True)
         return psi, ok, results
     psi = np.full((n_runs, n_arms), np.nan)
     ok = np.zeros(n_runs, dtype=bool)

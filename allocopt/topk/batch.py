@@ -46,6 +46,8 @@ from .problem import KINDS, TopKProblem, _readonly
 __all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES"]
 
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
+_OPTIMAL, _NOT_CERTIFIED, _INVALID = range(3)  # the row statuses as codes while a batch is solved
+_STATUS_WORDS = np.array(BATCH_STATUSES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,15 +146,19 @@ class TopKBatchResult:
         })
 
 
-def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily):
-    """Rows with means inside the family's domain and a unique top-k set, and a reason for the others."""
+def _row_problems_valid(theta: np.ndarray, k: int, family: ExponentialFamily) -> tuple[np.ndarray, list[str]]:
+    """Rows with means inside the family's domain and a unique top-k set, and one message per row: why the row
+    is not valid (empty for valid rows; the reasons are formed only when some row is invalid)."""
     inside = np.all((theta > family.lower) & (theta < family.upper), axis=1)
-    ordered = -np.sort(-theta, axis=1)
+    ordered = -np.partition(-theta, (k - 1, k), axis=1)  # the k-th and (k+1)-th largest means in place
     unique_top = ordered[:, k - 1] > ordered[:, k]
-    reasons = np.where(~inside, f"means outside the {family.name} family's domain ({family.mean_requirement})",
-                       np.where(~unique_top, f"the {k}th and {k + 1}th largest means are tied (no unique top-{k} "
-                                             "set)", ""))
-    return inside & unique_top, reasons
+    valid = inside & unique_top
+    messages = [""] * theta.shape[0]
+    for row in np.flatnonzero(~valid).tolist():
+        messages[row] = (f"means outside the {family.name} family's domain ({family.mean_requirement})"
+                         if not inside[row] else
+                         f"the {k}th and {k + 1}th largest means are tied (no unique top-{k} set)")
+    return valid, messages
 
 
 class _FamilyStars(NamedTuple):
@@ -323,15 +329,14 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
     warm = None
     if warm_start is not None:
         warm = as_float_matrix(warm_start, func, "warm_start", shape=(n_rows, n_arms))
-    valid, reasons = _row_problems_valid(theta, k, resolved)
+    valid, messages = _row_problems_valid(theta, k, resolved)
 
     psi = np.full((n_rows, n_arms), np.nan)
     value = np.full(n_rows, np.nan)
     bound = np.full(n_rows, np.nan)
     gap = np.full(n_rows, np.nan)
-    status = np.full(n_rows, "invalid_instance", dtype=object)
+    status = np.full(n_rows, _INVALID, dtype=np.int8)  # codes into BATCH_STATUSES, turned into words at the end
     individually = np.zeros(n_rows, dtype=bool)
-    messages = [str(reason) for reason in reasons]
 
     remaining = np.flatnonzero(valid)
     # harmonic costs (Gaussian arms): the double star of Theorem 3.4 in closed form, vectorised over rows
@@ -361,7 +366,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             value[rows] = star.value[star.accepted]
             bound[rows] = star.bound[star.accepted]
             gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
-            status[rows] = np.where(gap[rows] <= tol * value[rows], "optimal", "not_certified")
+            status[rows] = np.where(gap[rows] <= tol * value[rows], _OPTIMAL, _NOT_CERTIFIED)
         failed = np.flatnonzero(~accepted)
         for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
             # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
@@ -373,7 +378,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
             value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
             gap[rows] = pivoted.gap[pivoted.accepted]
-            status[rows] = "optimal"
+            status[rows] = _OPTIMAL
             accepted[done] = True
         remaining = remaining[~accepted]
     elif remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
@@ -386,7 +391,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             psi[rows] = stars.psi[stars.accepted]
             value[rows], bound[rows] = stars.value[stars.accepted], stars.bound[stars.accepted]
             gap[rows] = stars.gap[stars.accepted]
-            status[rows] = "optimal"
+            status[rows] = _OPTIMAL
             remaining = remaining[~stars.accepted]
     if remaining.size:
         from .solve import solve_topk
@@ -398,16 +403,16 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
             except AllocoptError as error:  # an instance the exact solver cannot handle: reported, not raised
                 if isinstance(error, InvalidArgumentError):
                     raise
-                status[row] = "not_certified"
+                status[row] = _NOT_CERTIFIED
                 messages[row] = str(error)
                 continue
             psi[row], value[row], bound[row], gap[row] = result.psi, result.value, result.upper_bound, result.gap
-            status[row] = "optimal" if result.status == "optimal" else "not_certified"
+            status[row] = _OPTIMAL if result.status == "optimal" else _NOT_CERTIFIED
             messages[row] = result.message
     n_individual = int(individually.sum())
     n_invalid = int((~valid).sum())
     message = (f"exact batch: {n_rows - n_individual - n_invalid} instance(s) solved together, "
                f"{n_individual} instance(s) solved one by one, {n_invalid} invalid instance(s)")
-    return TopKBatchResult(psi=psi, value=value, upper_bound=bound, gap=gap, status=status.astype(str),
+    return TopKBatchResult(psi=psi, value=value, upper_bound=bound, gap=gap, status=_STATUS_WORDS[status],
                            solved_individually=individually, method="exact", kind=kind, tol=tol,
                            time=time.perf_counter() - started, message=message, messages=tuple(messages))

@@ -80,6 +80,7 @@ def test_invalid_rows_are_marked_not_raised():
     assert batch.status.tolist() == ["invalid_instance", "optimal", "invalid_instance"]
     assert np.all(np.isnan(batch.psi[[0, 2]])) and np.isnan(batch.value[0])
     assert "tied" in batch.messages[0] and "domain" in batch.messages[2]
+    assert batch.messages[1] == ""  # a row of the compiled double star carries no message
     text = json.dumps(batch.to_dict(), allow_nan=False)
     assert '"NaN"' in text
 
