@@ -39,6 +39,7 @@ from ._barrier import BarrierPoint, barrier_path
 from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
+from ._gaussian_transport import transport_forest
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
@@ -407,6 +408,12 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     rows, cols = _double_star(reduced)
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
+    if problem.family.harmonic_costs(kind):
+        # Gaussian arms: the binding forest located through the transport dual (a staircase in sorted order)
+        located = transport_forest(reduced, psi)
+        if located is not None:
+            starts.append(_Start("transport", located.rows, located.cols, located.psi,
+                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), None))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
