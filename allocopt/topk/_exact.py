@@ -413,7 +413,7 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         located = transport_forest(reduced, psi)
         if located is not None:
             starts.append(_Start("transport", located.rows, located.cols, located.psi,
-                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), None))
+                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), located.layout))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))

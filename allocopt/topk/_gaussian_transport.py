@@ -55,10 +55,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._forest import ForestLayout
 from ._groups import Reduced
 
 __all__ = ["TransportForest", "transport_forest", "staircase_potentials", "north_west_moves", "staircase_masses",
-           "transport_kernels"]
+           "staircase_tree", "transport_kernels"]
 
 # the restricted problem's Newton iteration stops when the predicted decrease is below this (relative)
 _NEWTON_DECREASE = 1e-15
@@ -93,6 +94,8 @@ class TransportForest(NamedTuple):
         Linear-oracle calls (north-west corner couplings).
     converged : bool
         Whether the relative gap reached the working precision.
+    layout : ForestLayout
+        The forest's breadth-first layout (built along the staircase in O(K)).
     """
 
     rows: np.ndarray
@@ -102,6 +105,7 @@ class TransportForest(NamedTuple):
     relative_gap: float
     iterations: int
     converged: bool
+    layout: ForestLayout
 
 
 def staircase_potentials(theta_top, theta_bottom, down):
@@ -192,7 +196,88 @@ def staircase_masses(mass_top, mass_bottom, down):
     return rows, cols, mass
 
 
-_PURE = {"potentials": staircase_potentials, "moves": north_west_moves, "masses": staircase_masses}
+def staircase_tree(down, cut):
+    """Parent pointers of the forest made of the staircase's cells minus the ``cut`` ones, over the nodes
+    ``0 .. p-1`` (top groups by increasing mean) and ``p .. p+q-1`` (bottom groups): ``parent[v]`` (-1 at a
+    root), ``parent_cell[v]`` (the cell joining ``v`` to its parent), ``depth[v]`` and ``block[v]`` (the tree).
+    Walking the staircase, each cell brings one new node (the group its move enters); its parent is the
+    cell's other group, and a cut cell's new node is the root of the next tree. Each tree is then re-rooted
+    at the middle of its longest chain from the first root (the depth, hence the number of levels the forest
+    solve visits, about halves)."""
+    n = down.shape[0] + 2  # cells + 1: p + q nodes
+    p = 1
+    for m in range(down.shape[0]):
+        if down[m]:
+            p += 1
+    parent = np.full(n, -1, dtype=np.int64)
+    parent_cell = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    block = np.zeros(n, dtype=np.int64)
+    # cell 0 joins top 0 (a root) and bottom 0
+    parent[p] = 0
+    parent_cell[p] = 0
+    depth[p] = 1
+    i = 0
+    j = 0
+    current = 0
+    for m in range(1, n - 1):
+        if down[m - 1]:
+            i += 1
+            new, other = i, p + j
+        else:
+            j += 1
+            new, other = p + j, i
+        if cut[m]:
+            current += 1
+            block[new] = current
+        else:
+            parent[new] = other
+            parent_cell[new] = m
+            depth[new] = depth[other] + 1
+            block[new] = current
+    n_blocks = current + 1
+    # the deepest node of each tree, and its ancestor at half its depth becomes the root
+    deepest = np.full(n_blocks, -1, dtype=np.int64)
+    for v in range(n):
+        if deepest[block[v]] < 0 or depth[v] > depth[deepest[block[v]]]:
+            deepest[block[v]] = v
+    for t in range(n_blocks):
+        middle = deepest[t]
+        for _ in range(depth[middle] // 2):
+            middle = parent[middle]
+        previous = -1
+        previous_cell = -1
+        node = middle
+        while node >= 0:  # reverse the chain from the new root up to the old one
+            following = parent[node]
+            following_cell = parent_cell[node]
+            parent[node] = previous
+            parent_cell[node] = previous_cell
+            previous = node
+            previous_cell = following_cell
+            node = following
+    # depths from the new roots: climb to a node of known depth, then fill the chain
+    known = np.zeros(n, dtype=np.bool_)
+    chain = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        if parent[v] < 0:
+            depth[v] = 0
+            known[v] = True
+    for v in range(n):
+        length = 0
+        node = v
+        while not known[node]:
+            chain[length] = node
+            length += 1
+            node = parent[node]
+        for position in range(length - 1, -1, -1):
+            depth[chain[position]] = depth[parent[chain[position]]] + 1
+            known[chain[position]] = True
+    return parent, parent_cell, depth, block
+
+
+_PURE = {"potentials": staircase_potentials, "moves": north_west_moves, "masses": staircase_masses,
+         "tree": staircase_tree}
 
 
 def transport_kernels(compiled: bool = True) -> dict[str, Any]:
@@ -381,20 +466,49 @@ def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_
     psi = np.empty(reduced.n_groups)
     order = np.concatenate([groups.top, groups.bottom])
     psi[order] = reduced.dispersion[order] / blocks.x
-    keep = ~blocks.cut
-    # positions in top_groups / bottom_groups (decreasing means) of the cells kept
-    return TransportForest(rows=p - 1 - blocks.rows[keep], cols=groups.bottom.shape[0] - 1 - blocks.cols[keep],
-                           psi=psi, value=value, relative_gap=gap, iterations=iterations, converged=converged)
+    layout = _layout(kernels, groups, blocks)
+    return TransportForest(rows=layout.rows, cols=layout.cols, psi=psi, value=value, relative_gap=gap,
+                           iterations=iterations, converged=converged, layout=layout)
+
+
+def _layout(kernels, groups: _Sorted, blocks: "_Blocks") -> ForestLayout:
+    """The forest's layout in the exact solver's terms: edges as positions in ``top_groups`` /
+    ``bottom_groups`` (decreasing means), nodes as group indices, levels by depth."""
+    p, q = groups.top.shape[0], groups.bottom.shape[0]
+    parent, parent_cell, depth, block = kernels["tree"](blocks.down, blocks.cut)
+    kept = np.flatnonzero(~blocks.cut)
+    edge_of_cell = np.full(blocks.cut.shape[0], -1)
+    edge_of_cell[kept] = np.arange(kept.shape[0])
+    group = np.concatenate([groups.top, groups.bottom])  # group of each node
+    n_groups = group.shape[0]
+    group_parent = np.full(n_groups, -1)
+    group_parent_edge = np.full(n_groups, -1)
+    child = parent >= 0
+    group_parent[group[child]] = group[parent[child]]
+    group_parent_edge[group[child]] = edge_of_cell[parent_cell[child]]
+    component = np.empty(n_groups, dtype=np.int64)
+    component[group] = block
+    group_depth = np.empty(n_groups, dtype=np.int64)
+    group_depth[group] = depth
+    order_by_depth = np.argsort(group_depth, kind="stable")
+    levels = np.split(order_by_depth, np.flatnonzero(np.diff(group_depth[order_by_depth])) + 1)
+    roots = np.empty(int(block.max()) + 1, dtype=np.int64)
+    roots[block[~child]] = group[~child]
+    rows, cols = p - 1 - blocks.rows[kept], q - 1 - blocks.cols[kept]
+    return ForestLayout(rows=rows, cols=cols, edge_top=groups.top[blocks.rows[kept]],
+                        edge_bottom=groups.bottom[blocks.cols[kept]], order=order_by_depth, levels=levels,
+                        parent=group_parent, parent_edge=group_parent_edge, component=component, roots=roots)
 
 
 class _Blocks(NamedTuple):
-    """A staircase with some corner cells cut: its cells, which are cut, and the solution :math:`x` (top then
-    bottom) of its blocks' KKT systems."""
+    """A staircase with some corner cells cut: its cells, which are cut, the solution :math:`x` (top then
+    bottom) of its blocks' KKT systems, and the staircase's moves."""
 
     rows: np.ndarray
     cols: np.ndarray
     cut: np.ndarray
     x: np.ndarray
+    down: np.ndarray
 
 
 def _block_shifts(point, weight, shift, block, n_blocks):
@@ -452,7 +566,7 @@ def _finish(kernels, groups: _Sorted, down) -> _Blocks | None:
         if shifts is None:
             return None
         x = point + shifts[block] * shift
-        blocks = _Blocks(rows, cols, cut.copy(), x)
+        blocks = _Blocks(rows, cols, cut.copy(), x, down.copy())
         mass = weight / x ** 2
         flow = kernels["masses"](mass[:p], mass[p:], down)[2]
         through = np.cumsum(mass[:p])[rows]

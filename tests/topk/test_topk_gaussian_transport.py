@@ -169,3 +169,40 @@ def test_every_gaussian_class_is_certified_at_ten_thousand_arms(name, kind):
     problem = topk_instance_class(name, 10_000)
     result = solve_topk(problem, kind=kind)
     assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_staircase_tree_is_the_forest_of_the_cells_kept(seed):
+    rng = np.random.default_rng(seed)
+    p, q = int(rng.integers(2, 40)), int(rng.integers(2, 40))
+    down = random_staircase(rng, p, q)
+    corner = np.zeros(p + q - 1, dtype=bool)
+    corner[1:-1] = down[:-1] != down[1:]
+    cut = corner & (rng.uniform(size=p + q - 1) < 0.3)
+    compiled = transport_kernels()
+    parent, parent_cell, depth, block = PURE["tree"](down, cut)
+    for pure_output, compiled_output in zip((parent, parent_cell, depth, block), compiled["tree"](down, cut)):
+        assert np.array_equal(pure_output, compiled_output)
+    rows, cols, _ = PURE["masses"](np.ones(p), np.ones(q), down)
+    # every non-root's parent edge is a kept cell joining it to its parent, one level up, in the same tree
+    child = np.flatnonzero(parent >= 0)
+    cells = parent_cell[child]
+    assert not cut[cells].any() and np.unique(cells).shape[0] == cells.shape[0] == int(np.count_nonzero(~cut))
+    ends = {(int(rows[c]), int(p + cols[c])) for c in cells}
+    assert ends == {(min(v, int(parent[v])), max(v, int(parent[v]))) for v in child}
+    assert np.all(depth[child] == depth[parent[child]] + 1) and np.all(depth[parent < 0] == 0)
+    assert np.all(block[child] == block[parent[child]])
+    # one root per tree, and the trees are the runs of cells between cuts (the components of an independent
+    # union-find over the kept cells)
+    assert np.array_equal(np.sort(block[parent < 0]), np.arange(int(cut.sum()) + 1))
+    label = np.arange(p + q)
+
+    def find(v):
+        while label[v] != v:
+            v = label[v]
+        return v
+
+    for c in np.flatnonzero(~cut):
+        label[find(int(rows[c]))] = find(int(p + cols[c]))
+    roots = np.array([find(v) for v in range(p + q)])
+    assert np.array_equal(roots[:, None] == roots[None, :], block[:, None] == block[None, :])
