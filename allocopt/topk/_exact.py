@@ -5,8 +5,10 @@ of *binding forests*:
 
 1. tied arms are merged into groups with multiplicities (:mod:`allocopt.topk._groups`), which makes tied
    arms' allocations equal by construction;
-2. the first forest is the previous solution's binding forest (``warm_start=``) or Theorem 3.4's double star
-   (:math:`i_k` joined to every bottom group, :math:`j_1` to every top group);
+2. the first forest is the previous solution's binding forest (``warm_start=``), for Gaussian arms the forest
+   located through the optimal-transport dual (:mod:`allocopt.topk._gaussian_transport`: a staircase in sorted
+   order, Proposition 3.2), or Theorem 3.4's double star (:math:`i_k` joined to every bottom group,
+   :math:`j_1` to every top group);
 3. on a forest the KKT system is solved to machine precision (:mod:`allocopt.topk._forest`);
 4. the solution is checked exactly: multipliers :math:`\nu \ge 0` on the forest, and every pair's cost at
    least 1 (:mod:`allocopt.topk._allpairs`, vectorised over blocks of pairs, pruned by a closed-form lower
@@ -410,10 +412,10 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
     if problem.family.harmonic_costs(kind):
         # Gaussian arms: the binding forest located through the transport dual (a staircase in sorted order)
-        located = transport_forest(reduced, psi)
-        if located is not None:
-            starts.append(_Start("transport", located.rows, located.cols, located.psi,
-                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), located.layout))
+        transport = transport_forest(reduced, psi)
+        if transport is not None:
+            starts.append(_Start("transport", transport.rows, transport.cols, transport.psi,
+                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), transport.layout))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))

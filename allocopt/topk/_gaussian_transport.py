@@ -115,6 +115,15 @@ def staircase_potentials(theta_top, theta_bottom, down):
     ``m`` goes down (to the next top group) when ``down[m]`` and right (to the next bottom group) otherwise. The
     increments along the path are differences of squares formed without cancellation:
     :math:`d_{i+1,j} - d_{ij} = (\\theta_{i+1} - \\theta_i)(\\theta_{i+1} + \\theta_i - 2\\theta_j)/2`.
+
+    Examples
+    --------
+    The double star of two top and two bottom groups (right along the first row, then down the last column):
+
+    >>> import numpy as np
+    >>> a, b = staircase_potentials(np.array([0.6, 0.8]), np.array([0.0, 0.4]), np.array([False, True]))
+    >>> np.allclose([a[0] + b[0], a[0] + b[1], a[1] + b[1]], [0.18, 0.02, 0.08])
+    True
     """
     p, q = theta_top.shape[0], theta_bottom.shape[0]
     a = np.empty(p)
@@ -276,7 +285,7 @@ def staircase_tree(down, cut):
     return parent, parent_cell, depth, block
 
 
-_PURE = {"potentials": staircase_potentials, "moves": north_west_moves, "masses": staircase_masses,
+_PURE: dict[str, Any] = {"potentials": staircase_potentials, "moves": north_west_moves, "masses": staircase_masses,
          "tree": staircase_tree}
 
 
@@ -415,7 +424,23 @@ def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_
     """Locate the optimal binding forest of a Gaussian instance (module docstring); ``None`` when no staircase
     gives a positive start. ``psi_start`` (group allocation) selects the first staircase: the north-west
     corner coupling of its masses :math:`c_a (\\psi_a/\\sigma_a^2)^2` (Theorem 3.4's double star, which always
-    has a positive solution, when it has none)."""
+    has a positive solution, when it has none).
+
+    Examples
+    --------
+    Wang, Yang, You (2022), Example 1: :math:`\\Gamma^* \\approx 0.0568` and two binding components, the first
+    top arm with the first bottom arm, the second with the other two (one corner of the staircase is cut):
+
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.topk._groups import reduce_problem
+    >>> reduced = reduce_problem(TopKProblem([0.51, 0.5, 0.0, -0.01, -0.092], 2, variance=0.25), "confidence")
+    >>> located = transport_forest(reduced)
+    >>> round(1 / located.value, 4), located.layout.n_components
+    (0.0568, 2)
+    >>> np.round(reduced.expand_allocation(located.psi), 4)
+    array([0.2185, 0.2371, 0.2185, 0.2026, 0.1232])
+    """
     kernels = transport_kernels(compiled)
     groups = _sorted(reduced)
     p = groups.top.shape[0]
