@@ -41,7 +41,7 @@ from ._barrier import BarrierPoint, barrier_path
 from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
-from ._gaussian_transport import transport_forest
+from ._gaussian_transport import transport_forest, transport_kernels
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
@@ -60,6 +60,8 @@ _NEGATIVE_MULTIPLIER = 1e-12
 # the closed-form double star evaluates the full cost matrix at once: above this many pairs the chunked scans
 # of the active set are cheaper
 FAST_PATH_PAIRS = 1 << 18
+# Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
+_COMPILED_SCAN_PAIRS = 1 << 20
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
 # ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
@@ -199,10 +201,33 @@ class _Checker:
         self.reduced = reduced
         self.theta_top = reduced.theta[reduced.top_groups]
         self.theta_bottom = reduced.theta[reduced.bottom_groups]
+        # Gaussian arms above BLOCK_PAIRS pairs: the compiled scan (the family's costs bit for bit)
+        self.compiled = (reduced.family.harmonic_costs(reduced.kind)
+                         and reduced.n_top * reduced.n_bottom > _COMPILED_SCAN_PAIRS)
+
+    def _compiled_scan(self, psi: np.ndarray, threshold, limit: int):
+        """The all-pairs scan by :func:`~allocopt.topk._gaussian_transport.harmonic_scan` (the same minimum and
+        listed pairs as ``scan_pairs``); None when more pairs lie below the threshold than it keeps."""
+        from ._allpairs import _listed
+
+        reduced = self.reduced
+        top, bottom = reduced.top_groups, reduced.bottom_groups
+        capacity = 2 * limit + 65_536
+        best, row, col, count, rows, cols, costs = transport_kernels()["scan"](
+            self.theta_top, self.theta_bottom, psi[top] * (1.0 / reduced.dispersion[top]),
+            psi[bottom] * (1.0 / reduced.dispersion[bottom]), -np.inf if threshold is None else float(threshold),
+            capacity)
+        if count > capacity:
+            return None
+        return _listed(float(best), int(row), int(col), [rows[:count]], [cols[:count]], [costs[:count]], limit)
 
     def scan(self, psi: np.ndarray):
         from ._allpairs import scan_pairs
 
+        if self.compiled:
+            found = self._compiled_scan(psi, 1.0 - _FEASIBILITY, 4096)
+            if found is not None:
+                return found
         reduced = self.reduced
         weights = psi / reduced.dispersion
 
@@ -217,6 +242,10 @@ class _Checker:
         """All-pairs scan at ``psi`` listing the pairs of cost below ``threshold`` (None: the exact minimum only)."""
         from ._allpairs import scan_pairs
 
+        if self.compiled:
+            found = self._compiled_scan(psi, threshold, limit)
+            if found is not None:
+                return found
         reduced = self.reduced
         weights = psi / reduced.dispersion
         return scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family, self.theta_top,

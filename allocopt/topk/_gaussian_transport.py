@@ -59,7 +59,7 @@ from ._forest import ForestLayout
 from ._groups import Reduced
 
 __all__ = ["TransportForest", "transport_forest", "staircase_potentials", "north_west_moves", "staircase_masses",
-           "staircase_tree", "transport_kernels"]
+           "staircase_tree", "harmonic_scan", "transport_kernels"]
 
 # the restricted problem's Newton iteration stops when the predicted decrease is below this (relative)
 _NEWTON_DECREASE = 1e-15
@@ -285,8 +285,66 @@ def staircase_tree(down, cut):
     return parent, parent_cell, depth, block
 
 
+def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity):
+    """Every pair's Gaussian cost :math:`C_{ij} = w_i d_i + w_j d_j` with the operations of
+    :meth:`allocopt.families.Gaussian.unit_confidence_pair` in the same order (shares
+    :math:`s = w/(w_i + w_j)`, spreads :math:`s_j \\Delta` and :math:`-s_i\\Delta`, halves of their squares),
+    so that each cost is the one the family computes, bit for bit. The means are in decreasing order on each
+    side (the exact solver's order), so :math:`\\Delta_{ij}` grows along a row, and a row stops at the first
+    block of 64 columns whose lower bound :math:`\\Delta_{ij}^2 w_i m_j/(2(w_i + m_j))` (:math:`m_j` the
+    smallest weight from column :math:`j` on) reaches the larger of ``threshold`` and the smallest cost so far.
+    Returns the smallest cost, its pair, the number of pairs below ``threshold`` and the first ``capacity`` of
+    them (rows, columns, costs)."""
+    p, q = theta_top.shape[0], theta_bottom.shape[0]
+    smallest_after = np.empty(q)
+    running = np.inf
+    for j in range(q - 1, -1, -1):
+        if w_bottom[j] < running:
+            running = w_bottom[j]
+        smallest_after[j] = running
+    best = np.inf
+    best_row = -1
+    best_col = -1
+    count = 0
+    rows = np.empty(capacity, dtype=np.int64)
+    cols = np.empty(capacity, dtype=np.int64)
+    costs = np.empty(capacity)
+    for i in range(p):
+        w_i = w_top[i]
+        for j in range(q):
+            if j % 64 == 0 and best < np.inf:
+                cutoff = best if best > threshold else threshold
+                m = smallest_after[j]
+                gap = theta_top[i] - theta_bottom[j]
+                if m > 0 and gap > 0 and 0.5 * gap * gap * (w_i * m) / (w_i + m) * (1.0 - 1e-9) >= cutoff:
+                    break
+            w_j = w_bottom[j]
+            total = w_i + w_j
+            if total <= 0:
+                share_top = 0.5
+                share_bottom = 0.5
+            else:
+                share_top = w_i / total
+                share_bottom = w_j / total
+            gap = theta_top[i] - theta_bottom[j]
+            spread_top = share_bottom * gap
+            spread_bottom = -share_top * gap
+            cost = w_i * (0.5 * spread_top * spread_top) + w_j * (0.5 * spread_bottom * spread_bottom)
+            if cost < best:
+                best = cost
+                best_row = i
+                best_col = j
+            if cost < threshold:
+                if count < capacity:
+                    rows[count] = i
+                    cols[count] = j
+                    costs[count] = cost
+                count += 1
+    return best, best_row, best_col, count, rows, cols, costs
+
+
 _PURE: dict[str, Any] = {"potentials": staircase_potentials, "moves": north_west_moves, "masses": staircase_masses,
-         "tree": staircase_tree}
+         "tree": staircase_tree, "scan": harmonic_scan}
 
 
 def transport_kernels(compiled: bool = True) -> dict[str, Any]:

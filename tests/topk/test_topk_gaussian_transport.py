@@ -206,3 +206,33 @@ def test_staircase_tree_is_the_forest_of_the_cells_kept(seed):
         label[find(int(rows[c]))] = find(int(p + cols[c]))
     roots = np.array([find(v) for v in range(p + q)])
     assert np.array_equal(roots[:, None] == roots[None, :], block[:, None] == block[None, :])
+
+
+@pytest.mark.parametrize("threshold", [None, 1.0, 1.05])
+@pytest.mark.parametrize("name", ["staircase", "two clusters", "heteroscedastic", "massive ties"])
+def test_compiled_scan_equals_the_numpy_scan(name, threshold):
+    # the exact solver's checker with the compiled kernel against scan_pairs on the family's own costs,
+    # at an allocation near the optimum (many pairs near binding) and at the heuristic one
+    from allocopt.topk._allpairs import scan_pairs
+
+    problem = topk_instance_class(name, 301, seed=3)
+    reduced = reduce_problem(problem, "confidence")
+    located = transport_forest(reduced)
+    heuristic = np.bincount(reduced.arm_group, weights=problem.heuristic_allocation(),
+                            minlength=reduced.n_groups) / reduced.multiplicity
+    checker = _exact._Checker(reduced)
+    for psi in (located.psi, heuristic / heuristic.min() * located.psi.min()):
+        weights = psi / reduced.dispersion
+        expected = scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family,
+                              checker.theta_top, checker.theta_bottom, weights[reduced.top_groups],
+                              weights[reduced.bottom_groups], threshold, limit=10**6)
+        for compiled in (True, False):
+            kernel = transport_kernels(compiled)["scan"]
+            top, bottom = reduced.top_groups, reduced.bottom_groups
+            best, row, col, count, rows, cols, costs = kernel(
+                checker.theta_top, checker.theta_bottom, psi[top] * (1.0 / reduced.dispersion[top]),
+                psi[bottom] * (1.0 / reduced.dispersion[bottom]), -np.inf if threshold is None else threshold,
+                10**6)
+            assert best == expected.minimum and (row, col) == (expected.argmin_row, expected.argmin_col)
+            listed = sorted(zip(rows[:count].tolist(), cols[:count].tolist(), costs[:count].tolist()))
+            assert listed == sorted(zip(expected.rows.tolist(), expected.cols.tolist(), expected.costs.tolist()))
