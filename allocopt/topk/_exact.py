@@ -60,6 +60,8 @@ _NEGATIVE_MULTIPLIER = 1e-12
 # the closed-form double star evaluates the full cost matrix at once: above this many pairs the chunked scans
 # of the active set are cheaper
 FAST_PATH_PAIRS = 1 << 18
+# from this many groups on, the certificate's refined bound is computed only when the linearised one falls short
+_LAZY_REFINEMENT_GROUPS = 20_000
 # Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
 _COMPILED_SCAN_PAIRS = 1 << 20
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
@@ -727,7 +729,12 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     nu = np.maximum(solution.nu, 0.0)
     mu = _expand_multipliers(problem, reduced, layout, nu)
     status = None if solution.converged else "not_certified"
-    certificate = certify(problem, psi, mu, kind, value=value)
+    # on large forests the refined bound (sparse Newton steps over every group) costs minutes; it is computed
+    # only when the linearised bound does not certify the answer at tol already
+    lazy = reduced.n_groups >= _LAZY_REFINEMENT_GROUPS
+    certificate = certify(problem, psi, mu, kind, value=value, refine=not lazy)
+    if lazy and not certificate.gap <= tol * certificate.value:
+        certificate = certify(problem, psi, mu, kind, value=value)
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
                         status=status, message=message, certificate=certificate,
                         forest=BindingForest(kind=kind, double_star=_is_double_star(reduced, layout),
