@@ -5,8 +5,10 @@ of *binding forests*:
 
 1. tied arms are merged into groups with multiplicities (:mod:`allocopt.topk._groups`), which makes tied
    arms' allocations equal by construction;
-2. the first forest is the previous solution's binding forest (``warm_start=``) or Theorem 3.4's double star
-   (:math:`i_k` joined to every bottom group, :math:`j_1` to every top group);
+2. the first forest is the previous solution's binding forest (``warm_start=``), for Gaussian arms the forest
+   located through the optimal-transport dual (:mod:`allocopt.topk._gaussian_transport`: a staircase in sorted
+   order, Proposition 3.2), or Theorem 3.4's double star (:math:`i_k` joined to every bottom group,
+   :math:`j_1` to every top group);
 3. on a forest the KKT system is solved to machine precision (:mod:`allocopt.topk._forest`);
 4. the solution is checked exactly: multipliers :math:`\nu \ge 0` on the forest, and every pair's cost at
    least 1 (:mod:`allocopt.topk._allpairs`, vectorised over blocks of pairs, pruned by a closed-form lower
@@ -39,6 +41,7 @@ from ._barrier import BarrierPoint, barrier_path
 from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
+from ._gaussian_transport import transport_forest, transport_kernels
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
@@ -57,6 +60,10 @@ _NEGATIVE_MULTIPLIER = 1e-12
 # the closed-form double star evaluates the full cost matrix at once: above this many pairs the chunked scans
 # of the active set are cheaper
 FAST_PATH_PAIRS = 1 << 18
+# from this many groups on, the certificate's refined bound is computed only when the linearised one falls short
+_LAZY_REFINEMENT_GROUPS = 20_000
+# Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
+_COMPILED_SCAN_PAIRS = 1 << 20
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
 # ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
@@ -196,10 +203,33 @@ class _Checker:
         self.reduced = reduced
         self.theta_top = reduced.theta[reduced.top_groups]
         self.theta_bottom = reduced.theta[reduced.bottom_groups]
+        # Gaussian arms above BLOCK_PAIRS pairs: the compiled scan (the family's costs bit for bit)
+        self.compiled = (reduced.family.harmonic_costs(reduced.kind)
+                         and reduced.n_top * reduced.n_bottom > _COMPILED_SCAN_PAIRS)
+
+    def _compiled_scan(self, psi: np.ndarray, threshold, limit: int):
+        """The all-pairs scan by :func:`~allocopt.topk._gaussian_transport.harmonic_scan` (the same minimum and
+        listed pairs as ``scan_pairs``); None when more pairs lie below the threshold than it keeps."""
+        from ._allpairs import _listed
+
+        reduced = self.reduced
+        top, bottom = reduced.top_groups, reduced.bottom_groups
+        capacity = 2 * limit + 65_536
+        best, row, col, count, rows, cols, costs = transport_kernels()["scan"](
+            self.theta_top, self.theta_bottom, psi[top] * (1.0 / reduced.dispersion[top]),
+            psi[bottom] * (1.0 / reduced.dispersion[bottom]), -np.inf if threshold is None else float(threshold),
+            capacity)
+        if count > capacity:
+            return None
+        return _listed(float(best), int(row), int(col), [rows[:count]], [cols[:count]], [costs[:count]], limit)
 
     def scan(self, psi: np.ndarray):
         from ._allpairs import scan_pairs
 
+        if self.compiled:
+            found = self._compiled_scan(psi, 1.0 - _FEASIBILITY, 4096)
+            if found is not None:
+                return found
         reduced = self.reduced
         weights = psi / reduced.dispersion
 
@@ -214,6 +244,10 @@ class _Checker:
         """All-pairs scan at ``psi`` listing the pairs of cost below ``threshold`` (None: the exact minimum only)."""
         from ._allpairs import scan_pairs
 
+        if self.compiled:
+            found = self._compiled_scan(psi, threshold, limit)
+            if found is not None:
+                return found
         reduced = self.reduced
         weights = psi / reduced.dispersion
         return scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family, self.theta_top,
@@ -407,6 +441,12 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     rows, cols = _double_star(reduced)
     heuristic = problem.heuristic_allocation()
     psi = np.bincount(reduced.arm_group, weights=heuristic, minlength=reduced.n_groups) / reduced.multiplicity
+    if problem.family.harmonic_costs(kind):
+        # Gaussian arms: the binding forest located through the transport dual (a staircase in sorted order)
+        transport = transport_forest(reduced, psi)
+        if transport is not None:
+            starts.append(_Start("transport", transport.rows, transport.cols, transport.psi,
+                                 min(max_pivots, _DOUBLE_STAR_PIVOTS), transport.layout))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
@@ -689,7 +729,12 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     nu = np.maximum(solution.nu, 0.0)
     mu = _expand_multipliers(problem, reduced, layout, nu)
     status = None if solution.converged else "not_certified"
-    certificate = certify(problem, psi, mu, kind, value=value)
+    # on large forests the refined bound (sparse Newton steps over every group) costs minutes; it is computed
+    # only when the linearised bound does not certify the answer at tol already
+    lazy = reduced.n_groups >= _LAZY_REFINEMENT_GROUPS
+    certificate = certify(problem, psi, mu, kind, value=value, refine=not lazy)
+    if lazy and not certificate.gap <= tol * certificate.value:
+        certificate = certify(problem, psi, mu, kind, value=value)
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
                         status=status, message=message, certificate=certificate,
                         forest=BindingForest(kind=kind, double_star=_is_double_star(reduced, layout),
