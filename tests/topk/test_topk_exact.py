@@ -262,6 +262,7 @@ def test_without_any_forest_solution_the_solver_refuses(monkeypatch):
     from allocopt.topk import _exact
 
     problem = topk_instance_class("staircase", 40, seed=2)
+    monkeypatch.setattr(_exact, "transport_forest", lambda *args, **kwargs: None)  # (Gaussian arms' first start)
     monkeypatch.setattr(_exact, "layout_forest", lambda *args, **kwargs: None)
     monkeypatch.setattr(_exact, "layout_double_star", lambda *args, **kwargs: None)
     with pytest.raises(SolverError, match="method='cvxpy'"):
