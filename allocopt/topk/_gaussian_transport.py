@@ -480,7 +480,9 @@ def _restricted(points: np.ndarray, weight: np.ndarray, shift: np.ndarray, beta:
 def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_iterations: int = 100,
                      compiled: bool = True) -> TransportForest | None:
     """Locate the optimal binding forest of a Gaussian instance (module docstring); ``None`` when no staircase
-    gives a positive start. ``psi_start`` (group allocation) selects the first staircase: the north-west
+    gives a positive start, or when the instance's scale takes the route's squares and quotients out of the
+    floating-point range (means or variances near 1e-150 or 1e154: the exact solver's general path, which works
+    in scaled terms, handles those). ``psi_start`` (group allocation) selects the first staircase: the north-west
     corner coupling of its masses :math:`c_a (\\psi_a/\\sigma_a^2)^2` (Theorem 3.4's double star, which always
     has a positive solution, when it has none).
 
@@ -499,6 +501,16 @@ def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_
     >>> np.round(reduced.expand_allocation(located.psi), 4)
     array([0.2185, 0.2371, 0.2185, 0.2026, 0.1232])
     """
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            return _locate(reduced, psi_start, max_iterations, compiled)
+    except FloatingPointError:
+        return None
+
+
+def _locate(reduced: Reduced, psi_start: np.ndarray | None, max_iterations: int,
+            compiled: bool) -> TransportForest | None:
+    """The body of :func:`transport_forest`."""
     kernels = transport_kernels(compiled)
     groups = _sorted(reduced)
     p = groups.top.shape[0]

@@ -236,3 +236,17 @@ def test_compiled_scan_equals_the_numpy_scan(name, threshold):
             assert best == expected.minimum and (row, col) == (expected.argmin_row, expected.argmin_col)
             listed = sorted(zip(rows[:count].tolist(), cols[:count].tolist(), costs[:count].tolist()))
             assert listed == sorted(zip(expected.rows.tolist(), expected.cols.tolist(), expected.costs.tolist()))
+
+
+def test_a_scale_out_of_floating_point_range_leaves_the_route_quietly():
+    # Example 1 of Wang, Yang, You (2022) with means x 1e-100 and variance x 1e-200: the masses c_a (psi_a /
+    # sigma_a^2)^2 of the start are about 1e400 and overflow, so the route steps aside (None) without a warning;
+    # the exact solver's general path solves the instance (tests/topk/test_topk_scaling.py)
+    import warnings
+
+    theta = np.array([0.51, 0.5, 0.0, -0.01, -0.092]) * 1e-100
+    reduced = reduce_problem(TopKProblem(theta, 2, variance=0.25e-200), "confidence")
+    start = np.full(reduced.n_groups, 1.0 / reduced.n_groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert transport_forest(reduced, start) is None
