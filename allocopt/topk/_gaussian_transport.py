@@ -55,6 +55,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _compiled_families as _families
 from ._forest import ForestLayout
 from ._groups import Reduced
 
@@ -73,6 +74,8 @@ _BUNDLE = 12
 _ZERO_MASS = 1e-12
 _BINDING = 1e-12
 
+# the Gaussian pair kernel's number in the families' shared kernels (allocopt._compiled_families.pair_by_code)
+_GAUSSIAN_CODE = _families._CODES.index("_gaussian_pair")
 _KERNELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -286,7 +289,8 @@ def staircase_tree(down, cut):
 
 
 def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity):
-    """Every pair's Gaussian cost :math:`C_{ij} = w_i d_i + w_j d_j` with the operations of
+    """Every pair's Gaussian cost :math:`C_{ij} = w_i d_i + w_j d_j`, formed by the families' shared scalar pair
+    kernel (:func:`allocopt._compiled_families.weighted_pair`, the Gaussian one), whose operations are those of
     :meth:`allocopt.families.Gaussian.unit_confidence_pair` in the same order (shares
     :math:`s = w/(w_i + w_j)`, spreads :math:`s_j \\Delta` and :math:`-s_i\\Delta`, halves of their squares),
     so that each cost is the one the family computes, bit for bit. The means are in decreasing order on each
@@ -318,18 +322,7 @@ def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity)
                 gap = theta_top[i] - theta_bottom[j]
                 if m > 0 and gap > 0 and 0.5 * gap * gap * (w_i * m) / (w_i + m) * (1.0 - 1e-9) >= cutoff:
                     break
-            w_j = w_bottom[j]
-            total = w_i + w_j
-            if total <= 0:
-                share_top = 0.5
-                share_bottom = 0.5
-            else:
-                share_top = w_i / total
-                share_bottom = w_j / total
-            gap = theta_top[i] - theta_bottom[j]
-            spread_top = share_bottom * gap
-            spread_bottom = -share_top * gap
-            cost = w_i * (0.5 * spread_top * spread_top) + w_j * (0.5 * spread_bottom * spread_bottom)
+            cost = _families.weighted_pair(_GAUSSIAN_CODE, theta_top[i], theta_bottom[j], w_i, w_bottom[j])[0]
             if cost < best:
                 best = cost
                 best_row = i
@@ -356,6 +349,7 @@ def transport_kernels(compiled: bool = True) -> dict[str, Any]:
             if not _KERNELS:
                 import numba
 
+                _families._kernels()  # the scan calls the families' compiled weighted_pair by its module name
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 _KERNELS.update({name: compile_(function) for name, function in _PURE.items()})
     return _KERNELS
