@@ -112,12 +112,17 @@ class TransportForest(NamedTuple):
 
 
 def staircase_potentials(theta_top, theta_bottom, down):
-    """Potentials :math:`(a, b)` with :math:`a_i + b_j = d_{ij}` on the staircase's cells and :math:`a_0 = 0`.
+    """Potentials :math:`(a, b)` with :math:`a_i + b_j = d_{ij}` on the staircase's cells, rooted at the cell of
+    smallest distance :math:`d_{i^\\circ j^\\circ}` (:math:`a_{i^\\circ} = 0`, :math:`b_{j^\\circ} = d_{i^\\circ j^\\circ}`).
 
     ``theta_top`` (p,) and ``theta_bottom`` (q,) increase; the staircase starts at cell (0, 0) and its move
     ``m`` goes down (to the next top group) when ``down[m]`` and right (to the next bottom group) otherwise. The
-    increments along the path are differences of squares formed without cancellation:
-    :math:`d_{i+1,j} - d_{ij} = (\\theta_{i+1} - \\theta_i)(\\theta_{i+1} + \\theta_i - 2\\theta_j)/2`.
+    increments along the path are differences of squares formed from differences of means (no cancellation):
+    :math:`d_{i+1,j} - d_{ij} = (\\theta_{i+1} - \\theta_i)((\\theta_{i+1} - \\theta_j) + (\\theta_i - \\theta_j))/2`.
+    The walk goes outward from the root in both directions, so each potential is a sum of increments of one
+    sign growing away from the boundary: the potentials of the groups nearest the boundary, whose distances
+    can be many orders below the others (power-law gaps), keep their relative precision instead of being the
+    small difference of large sums accumulated from the staircase's first cell.
 
     Examples
     --------
@@ -129,21 +134,50 @@ def staircase_potentials(theta_top, theta_bottom, down):
     True
     """
     p, q = theta_top.shape[0], theta_bottom.shape[0]
-    a = np.empty(p)
-    b = np.empty(q)
-    a[0] = 0.0
-    b[0] = 0.5 * (theta_top[0] - theta_bottom[0]) ** 2
+    n_moves = down.shape[0]
+    # the root: the cell of smallest distance (the first one on ties)
+    root = 0
+    root_i = 0
+    root_j = 0
+    smallest = abs(theta_top[0] - theta_bottom[0])
     i = 0
     j = 0
-    for m in range(down.shape[0]):
+    for m in range(n_moves):
         if down[m]:
-            a[i + 1] = a[i] + 0.5 * (theta_top[i + 1] - theta_top[i]) * (
-                theta_top[i + 1] + theta_top[i] - 2.0 * theta_bottom[j])
             i += 1
         else:
-            b[j + 1] = b[j] + 0.5 * (theta_bottom[j] - theta_bottom[j + 1]) * (
-                2.0 * theta_top[i] - theta_bottom[j] - theta_bottom[j + 1])
             j += 1
+        gap = abs(theta_top[i] - theta_bottom[j])
+        if gap < smallest:
+            smallest, root, root_i, root_j = gap, m + 1, i, j
+    a = np.empty(p)
+    b = np.empty(q)
+    a[root_i] = 0.0
+    b[root_j] = 0.5 * smallest * smallest
+    # forward from the root: a move down enters top group i + 1 (paired with bottom j), a move right enters j + 1
+    i = root_i
+    j = root_j
+    for m in range(root, n_moves):
+        if down[m]:
+            a[i + 1] = a[i] + 0.5 * (theta_top[i + 1] - theta_top[i]) * (
+                (theta_top[i + 1] - theta_bottom[j]) + (theta_top[i] - theta_bottom[j]))
+            i += 1
+        else:
+            b[j + 1] = b[j] + 0.5 * (theta_bottom[j + 1] - theta_bottom[j]) * (
+                (theta_bottom[j + 1] - theta_top[i]) + (theta_bottom[j] - theta_top[i]))
+            j += 1
+    # backward from the root: undoing move m - 1 leaves top group i (or bottom group j) for its predecessor
+    i = root_i
+    j = root_j
+    for m in range(root - 1, -1, -1):
+        if down[m]:
+            a[i - 1] = a[i] - 0.5 * (theta_top[i] - theta_top[i - 1]) * (
+                (theta_top[i] - theta_bottom[j]) + (theta_top[i - 1] - theta_bottom[j]))
+            i -= 1
+        else:
+            b[j - 1] = b[j] - 0.5 * (theta_bottom[j] - theta_bottom[j - 1]) * (
+                (theta_bottom[j] - theta_top[i]) + (theta_bottom[j - 1] - theta_top[i]))
+            j -= 1
     return a, b
 
 

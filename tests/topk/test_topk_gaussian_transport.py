@@ -47,6 +47,27 @@ def test_staircase_potentials_bind_on_the_staircase_and_are_feasible_everywhere(
     assert np.all(a[:, None] + b[None, :] <= distance * (1 + 1e-14))
 
 
+def test_staircase_potentials_keep_the_relative_precision_of_tiny_boundary_distances():
+    # means 1e-9 from the boundary 0.5 beside arms at distance about 1 (the power-law gaps class at scale): a walk
+    # that sums the potentials from the staircase's first cell (distance about 0.5) leaves the boundary cells'
+    # sums, about 2e-18, as the difference of numbers near 0.5, i.e. no correct digit. Each cell's a_i + b_j is
+    # compared with its distance in exact rational arithmetic (the floating-point means taken as exact).
+    from fractions import Fraction
+
+    theta_top = np.array([0.5 + 1e-9, 0.5 + 3e-9, 0.9, 1.4])
+    theta_bottom = np.array([-0.5, 0.1, 0.5 - 4e-9, 0.5 - 1e-9])
+    rng = np.random.default_rng(7)
+    staircases = [np.arange(6) >= 3, np.arange(6) < 3] + [random_staircase(rng, 4, 4) for _ in range(8)]
+    for down in staircases:
+        for kernels in (PURE, transport_kernels()):
+            a, b = kernels["potentials"](theta_top, theta_bottom, down)
+            rows, cols, _ = PURE["masses"](np.ones(4), np.ones(4), down)
+            for i, j in zip(rows, cols):
+                exact = (Fraction(theta_top[i]) - Fraction(theta_bottom[j])) ** 2 / 2
+                error = abs(Fraction(a[i]) + Fraction(b[j]) - exact)
+                assert error <= Fraction(1, 10 ** 12) * exact, (down, i, j, float(error / exact))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_north_west_coupling_is_an_optimal_transport(seed):
     rng = np.random.default_rng(seed)
