@@ -18,11 +18,14 @@ def test_topk_json_has_the_documented_keys(capsys):
     assert main(["topk", "--theta", "0.51,0.5,0,-0.01,-0.092", "--k", "2", "--family", "gaussian",
                  "--variance", "0.25", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert {"psi", "value", "characteristic_time", "gap", "mu", "components", "method"} <= set(payload)
+    assert {"psi", "value", "characteristic_time", "gap", "multipliers", "components", "method"} <= set(payload)
     assert round(payload["value"], 4) == 0.0568
     assert payload["characteristic_time"] == pytest.approx(1 / payload["value"])
     assert [(c["top"], c["bottom"]) for c in payload["components"]] == [([0], [2]), ([1], [3, 4])]
-    assert len(payload["mu"]) == 2 and len(payload["mu"][0]) == 3
+    # the multipliers, sparse: on Example 1's binding pairs (the components above), summing to one
+    multipliers = payload["multipliers"]
+    assert sorted(zip(multipliers["top"], multipliers["bottom"])) == [(0, 2), (1, 3), (1, 4)]
+    assert sum(multipliers["values"]) == pytest.approx(1.0) and min(multipliers["values"]) > 0
 
 
 # KKT-Tracking stops at its iteration limit before the exact solver's 1e-9 relative gap: exit status 1

@@ -151,7 +151,10 @@ class TopKResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON summary (arrays as lists, arm indices in the caller's order, non-finite numbers as
-        ``"Infinity"``, ``"-Infinity"``, ``"NaN"``)."""
+        ``"Infinity"``, ``"-Infinity"``, ``"NaN"``). The multipliers are given sparse, as the pairs that carry
+        one (``"multipliers": {"top": [...], "bottom": [...], "values": [...]}``, arm indices): an optimal one
+        lives on at most K - 1 pairs, where the dense k x (K - k) matrix would hold 2.5 * 10^9 numbers at
+        K = 10^5."""
         return jsonable({
             **self.core_dict(),
             "psi": self.psi.tolist(),
@@ -160,7 +163,9 @@ class TopKResult(Result):
             "upper_bound": self.upper_bound,
             "gap": self.gap,
             "relative_gap": self.relative_gap,
-            "mu": self.mu.tolist(),
+            "multipliers": {"top": self.problem.top[self.multipliers.rows].tolist(),
+                            "bottom": self.problem.bottom[self.multipliers.cols].tolist(),
+                            "values": self.multipliers.values.tolist()},
             "top": self.problem.top.tolist(),
             "bottom": self.problem.bottom.tolist(),
             "kind": self.kind,
