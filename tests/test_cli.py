@@ -12,6 +12,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import allocopt.cli as cli
@@ -289,3 +290,26 @@ def test_a_check_that_cannot_run_is_an_uncertified_answer_not_bad_input(monkeypa
             assert payload["check"] is None and "Gamma(psi) > 0" in payload["check_error"]
         else:
             assert "KKT check not available: " in out
+
+
+@pytest.mark.parametrize("cut", ["water-fill", "arm-order"])
+def test_block_cut_reaches_adaptive_topk_fixed_budget(cut, capsys):
+    # a budget of 30 on 4 arms ends inside AdaptiveTopK's first round (its first blocks are longer than 7 pulls
+    # an arm): round-robin passes leave counts that differ by at most one, the arm-order cut gives the first arm
+    # its whole block before the others get theirs; the command line runs the same rule as the library call
+    from allocopt.algorithms import AdaptiveTopKFixedBudget, identify_fixed_budget
+    from allocopt import TopKProblem
+
+    status, out, _ = run_main(["identify", "--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli",
+                               "--policy", "adaptive-topk-budget", "--block-cut", cut, "--budget", "30",
+                               "--runs", "3", "--seed", "5", "--json", "--per-run"], capsys)
+    assert status == ExitStatus.SUCCESS
+    pulls = np.array(strict_json(out)["pulls"])
+    assert np.all(pulls.sum(axis=1) == 30)
+    if cut == "water-fill":
+        assert np.all(pulls.max(axis=1) - pulls.min(axis=1) <= 1)
+    else:
+        assert np.all(np.diff(pulls, axis=1) <= 0) and np.all(pulls[:, 0] - pulls[:, -1] > 1)
+    library = identify_fixed_budget(TopKProblem([0.9, 0.8, 0.3, 0.1], 2, family="bernoulli"),
+                                    AdaptiveTopKFixedBudget(block_cut=cut), [30], n_runs=3, rng=5)
+    np.testing.assert_array_equal(pulls, library.pulls)

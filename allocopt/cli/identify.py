@@ -37,6 +37,11 @@ EXAMPLES = (
     Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--pac", "--epsilon", "0.1",
              "--delta", "0.1", "--runs", "10", "--seed", "5"), ExitStatus.SUCCESS,
             "PAC: AdaptiveTopK's samples and aggregate regret"),
+    Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--policy", "adaptive-topk-budget",
+             "--block-cut", "arm-order", "--budget", "40,400", "--runs", "10", "--seed", "5"), ExitStatus.SUCCESS,
+            "AdaptiveTopK's fixed budget with a round cut in arm order"),
+    Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--policy", "kkt-ts", "--block-cut", "arm-order",
+             "--runs", "5"), ExitStatus.BAD_INPUT, "--block-cut with a rule that has no rounds"),
     Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--pac", "--epsilon", "0",
              "--delta", "0.1", "--runs", "10"), ExitStatus.BAD_INPUT, "epsilon must be positive"),
     Example(("--theta", "0.9,0.8,0.3,0.1", "--k", "2", "--family", "bernoulli", "--policy", "sar", "--budget", "4",
@@ -72,6 +77,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--policy", default=None, choices=sorted(POLICIES),
                         help="sampling rule (default kkt-ts; adaptive-topk with --pac)")
     parser.add_argument("--p", type=float, default=None, help="NSAR's nonlinearity p > 0 (with --policy nsar)")
+    parser.add_argument("--block-cut", default=None, choices=("water-fill", "arm-order"),
+                        help="with --policy adaptive-topk or adaptive-topk-budget: the order of a round's pulls where "
+                             "a budget or sample cap ends inside it (default water-fill: round robin passes)")
     setting = parser.add_mutually_exclusive_group()
     setting.add_argument("--budget", type=_budget_list, default=None,
                          help="fixed budget: comma-separated budgets (integers >= K)")
@@ -93,13 +101,19 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def _policy(args: argparse.Namespace):
     from .._validation import fail
-    from ..algorithms import NSAR
+    from ..algorithms import NSAR, AdaptiveTopK, AdaptiveTopKFixedBudget
 
     name = args.policy or ("adaptive-topk" if args.pac else "kkt-ts")
     if args.p is not None:
         if name != "nsar":
             fail("allocopt identify", "--p", "given only with --policy nsar", args.p)
         return NSAR(p=args.p)
+    if args.block_cut is not None:
+        rules = {"adaptive-topk": AdaptiveTopK, "adaptive-topk-budget": AdaptiveTopKFixedBudget}
+        if name not in rules:
+            fail("allocopt identify", "--block-cut", "given only with --policy adaptive-topk or adaptive-topk-budget",
+                 args.block_cut)
+        return rules[name](block_cut=args.block_cut)
     return name
 
 
