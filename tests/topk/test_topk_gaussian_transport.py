@@ -192,6 +192,16 @@ def test_every_gaussian_class_is_certified_at_ten_thousand_arms(name, kind):
     assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
 
 
+@pytest.mark.slow
+def test_power_law_gaps_at_thirty_thousand_arms_are_located_by_the_route():
+    # boundary distances near 1e-13 beside distances near 0.3: the route's forest is the certified one, with no
+    # pivot (before the potentials were walked outward from the boundary, the forest located here was wrong
+    # and the general path took more than five minutes)
+    result = solve_topk(topk_instance_class("power-law gaps", 30_000))
+    assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
+    assert "transport, 0 pivot(s)" in result.message
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_staircase_tree_is_the_forest_of_the_cells_kept(seed):
     rng = np.random.default_rng(seed)
