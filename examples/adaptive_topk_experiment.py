@@ -156,11 +156,25 @@ class DivideBudget:
         sums = np.empty(counts.shape)
         for arm in range(n_arms):
             first = 0.0 + streams.next(runs, np.full(n_runs, arm))  # the engine's sums start at 0.0
-            for run in runs:
-                block = np.cumsum(streams.next_block(int(run), arm, int(counts[run, -1, arm]) - 1))
-                more = counts[run, :, arm] - 1  # a block of no pull adds nothing
-                sums[run, :, arm] = first[run]
-                sums[run, more > 0, arm] += block[more[more > 0] - 1]
+            more = counts[:, :, arm] - 1  # (runs, budgets); a block of no pull adds nothing
+            reads = more[:, -1]
+            start = streams.position[:, arm].copy()
+            buffered = np.flatnonzero(reads <= streams.block - start)
+            width = max(int(reads.max()), 1)
+            # the runs whose rewards are all buffered, together: their next rewards, zeros after the last one read
+            # (adding zeros after the last term changes no cumulative sum before it)
+            offsets = np.arange(width)
+            window = np.where(offsets[None, :] < reads[buffered, None],
+                              streams.buffer[buffered[:, None], arm,
+                                             np.minimum(start[buffered, None] + offsets[None, :], streams.block - 1)],
+                              0.0)
+            blocks = np.zeros((n_runs, width))
+            blocks[buffered] = np.cumsum(window, axis=1)
+            streams.position[buffered, arm] += reads[buffered]
+            for run in np.setdiff1d(runs, buffered):  # the others, one read each
+                blocks[run, :reads[run]] = np.cumsum(streams.next_block(int(run), arm, int(reads[run])))
+            sums[:, :, arm] = first[:, None] + np.where(more > 0, np.take_along_axis(
+                blocks, np.maximum(more, 1) - 1, axis=1), 0.0)
         return cls._top(np.broadcast_to(priority[:, None, :], counts.shape), empirical_means(counts, sums), k)
 
 

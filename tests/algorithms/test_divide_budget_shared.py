@@ -5,7 +5,7 @@ The engine runs the rule once per budget (it needs the budget); the shared form 
 once and takes prefixes. Both read the same common-random-number streams, so every record must be equal, element
 for element: on Bernoulli arms with equal means (ties broken by the run's random order), on Gaussian arms of
 different variances (sums that are not integers, so the order of the additions matters), and at budgets that are
-not multiples of n (the extra pulls go to the arms first in the random order) or below 2n (arms with no block).
+not multiples of n (the extra pulls go to the arms first in the random order) or below 2n (arms with no block), and past the length of a reward buffer (the reads that do not fit).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ PROBLEMS = {
 def test_shared_reads_give_the_per_budget_records(divide_budget, name):
     problem = PROBLEMS[name]
     n = problem.n_arms
-    budgets = np.array([n + 1, n + 3, 2 * n, 3 * n + 2, 5 * n, 9 * n + 1])
+    # up to 300 pulls per arm: more than a reward buffer holds (256), so some reads go past it
+    budgets = np.array([n + 1, n + 3, 2 * n, 3 * n + 2, 5 * n, 9 * n + 1, 300 * n + 4])
     engine = identify_fixed_budget(problem, divide_budget(), budgets, n_runs=9, rng=11, n_jobs=1)
     shared = divide_budget.shared_recommendations(problem, budgets, 9, 11)
     assert shared.shape == engine.recommendations.shape == (9, budgets.size, problem.k)
