@@ -20,7 +20,8 @@ Comparators (``--comparators``): CLUCB-PAC (Chen, Lin, King, Lyu, Chen 2014) con
 paper does (``allocopt.algorithms.CLUCBPACFixedBudget`` with epsilon = delta = 0.01: the answer of the first step
 where its PAC rule holds, else the empirical top-K at the budget; anytime, one run per instance, through its
 compiled run loop), and uniform allocation (the budget divided evenly over the arms; the empirical top-K, ties in
-the run's random order of the arms). The paper's other comparator, OptMAI (Zhou, Chen, Li 2014), is not run: its
+the run's random order of the arms; every budget's recommendation from one read of each reward stream, the
+records of one engine run per budget). The paper's other comparator, OptMAI (Zhou, Chen, Li 2014), is not run: its
 algorithm is not restated in the 2017 paper and is not available to us, so the paper's statements about it are not
 tested. All rules share the runs' rewards (common random numbers: the same seed, the same reward stream per run and
 arm).
@@ -53,9 +54,13 @@ from pathlib import Path
 import numpy as np
 
 from allocopt import TopKProblem
+from allocopt._rng import root_entropy
+from allocopt._validation import fail
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_docs_section
 from allocopt.algorithms import (AdaptiveTopKFixedBudget, BatchPullEach, CLUCBPACFixedBudget, PullEach,
                                  identify_fixed_budget)
+from allocopt.algorithms.rewards import PolicyStreams, RewardStreams
+from allocopt.algorithms.statistics import empirical_means
 from allocopt.complexity import adaptive_topk_sample_complexity, aggregate_regret, h_t_eps
 from allocopt.simulate import binomial_confidence_interval, paired_mean_difference
 from allocopt.testing.bandit_instances import synthetic_p, two_group, uniform
@@ -77,7 +82,9 @@ INSTANCES = ("TWOGROUP", "SYNTHETIC-0.5", "UNIFORM", "SYNTHETIC-6")
 class DivideBudget:
     """Uniform allocation as the paper describes it ("divide the budget uniformly across the arms"): one block of
     floor(T/n) pulls of every arm and one more pull of T mod n arms taken in the run's random order; recommends the
-    empirical top-K, ties in that order. It needs the budget (anytime = False), so each budget is its own run."""
+    empirical top-K, ties in that order. It needs the budget (anytime = False), so run by the engine each budget is
+    its own run; the experiment takes every budget's recommendation from one read of the reward streams instead
+    (:meth:`shared_recommendations`, the same records)."""
 
     name = "uniform-allocation"
     uses_glr = False
@@ -109,13 +116,66 @@ class DivideBudget:
             actions.append(self.select(context, None, row_state, uniforms[row]).counts)
         return BatchPullEach(np.array(actions, dtype=np.int64))
 
+    @staticmethod
+    def _top(priority, means, k):
+        """The k largest means, ties in the run's random order (the arm index before it is drawn), sorted."""
+        priority = np.where(np.isnan(priority), np.arange(means.shape[-1]), priority)
+        return np.sort(np.lexsort((priority, -means), axis=-1)[..., :k], axis=-1)
+
     def recommend(self, context, view, state):
-        priority = np.where(np.isnan(state["priority"]), np.arange(context.n_arms), state["priority"])
-        return np.sort(np.lexsort((priority, -view.means))[:context.k])
+        return self._top(state["priority"], view.means, context.k)
 
     def recommend_batch(self, context, view, state):
-        priority = np.where(np.isnan(state["priority"]), np.arange(context.n_arms), state["priority"])
-        return np.sort(np.lexsort((priority, -view.means), axis=-1)[:, :context.k], axis=1)
+        return self._top(state["priority"], view.means, context.k)
+
+    @classmethod
+    def shared_recommendations(cls, problem: TopKProblem, budgets, n_runs: int, rng: int) -> np.ndarray:
+        """The recommendations of ``identify_fixed_budget(problem, DivideBudget(), budgets, n_runs=n_runs,
+        rng=rng)``, shape (n_runs, budgets, k) (budgets in increasing order, each larger than n), from one read
+        of every reward stream instead of one run per budget.
+
+        Run by the engine, budget T pulls every arm once, then one block of c_a(T) - 1 pulls of each arm a, with
+        c_a(T) = floor(T/n) + 1 for the T mod n arms first in the run's random order, else floor(T/n); the block
+        adds the sequential sum of its rewards. The runs of all budgets read the same stream per (run, arm), so
+        arm a's sum at budget T is its first reward plus the sequential sum of its next c_a(T) - 1 rewards: the
+        cumulative sums of one read of max_T c_a(T) rewards give every budget's sums, the same floating-point
+        numbers in the same order of additions, and the random order comes from the run's first policy uniform,
+        as in the engine's first step. A test compares every record with the per-budget runs.
+        """
+        n_arms, k = problem.n_arms, problem.k
+        budgets = np.unique(np.asarray(budgets, dtype=np.int64))
+        if budgets[0] <= n_arms:
+            fail("DivideBudget.shared_recommendations", "budgets", f"budgets larger than n = {n_arms} (so that "
+                 "every budget pulls a block after the initial pulls)", budgets[0])
+        entropy = root_entropy(rng, "DivideBudget.shared_recommendations")
+        runs = np.arange(n_runs)
+        priority = np.array([cls._order(uniform, n_arms) for uniform in PolicyStreams(entropy, runs, 1).next(runs)[:, 0]])
+        share, extra = np.divmod(budgets, n_arms)
+        counts = share[None, :, None] + (priority[:, None, :] < extra[None, :, None])  # c_a(T): (runs, budgets, n)
+        streams = RewardStreams(problem.family, problem.theta, problem.dispersion, entropy, runs)
+        sums = np.empty(counts.shape)
+        for arm in range(n_arms):
+            first = 0.0 + streams.next(runs, np.full(n_runs, arm))  # the engine's sums start at 0.0
+            more = counts[:, :, arm] - 1  # (runs, budgets); a block of no pull adds nothing
+            reads = more[:, -1]
+            start = streams.position[:, arm].copy()
+            buffered = np.flatnonzero(reads <= streams.block - start)
+            width = max(int(reads.max()), 1)
+            # the runs whose rewards are all buffered, together: their next rewards, zeros after the last one read
+            # (adding zeros after the last term changes no cumulative sum before it)
+            offsets = np.arange(width)
+            window = np.where(offsets[None, :] < reads[buffered, None],
+                              streams.buffer[buffered[:, None], arm,
+                                             np.minimum(start[buffered, None] + offsets[None, :], streams.block - 1)],
+                              0.0)
+            blocks = np.zeros((n_runs, width))
+            blocks[buffered] = np.cumsum(window, axis=1)
+            streams.position[buffered, arm] += reads[buffered]
+            for run in np.setdiff1d(runs, buffered):  # the others, one read each
+                blocks[run, :reads[run]] = np.cumsum(streams.next_block(int(run), arm, int(reads[run])))
+            sums[:, :, arm] = first[:, None] + np.where(more > 0, np.take_along_axis(
+                blocks, np.maximum(more, 1) - 1, axis=1), 0.0)
+        return cls._top(np.broadcast_to(priority[:, None, :], counts.shape), empirical_means(counts, sums), k)
 
 
 def instances(k: int) -> dict[str, np.ndarray]:
@@ -179,9 +239,13 @@ def main() -> None:
                   f"Theorem 1 complexity = {bound:.4g}")
             for label, rule in rules:
                 clock = time.perf_counter()
-                result = identify_fixed_budget(problem, rule, budgets, n_runs=args.runs, rng=2017, n_jobs=args.jobs,
-                                               progress=progress_on_terminal())
-                regret = np.asarray(aggregate_regret(theta, result.recommendations))
+                if isinstance(rule, DivideBudget):  # every budget from one read of the streams (the same records)
+                    recommendations = rule.shared_recommendations(problem, budgets, args.runs, 2017)
+                else:
+                    recommendations = identify_fixed_budget(problem, rule, budgets, n_runs=args.runs, rng=2017,
+                                                            n_jobs=args.jobs,
+                                                            progress=progress_on_terminal()).recommendations
+                regret = np.asarray(aggregate_regret(theta, recommendations))
                 failure = (regret > EPSILON).mean(axis=0)
                 curves[(k, name, label)] = failure
                 failed[(k, name, label)] = regret > EPSILON
