@@ -90,11 +90,11 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k, _pick_tied and _row_first_minimum by their global names: they are
+    # the row kernels call _split_top_k, _pick_tied and _row_minima by their global names: they are
     # compiled first
     globals()["_split_top_k"] = compile_(_split_top_k)
     globals()["_pick_tied"] = compile_(_pick_tied)
-    globals()["_row_first_minimum"] = compile_(_row_first_minimum)
+    globals()["_row_minima"] = compile_(_row_minima)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
                     ugape_choice=compile_(_ugape_choice_rows))
@@ -218,115 +218,167 @@ def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, co
         arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
 
 
-def _row_first_minimum(cost, i, n_bottom, row_best, row_arg):
-    """The first minimum of row ``i`` of ``cost`` (strictly smaller than +inf; column 0 when there is none)."""
+def _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second):
+    """The first minimum of row ``i`` of lane ``lane`` of ``cost`` (strictly smaller than +inf; column 0 when
+    there is none) and the smallest value of the other columns (``row_second``, +inf when there is none)."""
     best = np.inf
+    second = np.inf
     arg = 0
     for j in range(n_bottom):
-        if cost[i, j] < best:
-            best, arg = cost[i, j], j
-    row_best[i] = best
-    row_arg[i] = arg
+        value = cost[lane, i, j]
+        if value < best:
+            second = best
+            best, arg = value, j
+        elif value < second:
+            second = value
+    row_best[lane, i] = best
+    row_arg[lane, i] = arg
+    row_second[lane, i] = second
 
 
-def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
+TRACKING_LANES = 4
+"""Rows that the compiled KKT-Tracking kernel iterates side by side (changes speed, never values)."""
+
+
+def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, lanes, psi):
     # the operations of TrackingIterations (allocopt.topk._tracking) for Gaussian arms on the unnormalised
     # iterates u_t = t psi_t, in the same order: the pair costs 0.5 gap^2 / (1/w_i + 1/w_j) with w = u / sigma^2,
     # the first minimal pair in row-major order, pair_terms and sampling_function_top at the chosen pair only,
     # then u_i += h, u_j += 1 - h. The iterates are kept in top/bottom order (u_top, u_bottom).
     # Incremental: only arm i (row i of the cost grid) and arm j (column j) change, so only their costs are
-    # recomputed (by the same operations, so every cost equals the numpy twin's bit for bit). Each row keeps
-    # its first minimum; a row other than i needs a new scan only if its minimum was at column j: the costs
-    # of column j can only grow (u_j grows, and IEEE division and addition are monotone), so any other
-    # column's minimum stays the first minimum. The first minimal pair in row-major order is then the first
-    # row of strictly smallest row minimum, at that row's first minimum.
+    # recomputed (by the same operations, so every cost equals the numpy twin's bit for bit), and every cost can
+    # only grow from one iteration to the next after the second (u_i and u_j grow, and IEEE division and
+    # addition are monotone). Each row of the grid keeps its first minimum and the smallest value of its other
+    # columns (a lower bound of them while they grow). A row other than i whose minimum was at column j keeps
+    # it when the new cost there is below that bound; otherwise the row is "stale": its entry is the bound, a
+    # lower bound of the whole row. The first minimal pair in row-major order is the first row of smallest
+    # entry, rescanned (and the choice repeated) while that row is stale: a row whose exact minimum is at most
+    # every other row's lower bound, ties to the smaller row, is the first minimal row.
+    # Lanes: ``lanes`` rows are iterated side by side, phase by phase; each iteration of a row is a chain of
+    # dependent divisions, and the chains of different rows overlap in the processor. Each row's operations are
+    # those of the row alone, in the same order.
     n_rows, n_arms = theta.shape
     k, n_bottom = top.shape[1], bottom.shape[1]
-    half_square = np.empty((k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
-    cost = np.empty((k, n_bottom))
-    row_best, row_arg = np.empty(k), np.empty(k, dtype=np.int64)
-    u_top, u_bottom = np.empty(k), np.empty(n_bottom)
-    variance_top, variance_bottom = np.empty(k), np.empty(n_bottom)
-    inverse_top, inverse_bottom = np.empty(k), np.empty(n_bottom)
-    precision_top, precision_bottom = np.empty(k), np.empty(n_bottom)  # 1 / sigma^2, as pair_terms' weights
-    for row in range(n_rows):
-        for i in range(k):
-            variance_top[i] = dispersion[row, top[row, i]]
-            precision_top[i] = 1.0 / variance_top[i]
-            u_top[i] = 1.0 / n_arms
+    half_square = np.empty((lanes, k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
+    cost = np.empty((lanes, k, n_bottom))
+    row_best, row_second = np.empty((lanes, k)), np.empty((lanes, k))
+    row_arg = np.empty((lanes, k), dtype=np.int64)
+    stale = np.zeros((lanes, k), dtype=np.bool_)
+    u_top, u_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    variance_top, variance_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    inverse_top, inverse_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    precision_top = np.empty((lanes, k))  # 1 / sigma^2, as pair_terms' weights
+    precision_bottom = np.empty((lanes, n_bottom))
+    chosen_top, chosen_bottom = np.empty(lanes, dtype=np.int64), np.empty(lanes, dtype=np.int64)
+    h = np.empty(lanes)
+    for first_row in range(0, n_rows, lanes):
+        n_lanes = min(lanes, n_rows - first_row)
+        for lane in range(n_lanes):
+            row = first_row + lane
+            for i in range(k):
+                variance_top[lane, i] = dispersion[row, top[row, i]]
+                precision_top[lane, i] = 1.0 / variance_top[lane, i]
+                u_top[lane, i] = 1.0 / n_arms
+                for j in range(n_bottom):
+                    gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
+                    half_square[lane, i, j] = 0.5 * (gap * gap)
             for j in range(n_bottom):
-                gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
-                half_square[i, j] = 0.5 * (gap * gap)
-        for j in range(n_bottom):
-            variance_bottom[j] = dispersion[row, bottom[row, j]]
-            precision_bottom[j] = 1.0 / variance_bottom[j]
-            u_bottom[j] = 1.0 / n_arms
+                variance_bottom[lane, j] = dispersion[row, bottom[row, j]]
+                precision_bottom[lane, j] = 1.0 / variance_bottom[lane, j]
+                u_bottom[lane, j] = 1.0 / n_arms
         for t in range(1, iterations + 1):
             if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
-                for i in range(k):
-                    inverse_top[i] = 1.0 / (u_top[i] / variance_top[i])
-                for j in range(n_bottom):
-                    inverse_bottom[j] = 1.0 / (u_bottom[j] / variance_bottom[j])
-                for i in range(k):
-                    inverse_i = inverse_top[i]
+                for lane in range(n_lanes):
+                    for i in range(k):
+                        inverse_top[lane, i] = 1.0 / (u_top[lane, i] / variance_top[lane, i])
                     for j in range(n_bottom):
-                        cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
-                    _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
-            best = np.inf
-            best_i = 0
-            for i in range(k):
-                if row_best[i] < best:
-                    best, best_i = row_best[i], i
-            best_j = row_arg[best_i]
-            # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
-            psi_i, psi_j = u_top[best_i], u_bottom[best_j]
-            inverse_i, inverse_j = precision_top[best_i], precision_bottom[best_j]
-            w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
-            total = w_i + w_j
-            if total <= 0:
-                share_i = 0.5
-                share_j = 0.5
-            else:
-                share_i = w_i / total
-                share_j = w_j / total
-            gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
-            spread_i, spread_j = share_j * gap, -share_i * gap
-            divergence_i = 0.5 * spread_i * spread_i
-            divergence_j = 0.5 * spread_j * spread_j
-            pair_cost = w_i * divergence_i + w_j * divergence_j
-            # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
-            if pair_cost > 0:
-                h_top = psi_i * (divergence_i * inverse_i) / pair_cost
-            elif psi_i > 0:
-                h_top = 0.5 if psi_j > 0 else 0.0
-            else:
-                h_top = 1.0 if psi_j > 0 else 0.5
-            h_top = min(max(h_top, 0.0), 1.0)
+                        inverse_bottom[lane, j] = 1.0 / (u_bottom[lane, j] / variance_bottom[lane, j])
+                    for i in range(k):
+                        inverse_i = inverse_top[lane, i]
+                        for j in range(n_bottom):
+                            cost[lane, i, j] = half_square[lane, i, j] / (inverse_i + inverse_bottom[lane, j])
+                        _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second)
+                        stale[lane, i] = False
+            for lane in range(n_lanes):  # the first minimal pair
+                while True:
+                    best = np.inf
+                    best_i = 0
+                    for i in range(k):
+                        if row_best[lane, i] < best:
+                            best, best_i = row_best[lane, i], i
+                    if not stale[lane, best_i]:
+                        break
+                    _row_minima(cost, lane, best_i, n_bottom, row_best, row_arg, row_second)
+                    stale[lane, best_i] = False
+                chosen_top[lane] = best_i
+                chosen_bottom[lane] = row_arg[lane, best_i]
+            for lane in range(n_lanes):
+                row = first_row + lane
+                best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
+                psi_i, psi_j = u_top[lane, best_i], u_bottom[lane, best_j]
+                inverse_i, inverse_j = precision_top[lane, best_i], precision_bottom[lane, best_j]
+                w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
+                total = w_i + w_j
+                if total <= 0:
+                    share_i = 0.5
+                    share_j = 0.5
+                else:
+                    share_i = w_i / total
+                    share_j = w_j / total
+                gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
+                spread_i, spread_j = share_j * gap, -share_i * gap
+                divergence_i = 0.5 * spread_i * spread_i
+                divergence_j = 0.5 * spread_j * spread_j
+                pair_cost = w_i * divergence_i + w_j * divergence_j
+                # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
+                if pair_cost > 0:
+                    h_top = psi_i * (divergence_i * inverse_i) / pair_cost
+                elif psi_i > 0:
+                    h_top = 0.5 if psi_j > 0 else 0.0
+                else:
+                    h_top = 1.0 if psi_j > 0 else 0.5
+                h[lane] = min(max(h_top, 0.0), 1.0)
             if t == 1:  # u_0 = 0: psi_0 only chose the first pair
                 u_top[:] = 0.0
                 u_bottom[:] = 0.0
-            u_top[best_i] += h_top
-            u_bottom[best_j] += 1.0 - h_top
+            for lane in range(n_lanes):
+                u_top[lane, chosen_top[lane]] += h[lane]
+                u_bottom[lane, chosen_bottom[lane]] += 1.0 - h[lane]
             if t >= 2:  # the costs of row best_i and column best_j (t = 1: all of them, at the next iteration)
-                inverse_top[best_i] = 1.0 / (u_top[best_i] / variance_top[best_i])
-                inverse_bottom[best_j] = 1.0 / (u_bottom[best_j] / variance_bottom[best_j])
-                inverse_j = inverse_bottom[best_j]
-                for i in range(k):
-                    if i == best_i:
-                        inverse_i = inverse_top[i]
-                        for j in range(n_bottom):
-                            cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
-                        _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
-                    else:
-                        cost[i, best_j] = half_square[i, best_j] / (inverse_top[i] + inverse_j)
-                        if row_arg[i] == best_j:
-                            _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
+                for lane in range(n_lanes):
+                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                    inverse_top[lane, best_i] = 1.0 / (u_top[lane, best_i] / variance_top[lane, best_i])
+                    inverse_bottom[lane, best_j] = 1.0 / (u_bottom[lane, best_j] / variance_bottom[lane, best_j])
+                for lane in range(n_lanes):
+                    best_i = chosen_top[lane]
+                    inverse_i = inverse_top[lane, best_i]
+                    for j in range(n_bottom):
+                        cost[lane, best_i, j] = half_square[lane, best_i, j] / (inverse_i + inverse_bottom[lane, j])
+                for lane in range(n_lanes):
+                    _row_minima(cost, lane, chosen_top[lane], n_bottom, row_best, row_arg, row_second)
+                    stale[lane, chosen_top[lane]] = False
+                for lane in range(n_lanes):
+                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                    inverse_j = inverse_bottom[lane, best_j]
+                    for i in range(k):
+                        if i != best_i:
+                            value = half_square[lane, i, best_j] / (inverse_top[lane, i] + inverse_j)
+                            cost[lane, i, best_j] = value
+                            if not stale[lane, i] and row_arg[lane, i] == best_j:
+                                if value < row_second[lane, i]:  # still the row's unique, so first, minimum
+                                    row_best[lane, i] = value
+                                else:
+                                    stale[lane, i] = True
+                                    row_best[lane, i] = row_second[lane, i]
         # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
         norm = iterations if iterations > 0 else 1
-        for i in range(k):
-            psi[row, top[row, i]] = u_top[i] / norm
-        for j in range(n_bottom):
-            psi[row, bottom[row, j]] = u_bottom[j] / norm
+        for lane in range(n_lanes):
+            row = first_row + lane
+            for i in range(k):
+                psi[row, top[row, i]] = u_top[lane, i] / norm
+            for j in range(n_bottom):
+                psi[row, bottom[row, j]] = u_bottom[lane, j] / norm
 
 
 def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
@@ -475,7 +527,7 @@ def gaussian_kkt_tracking(theta: np.ndarray, dispersion: np.ndarray, top: np.nda
     psi = np.empty(theta.shape)
     dispersion = np.ascontiguousarray(np.broadcast_to(np.asarray(dispersion, dtype=float), theta.shape))
     _kernels()["kkt_tracking"](theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
-                               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), psi)
+                               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), TRACKING_LANES, psi)
     return psi
 
 
