@@ -90,10 +90,13 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k, _pick_tied and _row_minima by their global names: they are
-    # compiled first
+    # the row kernels call _split_top_k, _glr_row, _gap_index_row, _pick_tied, _ugape_choice_row and _row_minima
+    # by their global names: they are compiled first (the callers after their callees)
     globals()["_split_top_k"] = compile_(_split_top_k)
+    globals()["_glr_row"] = compile_(_glr_row)
+    globals()["_gap_index_row"] = compile_(_gap_index_row)
     globals()["_pick_tied"] = compile_(_pick_tied)
+    globals()["_ugape_choice_row"] = compile_(_ugape_choice_row)
     globals()["_row_minima"] = compile_(_row_minima)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
@@ -139,6 +142,35 @@ def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
             n_bottom += 1
 
 
+def _glr_row(counts, means, dispersion, k, top, bottom, inverse, best_values, best_arms, member, mean_bottom,
+             inverse_bottom, cost):
+    """The Gaussian Chernoff statistic of one run (``counts``, ``means`` of shape (K,)): writes its stable top-k and
+    other arms into ``top`` and ``bottom`` and returns the value, the top arm and the bottom arm of the first pair
+    attaining it in row-major order. The other arguments are work arrays."""
+    n_arms = means.shape[0]
+    n_bottom = n_arms - k
+    for arm in range(n_arms):
+        inverse[arm] = 1.0 / (counts[arm] / dispersion[arm])
+    _split_top_k(means, k, top, bottom, best_values, best_arms, member)
+    for j in range(n_bottom):
+        mean_bottom[j] = means[bottom[j]]
+        inverse_bottom[j] = inverse[bottom[j]]
+    best = np.inf
+    best_top = top[0]
+    best_bottom = 0
+    for i in range(k):
+        arm_top = top[i]
+        mean_top = means[arm_top]
+        inverse_top = inverse[arm_top]
+        for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
+            gap = mean_top - mean_bottom[j]
+            cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+        for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
+            if cost[j] < best:
+                best, best_top, best_bottom = cost[j], arm_top, j
+    return best, best_top, bottom[best_bottom]
+
+
 def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
     n_rows, n_arms = means.shape
     n_bottom = n_arms - k
@@ -146,28 +178,9 @@ def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_b
     best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
     mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
     for row in range(n_rows):
-        for arm in range(n_arms):
-            inverse[arm] = 1.0 / (counts[row, arm] / dispersion[arm])
-        _split_top_k(means[row], k, top[row], bottom[row], best_values, best_arms, member)
-        for j in range(n_bottom):
-            mean_bottom[j] = means[row, bottom[row, j]]
-            inverse_bottom[j] = inverse[bottom[row, j]]
-        best = np.inf
-        best_top = top[row, 0]
-        best_bottom = 0
-        for i in range(k):
-            arm_top = top[row, i]
-            mean_top = means[row, arm_top]
-            inverse_top = inverse[arm_top]
-            for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
-                gap = mean_top - mean_bottom[j]
-                cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
-            for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
-                if cost[j] < best:
-                    best, best_top, best_bottom = cost[j], arm_top, j
-        value[row] = best
-        pair_top[row] = best_top
-        pair_bottom[row] = bottom[row, best_bottom]
+        value[row], pair_top[row], pair_bottom[row] = _glr_row(counts[row], means[row], dispersion, k, top[row],
+                                                               bottom[row], inverse, best_values, best_arms, member,
+                                                               mean_bottom, inverse_bottom, cost)
 
 
 def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
@@ -381,30 +394,39 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, lanes, psi):
                 psi[row, bottom[row, j]] = u_bottom[lane, j] / norm
 
 
-def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
+def _gap_index_row(upper, lower, k, index, chosen, others, best_values, best_arms, member, top_scratch,
+                   bottom_scratch, negated):
+    """UGapE's gap indices of one run (bounds of shape (K,)) into ``index``, J_t into ``chosen`` and the other arms
+    into ``others``; returns B_{J_t}. The other arguments are work arrays."""
     # B_a = (k-th largest U among the other arms) - L_a: the (k+1)-th largest U for the arms of the stable
     # top-k of U (the first k of a stable sort by decreasing U, as np.argsort(-U, kind="stable")), the k-th
     # otherwise; J_t = the k smallest B_a, ties to the smaller arm (the stable top-k of -B)
+    n_arms = upper.shape[0]
+    _split_top_k(upper, k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
+    kth, next_value = best_values[k - 1], best_values[k]
+    member[:] = False
+    for position in range(k):
+        member[best_arms[position]] = True
+    for arm in range(n_arms):
+        index[arm] = (next_value if member[arm] else kth) - lower[arm]
+        negated[arm] = -index[arm]
+    _split_top_k(negated, k, chosen, others, best_values, best_arms, member)
+    largest = index[chosen[0]]
+    for position in range(1, k):
+        if index[chosen[position]] > largest:
+            largest = index[chosen[position]]
+    return largest
+
+
+def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
     n_rows, n_arms = upper.shape
     best_values, best_arms = np.empty(k + 1), np.empty(k + 1, dtype=np.int64)
     member = np.empty(n_arms, dtype=np.bool_)
     top_scratch, bottom_scratch = np.empty(k + 1, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
     negated = np.empty(n_arms)
     for row in range(n_rows):
-        _split_top_k(upper[row], k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
-        kth, next_value = best_values[k - 1], best_values[k]
-        member[:] = False
-        for position in range(k):
-            member[best_arms[position]] = True
-        for arm in range(n_arms):
-            index[row, arm] = (next_value if member[arm] else kth) - lower[row, arm]
-            negated[arm] = -index[row, arm]
-        _split_top_k(negated, k, chosen[row], others[row], best_values, best_arms, member)
-        largest = index[row, chosen[row, 0]]
-        for position in range(1, k):
-            if index[row, chosen[row, position]] > largest:
-                largest = index[row, chosen[row, position]]
-        chosen_index[row] = largest
+        chosen_index[row] = _gap_index_row(upper[row], lower[row], k, index[row], chosen[row], others[row],
+                                           best_values, best_arms, member, top_scratch, bottom_scratch, negated)
 
 
 def _pick_tied(arms, values, largest, uniform):
@@ -425,17 +447,21 @@ def _pick_tied(arms, values, largest, uniform):
     return arms[0]
 
 
+def _ugape_choice_row(others, upper, chosen, lower, radius, uniform_u, uniform_l, uniform_pair):
+    """UGapE's arm of one run: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger
+    radius (ties: l_t first, u_t second, as the numpy pick of the pair (l_t, u_t))."""
+    u_arm = _pick_tied(others, upper, True, uniform_u)
+    l_arm = _pick_tied(chosen, lower, False, uniform_l)
+    radius_l, radius_u = radius[l_arm], radius[u_arm]
+    if radius_l == radius_u:
+        return l_arm if int(uniform_pair * 2) == 0 else u_arm
+    return l_arm if radius_l > radius_u else u_arm
+
+
 def _ugape_choice_rows(others, upper, chosen, lower, radius, uniforms, arms):
-    # per row: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger radius
-    # (ties: l_t first, u_t second, as the numpy pick of the pair (l_t, u_t))
     for row in range(others.shape[0]):
-        u_arm = _pick_tied(others[row], upper[row], True, uniforms[row, 0])
-        l_arm = _pick_tied(chosen[row], lower[row], False, uniforms[row, 1])
-        radius_l, radius_u = radius[row, l_arm], radius[row, u_arm]
-        if radius_l == radius_u:
-            arms[row] = l_arm if int(uniforms[row, 2] * 2) == 0 else u_arm
-        else:
-            arms[row] = l_arm if radius_l > radius_u else u_arm
+        arms[row] = _ugape_choice_row(others[row], upper[row], chosen[row], lower[row], radius[row], uniforms[row, 0],
+                                      uniforms[row, 1], uniforms[row, 2])
 
 
 class GaussianGLR(NamedTuple):
