@@ -20,7 +20,7 @@ compiled loop and hands back only what the engine records, so the records are bi
 * **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
   buffers and each round's two uniforms from the row's policy stream; the loop leaves the compiled code, before
   changing a row's state, when the row needs a reward buffer, more uniforms or a longer rate table
-  (:func:`allocopt.algorithms._compiled_lucb.refill_rows` supplies the first two).
+  (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
 
 The tests run the engine with this loop and with the numpy loop (``compiled_kernels(False)``) and compare the
 records.
@@ -29,31 +29,22 @@ records.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ._compiled_lucb import rate_table, refill_rows
+from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
+    drive_rows, empty_records
+from ._compiled_lucb import rate_table
 
-__all__ = ["RacingRun", "run_racing_rows"]
+__all__ = ["run_racing_rows"]
 
-_RUNNING, _STOPPED, _CAPPED, _NEED_REWARD, _NEED_UNIFORMS, _NEED_RATE = range(6)
 UNIFORM_STEPS = 4096
 """Rounds of policy uniforms drawn per refill of a row (changes speed, never values)."""
 
 _KERNEL: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
-
-class RacingRun(NamedTuple):
-    """Per-row records of :func:`run_racing_rows` (the fields the engine reads from a compiled loop): the stopping
-    times, the recommendations, whether the run stopped before the cap (shapes (R, 1), (R, 1, k), (R, 1)), and the
-    rounds of each row."""
-
-    times: np.ndarray
-    recommendations: np.ndarray
-    stopped: np.ndarray
-    selects: np.ndarray
 
 
 def _extreme_arm(values, members, largest, uniform):
@@ -102,10 +93,10 @@ def _racing_rows(rows, k, accept, max_samples, twice_variance, counts, sums, t, 
     remaining, leaders, others = np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_)
     chosen = np.empty(n_arms, np.bool_)
     for row in rows:
-        status[row] = _RUNNING
+        status[row] = RUNNING
         while True:
             if t[row] >= rates.shape[0]:
-                status[row], need[row] = _NEED_RATE, t[row]
+                status[row], need[row] = NEED_TABLE, t[row]
                 break
             # the round's decision at t (racing_decision), with the tie-break uniforms of the previous round
             n_accepted = 0
@@ -157,11 +148,11 @@ def _racing_rows(rows, k, accept, max_samples, twice_variance, counts, sums, t, 
                 recommendations[row, 0, :].sort()
                 times[row, 0] = t[row]
                 stopped[row, 0] = finished
-                status[row] = _STOPPED if finished else _CAPPED
+                status[row] = STOPPED if finished else CAPPED
                 break
             # the round: every survivor once, cut in arm order at the cap; its two uniforms break the next ties
             if uniform_position[row] + 2 > n_uniforms:
-                status[row] = _NEED_UNIFORMS
+                status[row] = NEED_UNIFORMS
                 break
             allowed = max(max_samples - t[row], 1)
             short = -1
@@ -173,7 +164,7 @@ def _racing_rows(rows, k, accept, max_samples, twice_variance, counts, sums, t, 
                         short = arm
                         break
             if short >= 0:
-                status[row], need[row] = _NEED_REWARD, short
+                status[row], need[row] = NEED_REWARD, short
                 break
             tie_uniforms[row, 0] = uniforms[row, uniform_position[row]]
             tie_uniforms[row, 1] = uniforms[row, uniform_position[row] + 1]
@@ -203,7 +194,7 @@ def _kernel():
 
 
 def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, variance: np.ndarray, max_samples: int,
-                    counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RacingRun:
+                    counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
     r"""Run every row of a batch of Gaussian KL-Elimination (``accept=False``) or KL-Racing runs, from the engine's
     state after the initial pulls, until the race is decided or the sample cap; ``counts``, ``sums`` and ``t`` are
     updated in place.
@@ -243,28 +234,18 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
     """
     kernel = _kernel()
     n_rows, n_arms = counts.shape
-    times = np.zeros((n_rows, 1), dtype=np.int64)
-    recommendations = np.zeros((n_rows, 1, k), dtype=np.int64)
-    stopped = np.zeros((n_rows, 1), dtype=np.bool_)
-    selects = np.zeros(n_rows, dtype=np.int64)
-    status = np.zeros(n_rows, dtype=np.int64)
-    need = np.zeros(n_rows, dtype=np.int64)
-    uniforms = np.empty((n_rows, UNIFORM_STEPS * 2))
-    uniform_position = np.full(n_rows, uniforms.shape[1], dtype=np.int64)
+    records = empty_records(n_rows, 1, k)
     tie_uniforms = np.full((n_rows, 2), 0.5)
     accepted = np.zeros((n_rows, n_arms), dtype=np.bool_)
     eliminated = np.zeros((n_rows, n_arms), dtype=np.bool_)
     twice_variance = 2.0 * np.ascontiguousarray(variance, dtype=float)
-    rates = rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1)
-    pending = np.arange(n_rows, dtype=np.int64)
-    while pending.size:
-        kernel(pending, k, bool(accept), max_samples, twice_variance, counts, sums, t, selects, rewards.buffer,
-               rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, times,
-               recommendations, stopped, status, need)
-        refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
-                    uniforms, uniform_position, policy_generators)
-        grow = status[pending] == _NEED_RATE
-        if grow.any():
-            rates = rate_table(exploration, delta, n_arms, int(need[pending[grow]].max()) + 1)
-        pending = pending[(status[pending] != _STOPPED) & (status[pending] != _CAPPED)]
-    return RacingRun(times=times, recommendations=recommendations, stopped=stopped, selects=selects)
+
+    def run(pending, uniforms, uniform_position, rates, status, need):
+        kernel(pending, k, bool(accept), max_samples, twice_variance, counts, sums, t, records.selects, rewards.buffer,
+               rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, records.times,
+               records.recommendations, records.stopped, status, need)
+
+    drive_rows(run, rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1),
+               lambda largest: rate_table(exploration, delta, n_arms, largest), n_rows, UNIFORM_STEPS * 2, rewards,
+               policy_generators)
+    return records

@@ -18,7 +18,7 @@ a compiled loop and hands back only what the engine records, so the records are 
 * **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
   buffers, the three uniforms of a step from the row's policy stream; the loop leaves the compiled code, before
   changing a row's state, when the row needs a reward buffer, more uniforms or a longer rate table
-  (:func:`allocopt.algorithms._compiled_lucb.refill_rows` supplies the first two).
+  (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
 
 The tests run the engine with this loop and with the numpy loop (``compiled_kernels(False)``) and compare the
 records.
@@ -27,16 +27,17 @@ records.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from . import _compiled
-from ._compiled_lucb import rate_table, refill_rows
+from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
+    drive_rows, empty_records
+from ._compiled_lucb import rate_table
 
-__all__ = ["UGapERun", "run_ugape_rows"]
+__all__ = ["run_ugape_rows"]
 
-_RUNNING, _STOPPED, _CAPPED, _NEED_REWARD, _NEED_UNIFORMS, _NEED_RATE = range(6)
 UNIFORM_STEPS = 4096
 """Steps of policy uniforms drawn per refill of a row (changes speed, never values)."""
 
@@ -45,16 +46,6 @@ _LOCK = threading.Lock()
 _gap_index_row = _compiled._gap_index_row  # the compiled row functions once _kernel() has run
 _ugape_choice_row = _compiled._ugape_choice_row
 
-
-class UGapERun(NamedTuple):
-    """Per-row records of :func:`run_ugape_rows` (the fields the engine reads from a compiled loop): the stopping
-    times, the recommendations, whether the run stopped before the cap (shapes (R, 1), (R, 1, k), (R, 1)), and the
-    steps of each row."""
-
-    times: np.ndarray
-    recommendations: np.ndarray
-    stopped: np.ndarray
-    selects: np.ndarray
 
 
 def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, selects, buffer, position, uniforms,
@@ -69,11 +60,11 @@ def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, 
     top_scratch, bottom_scratch = np.empty(k + 1, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
     negated = np.empty(n_arms)
     for row in rows:
-        status[row] = _RUNNING
+        status[row] = RUNNING
         while True:
             # the bounds, the gap indices, J_t and B_{J_t} at t (UGapE.radius, gap_indices)
             if t[row] >= rates.shape[0]:
-                status[row], need[row] = _NEED_RATE, t[row]
+                status[row], need[row] = NEED_TABLE, t[row]
                 break
             beta = rates[t[row]]
             for arm in range(n_arms):
@@ -89,17 +80,17 @@ def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, 
                 times[row, 0] = t[row]
                 recommendations[row, 0, :] = chosen
                 stopped[row, 0] = chosen_index < epsilon
-                status[row] = _STOPPED if chosen_index < epsilon else _CAPPED
+                status[row] = STOPPED if chosen_index < epsilon else CAPPED
                 break
             # u_t, l_t and the one of larger radius, with the step's three uniforms (ugape_choice)
             if uniform_position[row] + 3 > n_uniforms:
-                status[row] = _NEED_UNIFORMS
+                status[row] = NEED_UNIFORMS
                 break
             place = uniform_position[row]
             arm = _ugape_choice_row(others, upper, chosen, lower, radius, uniforms[row, place],
                                     uniforms[row, place + 1], uniforms[row, place + 2])
             if position[row, arm] >= n_block:
-                status[row], need[row] = _NEED_REWARD, arm
+                status[row], need[row] = NEED_REWARD, arm
                 break
             uniform_position[row] += 3
             sums[row, arm] += buffer[row, arm, position[row, arm]]
@@ -123,7 +114,7 @@ def _kernel():
 
 
 def run_ugape_rows(k: int, epsilon: float, exploration: str, delta: float, variance: np.ndarray, max_samples: int,
-                   counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> UGapERun:
+                   counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
     r"""Run every row of a batch of UGapEc runs, from the engine's state after the initial pulls, until
     :math:`B_{J_t} < \epsilon` or the sample cap; ``counts``, ``sums`` and ``t`` are updated in place.
 
@@ -161,26 +152,16 @@ def run_ugape_rows(k: int, epsilon: float, exploration: str, delta: float, varia
     True
     """
     kernel = _kernel()
-    n_rows = counts.shape[0]
-    times = np.zeros((n_rows, 1), dtype=np.int64)
-    recommendations = np.zeros((n_rows, 1, k), dtype=np.int64)
-    stopped = np.zeros((n_rows, 1), dtype=np.bool_)
-    selects = np.zeros(n_rows, dtype=np.int64)
-    status = np.zeros(n_rows, dtype=np.int64)
-    need = np.zeros(n_rows, dtype=np.int64)
-    uniforms = np.empty((n_rows, UNIFORM_STEPS * 3))
-    uniform_position = np.full(n_rows, uniforms.shape[1], dtype=np.int64)
+    n_rows, n_arms = counts.shape
+    records = empty_records(n_rows, 1, k)
     twice_variance = 2.0 * np.ascontiguousarray(variance, dtype=float)
-    n_arms = counts.shape[1]
-    rates = rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1)
-    pending = np.arange(n_rows, dtype=np.int64)
-    while pending.size:
-        kernel(pending, k, float(epsilon), max_samples, twice_variance, counts, sums, t, selects, rewards.buffer,
-               rewards.position, uniforms, uniform_position, rates, times, recommendations, stopped, status, need)
-        refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
-                    uniforms, uniform_position, policy_generators)
-        grow = status[pending] == _NEED_RATE
-        if grow.any():
-            rates = rate_table(exploration, delta, n_arms, int(need[pending[grow]].max()) + 1)
-        pending = pending[(status[pending] != _STOPPED) & (status[pending] != _CAPPED)]
-    return UGapERun(times=times, recommendations=recommendations, stopped=stopped, selects=selects)
+
+    def run(pending, uniforms, uniform_position, rates, status, need):
+        kernel(pending, k, float(epsilon), max_samples, twice_variance, counts, sums, t, records.selects,
+               rewards.buffer, rewards.position, uniforms, uniform_position, rates, records.times,
+               records.recommendations, records.stopped, status, need)
+
+    drive_rows(run, rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1),
+               lambda largest: rate_table(exploration, delta, n_arms, largest), n_rows, UNIFORM_STEPS * 3, rewards,
+               policy_generators)
+    return records

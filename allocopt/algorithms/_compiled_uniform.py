@@ -19,7 +19,7 @@ the numpy loop's:
   them in arm order (:func:`allocopt._rng.random_candidate`), with one uniform per step from the row's policy
   stream; rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams` buffers. The loop
   leaves the compiled code, before changing a row's state, when the row needs a reward buffer, more uniforms or
-  a longer threshold table (:func:`allocopt.algorithms._compiled_lucb.refill_rows` supplies the first two).
+  a longer threshold table (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
 
 The tests run the engine with this loop and with the numpy loop (``compiled_kernels(False)``) and compare the
 records.
@@ -28,16 +28,16 @@ records.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from . import _compiled
-from ._compiled_lucb import refill_rows
+from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
+    drive_rows, empty_records
 
-__all__ = ["UniformRun", "run_uniform_rows", "threshold_table"]
+__all__ = ["run_uniform_rows", "threshold_table"]
 
-_RUNNING, _STOPPED, _CAPPED, _NEED_REWARD, _NEED_UNIFORMS, _NEED_TABLE = range(6)
 UNIFORM_STEPS = 4096
 """Policy uniforms drawn per refill of a row (changes speed, never values)."""
 FIRST_TABLE_SIZE = 1 << 14
@@ -47,15 +47,6 @@ _KERNEL: dict[str, Any] = {}
 _LOCK = threading.Lock()
 _glr_row = _compiled._glr_row  # the compiled row function once _kernel() has run
 
-
-class UniformRun(NamedTuple):
-    """Per-row records of :func:`run_uniform_rows` (the fields the engine reads from a compiled loop): the
-    stopping times, the recommendations, whether each level stopped before the cap, and the steps of each row."""
-
-    times: np.ndarray
-    recommendations: np.ndarray
-    stopped: np.ndarray
-    selects: np.ndarray
 
 
 def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer, position, uniforms,
@@ -70,11 +61,11 @@ def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, bu
     best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
     mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
     for row in rows:
-        status[row] = _RUNNING
+        status[row] = RUNNING
         while True:
             # 1. the Chernoff statistic and the empirical top-k (engine.run_replications, _chernoff)
             if t[row] >= rates.shape[0]:
-                status[row], need[row] = _NEED_TABLE, t[row]
+                status[row], need[row] = NEED_TABLE, t[row]
                 break
             for arm in range(n_arms):
                 means[arm] = sums[row, arm] / counts[row, arm]
@@ -92,18 +83,18 @@ def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, bu
                     else:
                         finished = False
             if finished:
-                status[row] = _STOPPED
+                status[row] = STOPPED
                 break
             if t[row] >= max_samples:
                 for check in range(n_check):
                     if not done[row, check]:
                         times[row, check] = t[row]
                         recommendations[row, check, :] = top
-                status[row] = _CAPPED
+                status[row] = CAPPED
                 break
             # 4. a least-pulled arm, the floor(u c)-th of the c of them (random_candidate), and its reward
             if uniform_position[row] >= n_uniforms:
-                status[row] = _NEED_UNIFORMS
+                status[row] = NEED_UNIFORMS
                 break
             least = counts[row, 0]
             for arm in range(1, n_arms):
@@ -120,7 +111,7 @@ def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, bu
                         break
                     pick -= 1
             if position[row, chosen] >= n_block:
-                status[row], need[row] = _NEED_REWARD, chosen
+                status[row], need[row] = NEED_REWARD, chosen
                 break
             uniform_position[row] += 1
             sums[row, chosen] += buffer[row, chosen, position[row, chosen]]
@@ -162,7 +153,7 @@ def threshold_table(threshold, checkpoints: np.ndarray, largest: int) -> np.ndar
 
 
 def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, threshold, max_samples: int,
-                     counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> UniformRun:
+                     counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
     r"""Run every row of a batch of Gaussian runs of uniform sampling, from the engine's state after the initial
     pulls, until the Chernoff statistic exceeds the threshold at every level ``checkpoints`` or the sample cap;
     ``counts``, ``sums`` and ``t`` are updated in place.
@@ -199,27 +190,17 @@ def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, th
     True
     """
     kernel = _kernel()
-    n_rows, n_arms = counts.shape
-    n_check = checkpoints.shape[0]
-    times = np.zeros((n_rows, n_check), dtype=np.int64)
-    recommendations = np.zeros((n_rows, n_check, k), dtype=np.int64)
-    stopped = np.zeros((n_rows, n_check), dtype=np.bool_)
+    n_rows, n_check = counts.shape[0], checkpoints.shape[0]
+    records = empty_records(n_rows, n_check, k)
     done = np.zeros((n_rows, n_check), dtype=np.bool_)
-    selects = np.zeros(n_rows, dtype=np.int64)
-    status = np.zeros(n_rows, dtype=np.int64)
-    need = np.zeros(n_rows, dtype=np.int64)
-    uniforms = np.empty((n_rows, UNIFORM_STEPS))
-    uniform_position = np.full(n_rows, UNIFORM_STEPS, dtype=np.int64)
     dispersion = np.ascontiguousarray(dispersion, dtype=float)
-    rates = threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1)
-    pending = np.arange(n_rows, dtype=np.int64)
-    while pending.size:
-        kernel(pending, k, max_samples, dispersion, counts, sums, t, selects, rewards.buffer, rewards.position,
-               uniforms, uniform_position, rates, done, times, recommendations, stopped, status, need)
-        refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
-                    uniforms, uniform_position, policy_generators)
-        grow = status[pending] == _NEED_TABLE
-        if grow.any():
-            rates = threshold_table(threshold, checkpoints, int(need[pending[grow]].max()) + 1)
-        pending = pending[(status[pending] != _STOPPED) & (status[pending] != _CAPPED)]
-    return UniformRun(times=times, recommendations=recommendations, stopped=stopped, selects=selects)
+
+    def run(pending, uniforms, uniform_position, rates, status, need):
+        kernel(pending, k, max_samples, dispersion, counts, sums, t, records.selects, rewards.buffer, rewards.position,
+               uniforms, uniform_position, rates, done, records.times, records.recommendations, records.stopped,
+               status, need)
+
+    drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),
+               lambda largest: threshold_table(threshold, checkpoints, largest), n_rows, UNIFORM_STEPS, rewards,
+               policy_generators)
+    return records

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import KLElimination, _compiled_kl_racing, _compiled_lucb
+from allocopt.algorithms import KLElimination, _compiled_kl_racing, _compiled_loop, _compiled_lucb
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -62,7 +62,7 @@ def test_every_hand_back_of_the_loop(monkeypatch):
     monkeypatch.setattr(_compiled_lucb, "FIRST_TABLE_SIZE", 16)
     monkeypatch.setattr(_compiled_lucb, "_TABLES", {})
     hand_backs = {"reward": 0, "uniforms": 0, "rate": 0}
-    refill, table = _compiled_kl_racing.refill_rows, _compiled_kl_racing.rate_table
+    refill, table = _compiled_loop.refill_rows, _compiled_kl_racing.rate_table
 
     def counted_refill(rows, need_reward, need_uniforms, *args):
         hand_backs["reward"] += int(need_reward.sum())
@@ -73,7 +73,7 @@ def test_every_hand_back_of_the_loop(monkeypatch):
         hand_backs["rate"] += 1
         return table(*args)
 
-    monkeypatch.setattr(_compiled_kl_racing, "refill_rows", counted_refill)
+    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
     monkeypatch.setattr(_compiled_kl_racing, "rate_table", counted_table)
     assert_same(PROBLEMS["k = 1"], delta=0.001, max_samples=20_000)
     assert min(hand_backs.values()) >= 2, hand_backs

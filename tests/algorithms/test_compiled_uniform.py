@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import Uniform, _compiled_uniform
+from allocopt.algorithms import Uniform, _compiled_loop, _compiled_uniform
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -62,7 +62,7 @@ def test_every_hand_back_of_the_loop(monkeypatch):
     monkeypatch.setattr(_compiled_uniform, "UNIFORM_STEPS", 5)
     monkeypatch.setattr(_compiled_uniform, "FIRST_TABLE_SIZE", 16)
     hand_backs = {"reward": 0, "uniforms": 0, "table": 0}
-    refill, table = _compiled_uniform.refill_rows, _compiled_uniform.threshold_table
+    refill, table = _compiled_loop.refill_rows, _compiled_uniform.threshold_table
 
     def counted_refill(rows, need_reward, need_uniforms, *args):
         hand_backs["reward"] += int(need_reward.sum())
@@ -73,7 +73,7 @@ def test_every_hand_back_of_the_loop(monkeypatch):
         hand_backs["table"] += 1
         return table(*args)
 
-    monkeypatch.setattr(_compiled_uniform, "refill_rows", counted_refill)
+    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
     monkeypatch.setattr(_compiled_uniform, "threshold_table", counted_table)
     assert_same(PROBLEMS["k = 1"], deltas=(0.1, 0.01, 0.001), max_samples=20_000)
     assert min(hand_backs.values()) >= 2, hand_backs
