@@ -90,11 +90,14 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k, _pick_tied and _row_first_minimum by their global names: they are
-    # compiled first
+    # the row kernels call _split_top_k, _glr_row, _gap_index_row, _pick_tied, _ugape_choice_row and _row_minima
+    # by their global names: they are compiled first (the callers after their callees)
     globals()["_split_top_k"] = compile_(_split_top_k)
+    globals()["_glr_row"] = compile_(_glr_row)
+    globals()["_gap_index_row"] = compile_(_gap_index_row)
     globals()["_pick_tied"] = compile_(_pick_tied)
-    globals()["_row_first_minimum"] = compile_(_row_first_minimum)
+    globals()["_ugape_choice_row"] = compile_(_ugape_choice_row)
+    globals()["_row_minima"] = compile_(_row_minima)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
                     ugape_choice=compile_(_ugape_choice_rows))
@@ -139,6 +142,35 @@ def _split_top_k(values, k, top, bottom, best_values, best_arms, member):
             n_bottom += 1
 
 
+def _glr_row(counts, means, dispersion, k, top, bottom, inverse, best_values, best_arms, member, mean_bottom,
+             inverse_bottom, cost):
+    """The Gaussian Chernoff statistic of one run (``counts``, ``means`` of shape (K,)): writes its stable top-k and
+    other arms into ``top`` and ``bottom`` and returns the value, the top arm and the bottom arm of the first pair
+    attaining it in row-major order. The other arguments are work arrays."""
+    n_arms = means.shape[0]
+    n_bottom = n_arms - k
+    for arm in range(n_arms):
+        inverse[arm] = 1.0 / (counts[arm] / dispersion[arm])
+    _split_top_k(means, k, top, bottom, best_values, best_arms, member)
+    for j in range(n_bottom):
+        mean_bottom[j] = means[bottom[j]]
+        inverse_bottom[j] = inverse[bottom[j]]
+    best = np.inf
+    best_top = top[0]
+    best_bottom = 0
+    for i in range(k):
+        arm_top = top[i]
+        mean_top = means[arm_top]
+        inverse_top = inverse[arm_top]
+        for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
+            gap = mean_top - mean_bottom[j]
+            cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
+        for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
+            if cost[j] < best:
+                best, best_top, best_bottom = cost[j], arm_top, j
+    return best, best_top, bottom[best_bottom]
+
+
 def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
     n_rows, n_arms = means.shape
     n_bottom = n_arms - k
@@ -146,28 +178,9 @@ def _glr_rows(counts, means, dispersion, k, value, top, bottom, pair_top, pair_b
     best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
     mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
     for row in range(n_rows):
-        for arm in range(n_arms):
-            inverse[arm] = 1.0 / (counts[row, arm] / dispersion[arm])
-        _split_top_k(means[row], k, top[row], bottom[row], best_values, best_arms, member)
-        for j in range(n_bottom):
-            mean_bottom[j] = means[row, bottom[row, j]]
-            inverse_bottom[j] = inverse[bottom[row, j]]
-        best = np.inf
-        best_top = top[row, 0]
-        best_bottom = 0
-        for i in range(k):
-            arm_top = top[row, i]
-            mean_top = means[row, arm_top]
-            inverse_top = inverse[arm_top]
-            for j in range(n_bottom):  # the stable split gives mean_top >= mean_bottom: a tie has gap 0, cost 0
-                gap = mean_top - mean_bottom[j]
-                cost[j] = 0.5 * (gap * gap) / (inverse_top + inverse_bottom[j])
-            for j in range(n_bottom):  # the first minimum in row-major order, as numpy's argmin
-                if cost[j] < best:
-                    best, best_top, best_bottom = cost[j], arm_top, j
-        value[row] = best
-        pair_top[row] = best_top
-        pair_bottom[row] = bottom[row, best_bottom]
+        value[row], pair_top[row], pair_bottom[row] = _glr_row(counts[row], means[row], dispersion, k, top[row],
+                                                               bottom[row], inverse, best_values, best_arms, member,
+                                                               mean_bottom, inverse_bottom, cost)
 
 
 def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, coin_uniforms, arms):
@@ -218,141 +231,202 @@ def _kkt_ts_rows(counts, sums, dispersion, k, normal_quantiles, tie_uniforms, co
         arms[row] = arm_top if coin_uniforms[row] < h else arm_bottom
 
 
-def _row_first_minimum(cost, i, n_bottom, row_best, row_arg):
-    """The first minimum of row ``i`` of ``cost`` (strictly smaller than +inf; column 0 when there is none)."""
+def _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second):
+    """The first minimum of row ``i`` of lane ``lane`` of ``cost`` (strictly smaller than +inf; column 0 when
+    there is none) and the smallest value of the other columns (``row_second``, +inf when there is none)."""
     best = np.inf
+    second = np.inf
     arg = 0
     for j in range(n_bottom):
-        if cost[i, j] < best:
-            best, arg = cost[i, j], j
-    row_best[i] = best
-    row_arg[i] = arg
+        value = cost[lane, i, j]
+        if value < best:
+            second = best
+            best, arg = value, j
+        elif value < second:
+            second = value
+    row_best[lane, i] = best
+    row_arg[lane, i] = arg
+    row_second[lane, i] = second
 
 
-def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, psi):
+TRACKING_LANES = 4
+"""Rows that the compiled KKT-Tracking kernel iterates side by side (changes speed, never values)."""
+
+
+def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, lanes, psi):
     # the operations of TrackingIterations (allocopt.topk._tracking) for Gaussian arms on the unnormalised
     # iterates u_t = t psi_t, in the same order: the pair costs 0.5 gap^2 / (1/w_i + 1/w_j) with w = u / sigma^2,
     # the first minimal pair in row-major order, pair_terms and sampling_function_top at the chosen pair only,
     # then u_i += h, u_j += 1 - h. The iterates are kept in top/bottom order (u_top, u_bottom).
     # Incremental: only arm i (row i of the cost grid) and arm j (column j) change, so only their costs are
-    # recomputed (by the same operations, so every cost equals the numpy twin's bit for bit). Each row keeps
-    # its first minimum; a row other than i needs a new scan only if its minimum was at column j: the costs
-    # of column j can only grow (u_j grows, and IEEE division and addition are monotone), so any other
-    # column's minimum stays the first minimum. The first minimal pair in row-major order is then the first
-    # row of strictly smallest row minimum, at that row's first minimum.
+    # recomputed (by the same operations, so every cost equals the numpy twin's bit for bit), and every cost can
+    # only grow from one iteration to the next after the second (u_i and u_j grow, and IEEE division and
+    # addition are monotone). Each row of the grid keeps its first minimum and the smallest value of its other
+    # columns (a lower bound of them while they grow). A row other than i whose minimum was at column j keeps
+    # it when the new cost there is below that bound; otherwise the row is "stale": its entry is the bound, a
+    # lower bound of the whole row. The first minimal pair in row-major order is the first row of smallest
+    # entry, rescanned (and the choice repeated) while that row is stale: a row whose exact minimum is at most
+    # every other row's lower bound, ties to the smaller row, is the first minimal row.
+    # Lanes: ``lanes`` rows are iterated side by side, phase by phase; each iteration of a row is a chain of
+    # dependent divisions, and the chains of different rows overlap in the processor. Each row's operations are
+    # those of the row alone, in the same order.
     n_rows, n_arms = theta.shape
     k, n_bottom = top.shape[1], bottom.shape[1]
-    half_square = np.empty((k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
-    cost = np.empty((k, n_bottom))
-    row_best, row_arg = np.empty(k), np.empty(k, dtype=np.int64)
-    u_top, u_bottom = np.empty(k), np.empty(n_bottom)
-    variance_top, variance_bottom = np.empty(k), np.empty(n_bottom)
-    inverse_top, inverse_bottom = np.empty(k), np.empty(n_bottom)
-    precision_top, precision_bottom = np.empty(k), np.empty(n_bottom)  # 1 / sigma^2, as pair_terms' weights
-    for row in range(n_rows):
-        for i in range(k):
-            variance_top[i] = dispersion[row, top[row, i]]
-            precision_top[i] = 1.0 / variance_top[i]
-            u_top[i] = 1.0 / n_arms
+    half_square = np.empty((lanes, k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
+    cost = np.empty((lanes, k, n_bottom))
+    row_best, row_second = np.empty((lanes, k)), np.empty((lanes, k))
+    row_arg = np.empty((lanes, k), dtype=np.int64)
+    stale = np.zeros((lanes, k), dtype=np.bool_)
+    u_top, u_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    variance_top, variance_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    inverse_top, inverse_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
+    precision_top = np.empty((lanes, k))  # 1 / sigma^2, as pair_terms' weights
+    precision_bottom = np.empty((lanes, n_bottom))
+    chosen_top, chosen_bottom = np.empty(lanes, dtype=np.int64), np.empty(lanes, dtype=np.int64)
+    h = np.empty(lanes)
+    for first_row in range(0, n_rows, lanes):
+        n_lanes = min(lanes, n_rows - first_row)
+        for lane in range(n_lanes):
+            row = first_row + lane
+            for i in range(k):
+                variance_top[lane, i] = dispersion[row, top[row, i]]
+                precision_top[lane, i] = 1.0 / variance_top[lane, i]
+                u_top[lane, i] = 1.0 / n_arms
+                for j in range(n_bottom):
+                    gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
+                    half_square[lane, i, j] = 0.5 * (gap * gap)
             for j in range(n_bottom):
-                gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
-                half_square[i, j] = 0.5 * (gap * gap)
-        for j in range(n_bottom):
-            variance_bottom[j] = dispersion[row, bottom[row, j]]
-            precision_bottom[j] = 1.0 / variance_bottom[j]
-            u_bottom[j] = 1.0 / n_arms
+                variance_bottom[lane, j] = dispersion[row, bottom[row, j]]
+                precision_bottom[lane, j] = 1.0 / variance_bottom[lane, j]
+                u_bottom[lane, j] = 1.0 / n_arms
         for t in range(1, iterations + 1):
             if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
-                for i in range(k):
-                    inverse_top[i] = 1.0 / (u_top[i] / variance_top[i])
-                for j in range(n_bottom):
-                    inverse_bottom[j] = 1.0 / (u_bottom[j] / variance_bottom[j])
-                for i in range(k):
-                    inverse_i = inverse_top[i]
+                for lane in range(n_lanes):
+                    for i in range(k):
+                        inverse_top[lane, i] = 1.0 / (u_top[lane, i] / variance_top[lane, i])
                     for j in range(n_bottom):
-                        cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
-                    _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
-            best = np.inf
-            best_i = 0
-            for i in range(k):
-                if row_best[i] < best:
-                    best, best_i = row_best[i], i
-            best_j = row_arg[best_i]
-            # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
-            psi_i, psi_j = u_top[best_i], u_bottom[best_j]
-            inverse_i, inverse_j = precision_top[best_i], precision_bottom[best_j]
-            w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
-            total = w_i + w_j
-            if total <= 0:
-                share_i = 0.5
-                share_j = 0.5
-            else:
-                share_i = w_i / total
-                share_j = w_j / total
-            gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
-            spread_i, spread_j = share_j * gap, -share_i * gap
-            divergence_i = 0.5 * spread_i * spread_i
-            divergence_j = 0.5 * spread_j * spread_j
-            pair_cost = w_i * divergence_i + w_j * divergence_j
-            # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
-            if pair_cost > 0:
-                h_top = psi_i * (divergence_i * inverse_i) / pair_cost
-            elif psi_i > 0:
-                h_top = 0.5 if psi_j > 0 else 0.0
-            else:
-                h_top = 1.0 if psi_j > 0 else 0.5
-            h_top = min(max(h_top, 0.0), 1.0)
+                        inverse_bottom[lane, j] = 1.0 / (u_bottom[lane, j] / variance_bottom[lane, j])
+                    for i in range(k):
+                        inverse_i = inverse_top[lane, i]
+                        for j in range(n_bottom):
+                            cost[lane, i, j] = half_square[lane, i, j] / (inverse_i + inverse_bottom[lane, j])
+                        _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second)
+                        stale[lane, i] = False
+            for lane in range(n_lanes):  # the first minimal pair
+                while True:
+                    best = np.inf
+                    best_i = 0
+                    for i in range(k):
+                        if row_best[lane, i] < best:
+                            best, best_i = row_best[lane, i], i
+                    if not stale[lane, best_i]:
+                        break
+                    _row_minima(cost, lane, best_i, n_bottom, row_best, row_arg, row_second)
+                    stale[lane, best_i] = False
+                chosen_top[lane] = best_i
+                chosen_bottom[lane] = row_arg[lane, best_i]
+            for lane in range(n_lanes):
+                row = first_row + lane
+                best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
+                psi_i, psi_j = u_top[lane, best_i], u_bottom[lane, best_j]
+                inverse_i, inverse_j = precision_top[lane, best_i], precision_bottom[lane, best_j]
+                w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
+                total = w_i + w_j
+                if total <= 0:
+                    share_i = 0.5
+                    share_j = 0.5
+                else:
+                    share_i = w_i / total
+                    share_j = w_j / total
+                gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
+                spread_i, spread_j = share_j * gap, -share_i * gap
+                divergence_i = 0.5 * spread_i * spread_i
+                divergence_j = 0.5 * spread_j * spread_j
+                pair_cost = w_i * divergence_i + w_j * divergence_j
+                # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
+                if pair_cost > 0:
+                    h_top = psi_i * (divergence_i * inverse_i) / pair_cost
+                elif psi_i > 0:
+                    h_top = 0.5 if psi_j > 0 else 0.0
+                else:
+                    h_top = 1.0 if psi_j > 0 else 0.5
+                h[lane] = min(max(h_top, 0.0), 1.0)
             if t == 1:  # u_0 = 0: psi_0 only chose the first pair
                 u_top[:] = 0.0
                 u_bottom[:] = 0.0
-            u_top[best_i] += h_top
-            u_bottom[best_j] += 1.0 - h_top
+            for lane in range(n_lanes):
+                u_top[lane, chosen_top[lane]] += h[lane]
+                u_bottom[lane, chosen_bottom[lane]] += 1.0 - h[lane]
             if t >= 2:  # the costs of row best_i and column best_j (t = 1: all of them, at the next iteration)
-                inverse_top[best_i] = 1.0 / (u_top[best_i] / variance_top[best_i])
-                inverse_bottom[best_j] = 1.0 / (u_bottom[best_j] / variance_bottom[best_j])
-                inverse_j = inverse_bottom[best_j]
-                for i in range(k):
-                    if i == best_i:
-                        inverse_i = inverse_top[i]
-                        for j in range(n_bottom):
-                            cost[i, j] = half_square[i, j] / (inverse_i + inverse_bottom[j])
-                        _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
-                    else:
-                        cost[i, best_j] = half_square[i, best_j] / (inverse_top[i] + inverse_j)
-                        if row_arg[i] == best_j:
-                            _row_first_minimum(cost, i, n_bottom, row_best, row_arg)
+                for lane in range(n_lanes):
+                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                    inverse_top[lane, best_i] = 1.0 / (u_top[lane, best_i] / variance_top[lane, best_i])
+                    inverse_bottom[lane, best_j] = 1.0 / (u_bottom[lane, best_j] / variance_bottom[lane, best_j])
+                for lane in range(n_lanes):
+                    best_i = chosen_top[lane]
+                    inverse_i = inverse_top[lane, best_i]
+                    for j in range(n_bottom):
+                        cost[lane, best_i, j] = half_square[lane, best_i, j] / (inverse_i + inverse_bottom[lane, j])
+                for lane in range(n_lanes):
+                    _row_minima(cost, lane, chosen_top[lane], n_bottom, row_best, row_arg, row_second)
+                    stale[lane, chosen_top[lane]] = False
+                for lane in range(n_lanes):
+                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                    inverse_j = inverse_bottom[lane, best_j]
+                    for i in range(k):
+                        if i != best_i:
+                            value = half_square[lane, i, best_j] / (inverse_top[lane, i] + inverse_j)
+                            cost[lane, i, best_j] = value
+                            if not stale[lane, i] and row_arg[lane, i] == best_j:
+                                if value < row_second[lane, i]:  # still the row's unique, so first, minimum
+                                    row_best[lane, i] = value
+                                else:
+                                    stale[lane, i] = True
+                                    row_best[lane, i] = row_second[lane, i]
         # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
         norm = iterations if iterations > 0 else 1
-        for i in range(k):
-            psi[row, top[row, i]] = u_top[i] / norm
-        for j in range(n_bottom):
-            psi[row, bottom[row, j]] = u_bottom[j] / norm
+        for lane in range(n_lanes):
+            row = first_row + lane
+            for i in range(k):
+                psi[row, top[row, i]] = u_top[lane, i] / norm
+            for j in range(n_bottom):
+                psi[row, bottom[row, j]] = u_bottom[lane, j] / norm
 
 
-def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
+def _gap_index_row(upper, lower, k, index, chosen, others, best_values, best_arms, member, top_scratch,
+                   bottom_scratch, negated):
+    """UGapE's gap indices of one run (bounds of shape (K,)) into ``index``, J_t into ``chosen`` and the other arms
+    into ``others``; returns B_{J_t}. The other arguments are work arrays."""
     # B_a = (k-th largest U among the other arms) - L_a: the (k+1)-th largest U for the arms of the stable
     # top-k of U (the first k of a stable sort by decreasing U, as np.argsort(-U, kind="stable")), the k-th
     # otherwise; J_t = the k smallest B_a, ties to the smaller arm (the stable top-k of -B)
+    n_arms = upper.shape[0]
+    _split_top_k(upper, k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
+    kth, next_value = best_values[k - 1], best_values[k]
+    member[:] = False
+    for position in range(k):
+        member[best_arms[position]] = True
+    for arm in range(n_arms):
+        index[arm] = (next_value if member[arm] else kth) - lower[arm]
+        negated[arm] = -index[arm]
+    _split_top_k(negated, k, chosen, others, best_values, best_arms, member)
+    largest = index[chosen[0]]
+    for position in range(1, k):
+        if index[chosen[position]] > largest:
+            largest = index[chosen[position]]
+    return largest
+
+
+def _gap_index_rows(upper, lower, k, index, chosen, others, chosen_index):
     n_rows, n_arms = upper.shape
     best_values, best_arms = np.empty(k + 1), np.empty(k + 1, dtype=np.int64)
     member = np.empty(n_arms, dtype=np.bool_)
     top_scratch, bottom_scratch = np.empty(k + 1, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
     negated = np.empty(n_arms)
     for row in range(n_rows):
-        _split_top_k(upper[row], k + 1, top_scratch, bottom_scratch, best_values, best_arms, member)
-        kth, next_value = best_values[k - 1], best_values[k]
-        member[:] = False
-        for position in range(k):
-            member[best_arms[position]] = True
-        for arm in range(n_arms):
-            index[row, arm] = (next_value if member[arm] else kth) - lower[row, arm]
-            negated[arm] = -index[row, arm]
-        _split_top_k(negated, k, chosen[row], others[row], best_values, best_arms, member)
-        largest = index[row, chosen[row, 0]]
-        for position in range(1, k):
-            if index[row, chosen[row, position]] > largest:
-                largest = index[row, chosen[row, position]]
-        chosen_index[row] = largest
+        chosen_index[row] = _gap_index_row(upper[row], lower[row], k, index[row], chosen[row], others[row],
+                                           best_values, best_arms, member, top_scratch, bottom_scratch, negated)
 
 
 def _pick_tied(arms, values, largest, uniform):
@@ -373,17 +447,21 @@ def _pick_tied(arms, values, largest, uniform):
     return arms[0]
 
 
+def _ugape_choice_row(others, upper, chosen, lower, radius, uniform_u, uniform_l, uniform_pair):
+    """UGapE's arm of one run: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger
+    radius (ties: l_t first, u_t second, as the numpy pick of the pair (l_t, u_t))."""
+    u_arm = _pick_tied(others, upper, True, uniform_u)
+    l_arm = _pick_tied(chosen, lower, False, uniform_l)
+    radius_l, radius_u = radius[l_arm], radius[u_arm]
+    if radius_l == radius_u:
+        return l_arm if int(uniform_pair * 2) == 0 else u_arm
+    return l_arm if radius_l > radius_u else u_arm
+
+
 def _ugape_choice_rows(others, upper, chosen, lower, radius, uniforms, arms):
-    # per row: u_t = argmax of U over the others, l_t = argmin of L over J_t, then the one of larger radius
-    # (ties: l_t first, u_t second, as the numpy pick of the pair (l_t, u_t))
     for row in range(others.shape[0]):
-        u_arm = _pick_tied(others[row], upper[row], True, uniforms[row, 0])
-        l_arm = _pick_tied(chosen[row], lower[row], False, uniforms[row, 1])
-        radius_l, radius_u = radius[row, l_arm], radius[row, u_arm]
-        if radius_l == radius_u:
-            arms[row] = l_arm if int(uniforms[row, 2] * 2) == 0 else u_arm
-        else:
-            arms[row] = l_arm if radius_l > radius_u else u_arm
+        arms[row] = _ugape_choice_row(others[row], upper[row], chosen[row], lower[row], radius[row], uniforms[row, 0],
+                                      uniforms[row, 1], uniforms[row, 2])
 
 
 class GaussianGLR(NamedTuple):
@@ -475,7 +553,7 @@ def gaussian_kkt_tracking(theta: np.ndarray, dispersion: np.ndarray, top: np.nda
     psi = np.empty(theta.shape)
     dispersion = np.ascontiguousarray(np.broadcast_to(np.asarray(dispersion, dtype=float), theta.shape))
     _kernels()["kkt_tracking"](theta, dispersion, np.ascontiguousarray(top, dtype=np.int64),
-                               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), psi)
+                               np.ascontiguousarray(bottom, dtype=np.int64), int(iterations), TRACKING_LANES, psi)
     return psi
 
 

@@ -20,6 +20,11 @@ of the problem; both :math:`a` and :math:`H` must be given (Wang, Yang, You 2022
 UGapEb the true :math:`H` and report :math:`a = 5` as the best value in hindsight).
 
 Gaussian and Bernoulli rewards only (the radius is Hoeffding's).
+
+A batch of UGapEc runs with a named exploration rate runs through the compiled loop of
+:mod:`allocopt.algorithms._compiled_ugape` (the engine's ``compiled_rows`` hook) when the compiled kernels are
+enabled: the same steps with the same records bit for bit; the numpy steps here stay the reference (and run with
+``compiled_kernels(False)``, for a subclass, or for ``batched=False``).
 """
 
 from __future__ import annotations
@@ -238,6 +243,20 @@ class UGapE:
 
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, view, state)
+
+    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
+                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
+        """The engine's hook: a batch of UGapEc runs at one confidence level through the compiled run loop, with the
+        numpy loop's outcomes (None for a subclass, whose steps may differ, UGapEb, or an exploration rate given as
+        a callable)."""
+        from ._compiled_ugape import run_ugape_rows
+
+        if (type(self) is not UGapE or self.mode != "confidence" or mode != "confidence" or checkpoints.shape[0] != 1
+                or not isinstance(self.exploration, str)):
+            return None
+        variance = subgaussian_variance(context.family, context.dispersion, "UGapE")
+        return run_ugape_rows(context.k, self.epsilon, self.exploration, context.delta_value("UGapE"), variance,
+                              max_samples, counts, sums, t, rewards, policy_generators)
 
 
 register_policy("ugape", UGapE)

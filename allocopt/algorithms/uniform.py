@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from .stopping import HeuristicThreshold, TheoreticalThreshold
 from .._rng import random_candidate
 
 __all__ = ["Uniform"]
@@ -64,6 +65,20 @@ class Uniform:
             return BatchPullEach(self.block(context, view.counts, view.t, uniforms))
         least_pulled = view.counts == view.counts.min(axis=1, keepdims=True)
         return random_candidate(least_pulled, uniforms[:, 0])
+
+    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
+                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
+        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms, a built-in threshold and
+        no budget through :func:`~allocopt.algorithms._compiled_uniform.run_uniform_rows` (None otherwise, or for a
+        subclass, whose steps may differ)."""
+        from ._compiled_uniform import run_uniform_rows
+
+        if (type(self) is not Uniform or context.budget is not None or not context.family.harmonic_costs("confidence")
+                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
+                or np.shape(context.dispersion) != (context.n_arms,)):
+            return None
+        return run_uniform_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
+                                rewards, policy_generators)
 
     def block(self, context: RuleContext, counts: np.ndarray, t: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         """The pulls of :math:`\\min(K, T - t)` sequential steps from ``counts`` (R, K) with the uniforms (R, K):

@@ -290,3 +290,26 @@ def test_incremental_kkt_tracking_equals_its_numpy_twin_on_tied_pair_costs(k_cho
                 numpy_twin = kkt_tracking_batch(family, "confidence", theta[keep], variance, top[keep],
                                                 bottom[keep], iterations)
                 assert np.array_equal(compiled, numpy_twin), (n_arms, k, iterations)
+
+
+def test_compiled_kkt_tracking_does_not_depend_on_the_number_of_lanes(rng, monkeypatch):
+    # the kernel iterates TRACKING_LANES rows side by side; each row's numbers are its own whatever the lanes and
+    # whatever the number of rows left in the last group (1 to 7 rows here), including exact ties of pair costs
+    # (integer means: equal gaps) resolved to the first pair, compared with the numpy twin run row by row
+    from allocopt.algorithms import _compiled
+    from allocopt.algorithms.statistics import top_k_order
+    from allocopt.families import Gaussian
+    from allocopt.topk._tracking import kkt_tracking_batch
+
+    dispersion = np.full(7, 0.25)
+    theta = rng.integers(0, 5, size=(7, 7)).astype(float)
+    theta[:, :2] += [10.0, 5.0]  # every row: the unique top-2 {0, 1}; equal bottom means tie pair costs
+    top, bottom = top_k_order(theta, 2)
+    rows_alone = np.concatenate([kkt_tracking_batch(Gaussian(dispersion), "confidence", theta[row:row + 1],
+                                                    dispersion, top[row:row + 1], bottom[row:row + 1], 50)
+                                 for row in range(7)])
+    for lanes in (1, 3, 4, 8):
+        monkeypatch.setattr(_compiled, "TRACKING_LANES", lanes)
+        for n_rows in range(1, 8):
+            psi = _compiled.gaussian_kkt_tracking(theta[:n_rows], dispersion, top[:n_rows], bottom[:n_rows], 50)
+            assert np.array_equal(psi, rows_alone[:n_rows]), (lanes, n_rows)

@@ -1,0 +1,206 @@
+r"""Compiled (numba) run loop of uniform sampling stopped by the Chernoff statistic, Gaussian arms, fixed confidence.
+
+Uniform sampling (:class:`allocopt.algorithms.Uniform`) is the baseline of Wang, Yang, You (2022, Figure 1) whose
+runs are the longest (about :math:`7 \cdot 10^4` pulls at :math:`\delta = 10^{-3}` on its instance), and each pull is a
+step of the engine: the numpy step loop spends a few microseconds of Python and numpy calls per replication-step
+for well under a microsecond of arithmetic. :func:`run_uniform_rows` runs the same steps replication by
+replication in a compiled loop and hands back only what the engine records, so the records are bit-identical to
+the numpy loop's:
+
+* **the same statistic.** Each step computes :math:`Z_t` of the row by the compiled Chernoff kernel's row function
+  (:func:`allocopt.algorithms._compiled._glr_row`, the one :func:`~allocopt.algorithms._compiled.gaussian_glr`
+  runs on a batch) on the means ``sums / counts``, and compares it with :math:`\beta(t, \delta)` read from a table
+  that the threshold object fills in numpy (``threshold(t, delta)`` over :math:`t = 1, 2, \dots` and the
+  confidence levels, elementwise as the engine calls it), so the logarithms are numpy's.
+* **the same records.** A level whose threshold :math:`Z_t` exceeds for the first time records :math:`t` and the
+  empirical top-k (in increasing arm order); at the sample cap the open levels record :math:`t` and the top-k, not
+  stopped; the number of steps is counted as the engine counts them.
+* **the same randomness.** The pull is a least-pulled arm, the :math:`\lfloor uc \rfloor`-th of the :math:`c` of
+  them in arm order (:func:`allocopt._rng.random_candidate`), with one uniform per step from the row's policy
+  stream; rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams` buffers. The loop
+  leaves the compiled code, before changing a row's state, when the row needs a reward buffer, more uniforms or
+  a longer threshold table (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
+
+The tests run the engine with this loop and with the numpy loop (``compiled_kernels(False)``) and compare the
+records.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from . import _compiled
+from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
+    drive_rows, empty_records
+
+__all__ = ["run_uniform_rows", "threshold_table"]
+
+UNIFORM_STEPS = 4096
+"""Policy uniforms drawn per refill of a row (changes speed, never values)."""
+FIRST_TABLE_SIZE = 1 << 14
+"""Entries of a new threshold table (doubled as needed)."""
+
+_KERNEL: dict[str, Any] = {}
+_LOCK = threading.Lock()
+_glr_row = _compiled._glr_row  # the compiled row function once _kernel() has run
+
+
+
+def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer, position, uniforms,
+                  uniform_position, rates, done, times, recommendations, stopped, status, need):
+    n_arms = counts.shape[1]
+    n_bottom = n_arms - k
+    n_check = rates.shape[1]
+    n_block = buffer.shape[2]
+    n_uniforms = uniforms.shape[1]
+    means, inverse = np.empty(n_arms), np.empty(n_arms)
+    top, bottom = np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64)
+    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
+    mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
+    for row in rows:
+        status[row] = RUNNING
+        while True:
+            # 1. the Chernoff statistic and the empirical top-k (engine.run_replications, _chernoff)
+            if t[row] >= rates.shape[0]:
+                status[row], need[row] = NEED_TABLE, t[row]
+                break
+            for arm in range(n_arms):
+                means[arm] = sums[row, arm] / counts[row, arm]
+            value = _glr_row(counts[row], means, dispersion, k, top, bottom, inverse, best_values, best_arms, member,
+                             mean_bottom, inverse_bottom, cost)[0]
+            # 2. the levels whose threshold is crossed for the first time; 3. done or capped
+            finished = True
+            for check in range(n_check):
+                if not done[row, check]:
+                    if value > rates[t[row], check]:
+                        done[row, check] = True
+                        stopped[row, check] = True
+                        times[row, check] = t[row]
+                        recommendations[row, check, :] = top
+                    else:
+                        finished = False
+            if finished:
+                status[row] = STOPPED
+                break
+            if t[row] >= max_samples:
+                for check in range(n_check):
+                    if not done[row, check]:
+                        times[row, check] = t[row]
+                        recommendations[row, check, :] = top
+                status[row] = CAPPED
+                break
+            # 4. a least-pulled arm, the floor(u c)-th of the c of them (random_candidate), and its reward
+            if uniform_position[row] >= n_uniforms:
+                status[row] = NEED_UNIFORMS
+                break
+            least = counts[row, 0]
+            for arm in range(1, n_arms):
+                least = min(least, counts[row, arm])
+            n_least = 0
+            for arm in range(n_arms):
+                n_least += counts[row, arm] == least
+            pick = min(int(uniforms[row, uniform_position[row]] * n_least), max(n_least - 1, 0))
+            chosen = 0
+            for arm in range(n_arms):
+                if counts[row, arm] == least:
+                    if pick == 0:
+                        chosen = arm
+                        break
+                    pick -= 1
+            if position[row, chosen] >= n_block:
+                status[row], need[row] = NEED_REWARD, chosen
+                break
+            uniform_position[row] += 1
+            sums[row, chosen] += buffer[row, chosen, position[row, chosen]]
+            position[row, chosen] += 1
+            counts[row, chosen] += 1
+            t[row] += 1
+            selects[row] += 1
+
+
+def _kernel():
+    if not _KERNEL:
+        with _LOCK:
+            if not _KERNEL:
+                import numba
+
+                _compiled._kernels()  # compiles _split_top_k and _glr_row, which the loop calls by their names
+                globals()["_glr_row"] = _compiled._glr_row
+                _KERNEL["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_uniform_rows)
+    return _KERNEL["rows"]
+
+
+def threshold_table(threshold, checkpoints: np.ndarray, largest: int) -> np.ndarray:
+    r""":math:`\beta(t, \delta_c)` for :math:`t = 0, \dots, T - 1` (row 0 NaN) and the levels ``checkpoints``, with
+    :math:`T` a power of two above ``largest`` (at least :data:`FIRST_TABLE_SIZE`): the threshold called on the
+    float pull counts and the levels, elementwise, as the engine calls it.
+
+    Examples
+    --------
+    >>> from allocopt.algorithms.stopping import HeuristicThreshold
+    >>> table = threshold_table(HeuristicThreshold(), np.array([0.1, 0.01]), 10)
+    >>> bool(table[1, 0] == np.log(1.0 / 0.1)), table.shape[1]
+    (True, 2)
+    """
+    size = max(FIRST_TABLE_SIZE, 1 << int(largest).bit_length())
+    pulls = np.arange(1, size, dtype=np.int64)[:, None].astype(float)
+    values = np.broadcast_to(np.asarray(threshold(pulls, checkpoints[None, :]), dtype=float), (size - 1,
+                                                                                              checkpoints.shape[0]))
+    return np.concatenate([np.full((1, checkpoints.shape[0]), np.nan), values])
+
+
+def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, threshold, max_samples: int,
+                     counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
+    r"""Run every row of a batch of Gaussian runs of uniform sampling, from the engine's state after the initial
+    pulls, until the Chernoff statistic exceeds the threshold at every level ``checkpoints`` or the sample cap;
+    ``counts``, ``sums`` and ``t`` are updated in place.
+
+    Parameters
+    ----------
+    k : int
+    dispersion : ndarray, shape (K,)
+        The arms' variances.
+    checkpoints : ndarray, shape (C,)
+        The confidence levels.
+    threshold : callable
+        :math:`\beta(t, \delta)`, elementwise over numpy arrays.
+    max_samples : int
+    counts, sums : ndarray, shape (R, K)
+        int64 counts and float64 sums of the rewards.
+    t : ndarray, shape (R,)
+        int64 pulls so far.
+    rewards : RewardStreams
+        The batch's reward streams (read from their buffers; refilled by them).
+    policy_generators : list of numpy.random.Generator
+        Each row's policy stream, not yet drawn from.
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.algorithms import identify
+    >>> from allocopt.algorithms._compiled import compiled_kernels
+    >>> problem = TopKProblem([1.0, 0.6, 0.5, 0.0], k=2, variance=0.25)
+    >>> fast = identify(problem, "uniform", delta=(0.1, 0.01), n_runs=5, rng=3)  # through run_uniform_rows
+    >>> with compiled_kernels(False):  # the engine's numpy loop
+    ...     slow = identify(problem, "uniform", delta=(0.1, 0.01), n_runs=5, rng=3)
+    >>> bool(np.array_equal(fast.stopping_times, slow.stopping_times))
+    True
+    """
+    kernel = _kernel()
+    n_rows, n_check = counts.shape[0], checkpoints.shape[0]
+    records = empty_records(n_rows, n_check, k)
+    done = np.zeros((n_rows, n_check), dtype=np.bool_)
+    dispersion = np.ascontiguousarray(dispersion, dtype=float)
+
+    def run(pending, uniforms, uniform_position, rates, status, need):
+        kernel(pending, k, max_samples, dispersion, counts, sums, t, records.selects, rewards.buffer, rewards.position,
+               uniforms, uniform_position, rates, done, records.times, records.recommendations, records.stopped,
+               status, need)
+
+    drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),
+               lambda largest: threshold_table(threshold, checkpoints, largest), n_rows, UNIFORM_STEPS, rewards,
+               policy_generators)
+    return records

@@ -1,0 +1,100 @@
+"""The compiled loop of KL-Elimination and KL-Racing against the engine's numpy loop, its twin: the same records
+(stopping times, recommendations, stop or cap, counts, rounds) bit for bit, on Gaussian problems with equal means
+(ties of a_B, a_W and of J, broken by the rounds' uniforms), k = 1 and k = K - 1, unequal variances, the
+Kalyanakrishnan exploration rate, the sample cap reached in the middle of a round, and every hand-back of the loop
+taken (reward buffers, uniforms, the rate table); and the cases it leaves to the numpy loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allocopt import TopKProblem
+from allocopt.algorithms import KLElimination, _compiled_kl_racing, _compiled_loop, _compiled_lucb
+from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt.algorithms.engine import run_replications
+from allocopt.algorithms.protocol import RuleContext
+
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
+
+PROBLEMS = {
+    "paper, 20 arms, k = 5": TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25),
+    "equal means, unequal variances": TopKProblem([1.0, 0.9, 0.5, 0.5, 0.0], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0]),
+    "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
+    "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
+}
+
+
+def records(problem: TopKProblem, *, compiled: bool, rule=None, delta: float = 0.05, max_samples: int = 4000,
+            n_runs: int = 6):
+    context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion), delta=delta)
+    with compiled_kernels(compiled):
+        return run_replications(problem, rule or KLElimination(), 9, np.arange(1, 1 + n_runs), checkpoints=np.array([delta]),
+                                max_samples=max_samples, context=context)
+
+
+def assert_same(problem: TopKProblem, **options) -> None:
+    fast = records(problem, compiled=True, **options)
+    slow = records(problem, compiled=False, **options)
+    for name in ("times", "recommendations", "stopped", "pulls", "steps", "replication_steps"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+
+
+@pytest.mark.parametrize("racing", [False, True])
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_the_compiled_loop_keeps_the_numpy_loop_records(name, racing):
+    assert_same(PROBLEMS[name], rule=KLElimination(racing=racing))
+
+
+def test_the_kalyanakrishnan_rate_and_the_sample_cap():
+    # a cap of 333 pulls: 5 survivors never divide the pulls left, so the last round is cut in arm order
+    problem = PROBLEMS["equal means, unequal variances"]
+    for rule in (KLElimination(exploration="kalyanakrishnan"), KLElimination(racing=True)):
+        slow = records(problem, compiled=False, rule=rule, max_samples=333)
+        assert not slow.stopped.all()  # the premise: some runs reach the cap
+        assert_same(problem, rule=rule, max_samples=333)
+
+
+def test_every_hand_back_of_the_loop(monkeypatch):
+    # 2 rounds of uniforms per refill and a rate table of 16 pulls: the rows leave the compiled code for more
+    # uniforms and a longer table many times, and for reward buffers (the engine's buffers of a few hundred rewards)
+    monkeypatch.setattr(_compiled_kl_racing, "UNIFORM_STEPS", 2)
+    monkeypatch.setattr(_compiled_lucb, "FIRST_TABLE_SIZE", 16)
+    monkeypatch.setattr(_compiled_lucb, "_TABLES", {})
+    hand_backs = {"reward": 0, "uniforms": 0, "rate": 0}
+    refill, table = _compiled_loop.refill_rows, _compiled_kl_racing.rate_table
+
+    def counted_refill(rows, need_reward, need_uniforms, *args):
+        hand_backs["reward"] += int(need_reward.sum())
+        hand_backs["uniforms"] += int(need_uniforms.sum())
+        refill(rows, need_reward, need_uniforms, *args)
+
+    def counted_table(*args):
+        hand_backs["rate"] += 1
+        return table(*args)
+
+    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
+    monkeypatch.setattr(_compiled_kl_racing, "rate_table", counted_table)
+    assert_same(PROBLEMS["k = 1"], delta=0.001, max_samples=20_000)
+    assert min(hand_backs.values()) >= 2, hand_backs
+
+
+def test_the_loop_is_used_only_where_it_applies():
+    # Gaussian arms with a named rate at one level: the compiled loop; a callable rate, another family, a subclass
+    # or several levels: None
+    problem = PROBLEMS["k = 1"]
+    context = RuleContext(4, 1, problem.family, np.asarray(problem.dispersion), delta=0.1)
+    counts, sums, t = np.ones((1, 4), dtype=np.int64), np.zeros((1, 4)), np.full(1, 4, dtype=np.int64)
+
+    def hook(rule, checkpoints=(0.1,), rule_context=context):
+        return rule.compiled_rows(rule_context, "confidence", np.array(checkpoints), 10, counts, sums, t, None, None)
+
+    assert hook(KLElimination(exploration=lambda pulls, delta, n_arms: np.log(1.0 / delta) + 0.0 * pulls)) is None
+    assert hook(KLElimination(), checkpoints=(0.1, 0.01)) is None
+    bernoulli = TopKProblem([0.9, 0.5, 0.4, 0.1], 1, family="bernoulli")
+    assert hook(KLElimination(), rule_context=RuleContext(4, 1, bernoulli.family, np.ones(4), delta=0.1)) is None
+
+    class Subclass(KLElimination):
+        pass
+
+    assert hook(Subclass()) is None
