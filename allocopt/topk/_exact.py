@@ -42,6 +42,7 @@ from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._gaussian_transport import transport_forest, transport_kernels
+from ._surrogate_start import surrogate_forest
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
@@ -75,6 +76,8 @@ _DOUBLE_STAR_PIVOTS = 8
 # partners of every group added per round
 _PARTNERS = 4
 _PARTNERS_ADDED = 16
+# other families: pivots tried from the Gaussian surrogate's forest before the double star
+_SURROGATE_PIVOTS = 8
 
 
 class _Start(NamedTuple):
@@ -447,6 +450,12 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if transport is not None:
             starts.append(_Start("transport", transport.rows, transport.cols, transport.psi,
                                  min(max_pivots, _DOUBLE_STAR_PIVOTS), transport.layout))
+    else:
+        # other families: the binding forest of the Gaussian surrogate (variance function at the means)
+        surrogate = surrogate_forest(reduced, psi)
+        if surrogate is not None:
+            starts.append(_Start("Gaussian surrogate", surrogate.rows, surrogate.cols, surrogate.psi,
+                                 min(max_pivots, _SURROGATE_PIVOTS), surrogate.layout))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
     starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
