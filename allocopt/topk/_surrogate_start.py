@@ -17,6 +17,11 @@ That forest is only a start. The exact solver (:mod:`allocopt.topk._exact`) solv
 *true* family on it to machine precision, checks every multiplier and every pair exactly, pivots from it when
 the check fails and goes on to its general path when the pivots do not close it: nothing here decides
 optimality, and the allocation handed over is only the first point of the forest passes.
+
+Where the surrogate's forest is not the true one, it differs from it at a few corners of the staircase: the
+true family's multiplier of such a corner cell is negative. :func:`corner_turns` turns all of them at once (each
+corner cell leaves and the cell the other way round it enters), which the active set uses as a multiple pivot
+while it reduces the number of defects (negative multipliers and violated pairs), before its single pivots.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import numpy as np
 
 from ..families import Gaussian
 from ._gaussian_transport import TransportForest, transport_forest
+from ._graph import connected_components
 from ._groups import Reduced
 
-__all__ = ["surrogate_variance", "surrogate_forest"]
+__all__ = ["surrogate_variance", "surrogate_forest", "corner_turns"]
 
 
 def surrogate_variance(reduced: Reduced) -> np.ndarray:
@@ -83,3 +89,59 @@ def surrogate_forest(reduced: Reduced, psi_start: np.ndarray | None = None) -> T
     surrogate = dataclasses.replace(reduced, family=family, eta=family.unit_natural(reduced.theta),
                                     dispersion=variance)
     return transport_forest(surrogate, psi_start)
+
+
+def corner_turns(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, leaving: np.ndarray,
+                 violated_rows: np.ndarray, violated_cols: np.ndarray,
+                 violated_costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The forest ``(rows, cols)`` (positions in ``top_groups`` / ``bottom_groups``, both by decreasing mean)
+    with every edge marked ``leaving`` turned round its corner: the edge :math:`(r, c)` leaves and, of the
+    cells the other way round it, :math:`(r - 1, c + 1)` and :math:`(r + 1, c - 1)`, those that join two
+    different trees enter, the violated ones first (most violated first, from the listed pairs
+    ``violated_rows``, ``violated_cols`` of cost ``violated_costs``), then the others by position. The result
+    is again a forest; whether it covers every group with both sides in each tree is left to the layout.
+
+    Examples
+    --------
+    Two top and two bottom groups: the zigzag (0, 0), (1, 0), (1, 1) with its corner (1, 0) turned becomes
+    (0, 0), (0, 1), (1, 1):
+
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.topk._groups import reduce_problem
+    >>> reduced = reduce_problem(TopKProblem([0.9, 0.8, 0.3, 0.2], 2, family="bernoulli"), "confidence")
+    >>> none = np.array([], dtype=int)
+    >>> rows, cols = corner_turns(reduced, np.array([0, 1, 1]), np.array([0, 0, 1]),
+    ...                           np.array([False, True, False]), none, none, np.array([]))
+    >>> sorted(zip(rows.tolist(), cols.tolist()))
+    [(0, 0), (0, 1), (1, 1)]
+    """
+    kept_rows, kept_cols = rows[~leaving], cols[~leaving]
+    labels = connected_components(reduced.n_groups, reduced.top_groups[kept_rows],
+                                  reduced.bottom_groups[kept_cols]).labels
+    cost_of = {(int(r), int(c)): float(cost) for r, c, cost in zip(violated_rows, violated_cols, violated_costs)}
+    candidates = []
+    for r, c in zip(rows[leaving].tolist(), cols[leaving].tolist()):
+        for row, col in ((r - 1, c + 1), (r + 1, c - 1)):
+            if 0 <= row < reduced.n_top and 0 <= col < reduced.n_bottom:
+                candidates.append((cost_of.get((row, col), np.inf), row, col))
+    candidates.sort()
+    # union-find over the trees that remain
+    tree = list(range(int(labels.max()) + 1 if labels.size else 0))
+
+    def find(node: int) -> int:
+        while tree[node] != node:
+            tree[node] = tree[tree[node]]
+            node = tree[node]
+        return node
+
+    entering_rows, entering_cols = [], []
+    for _, row, col in candidates:
+        a = find(int(labels[reduced.top_groups[row]]))
+        b = find(int(labels[reduced.bottom_groups[col]]))
+        if a != b:
+            tree[a] = b
+            entering_rows.append(row)
+            entering_cols.append(col)
+    return (np.concatenate([kept_rows, np.asarray(entering_rows, dtype=kept_rows.dtype)]),
+            np.concatenate([kept_cols, np.asarray(entering_cols, dtype=kept_cols.dtype)]))
