@@ -77,3 +77,13 @@ def test_the_surrogate_forest_is_optimal_on_a_bernoulli_staircase(kind):
     located = surrogate_forest(reduced)
     solution = solve_forest(reduced, located.layout, located.psi)  # the true family's KKT system on it
     assert solution.converged and np.all(solution.nu > 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_power_law_gaps_are_certified_from_the_surrogate_at_ten_thousand_arms(family, kind):
+    problem = topk_instance_class("power-law gaps", 10_000, family)
+    result = solve_topk(problem, kind=kind)
+    assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
+    assert result.message.startswith("exact: Gaussian surrogate"), result.message
