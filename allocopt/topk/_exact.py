@@ -77,8 +77,10 @@ _DOUBLE_STAR_PIVOTS = 8
 # partners of every group added per round
 _PARTNERS = 4
 _PARTNERS_ADDED = 16
-# other families: pivots tried from the Gaussian surrogate's forest before the double star
+# other families: pivots tried from the Gaussian surrogate's forest, which comes before the double star from
+# this many group pairs on (after it below)
 _SURROGATE_PIVOTS = 8
+_SURROGATE_FIRST = 10_000
 
 
 class _Start(NamedTuple):
@@ -453,14 +455,19 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
             starts.append(_Start("transport", transport.rows, transport.cols, transport.psi,
                                  min(max_pivots, _DOUBLE_STAR_PIVOTS), transport.layout))
     else:
-        # other families: the binding forest of the Gaussian surrogate (variance function at the means)
+        # other families: the binding forest of the Gaussian surrogate (variance function at the means); after
+        # the double star on small instances, whose answers stay those of the double star's pivots
         surrogate = surrogate_forest(reduced, psi)
         if surrogate is not None:
             starts.append(_Start("Gaussian surrogate", surrogate.rows, surrogate.cols, surrogate.psi,
                                  min(max_pivots, _SURROGATE_PIVOTS), surrogate.layout, True))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
-    starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
+    star = _Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced))
+    if starts and starts[-1].origin == "Gaussian surrogate" and reduced.n_top * reduced.n_bottom < _SURROGATE_FIRST:
+        starts.insert(len(starts) - 1, star)
+    else:
+        starts.append(star)
     found = None
     for start in starts:
         found = search.run(start.origin, start.rows, start.cols, start.psi, start.budget, layout=start.layout,
