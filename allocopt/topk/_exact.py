@@ -7,8 +7,9 @@ of *binding forests*:
    arms' allocations equal by construction;
 2. the first forest is the previous solution's binding forest (``warm_start=``), for Gaussian arms the forest
    located through the optimal-transport dual (:mod:`allocopt.topk._gaussian_transport`: a staircase in sorted
-   order, Proposition 3.2), or Theorem 3.4's double star (:math:`i_k` joined to every bottom group,
-   :math:`j_1` to every top group);
+   order, Proposition 3.2), for the other families the forest so located for a Gaussian surrogate with the
+   family's variance at the means (:mod:`allocopt.topk._surrogate_start`), or Theorem 3.4's double star
+   (:math:`i_k` joined to every bottom group, :math:`j_1` to every top group);
 3. on a forest the KKT system is solved to machine precision (:mod:`allocopt.topk._forest`);
 4. the solution is checked exactly: multipliers :math:`\nu \ge 0` on the forest, and every pair's cost at
    least 1 (:mod:`allocopt.topk._allpairs`, vectorised over blocks of pairs, pruned by a closed-form lower
@@ -42,6 +43,7 @@ from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star
 from ._gaussian_transport import transport_forest, transport_kernels
+from ._surrogate_start import corner_turns, surrogate_forest
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
@@ -75,12 +77,16 @@ _DOUBLE_STAR_PIVOTS = 8
 # partners of every group added per round
 _PARTNERS = 4
 _PARTNERS_ADDED = 16
+# other families: pivots tried from the Gaussian surrogate's forest, which comes before the double star from
+# this many group pairs on (after it below)
+_SURROGATE_PIVOTS = 8
+_SURROGATE_FIRST = 10_000
 
 
 class _Start(NamedTuple):
     """A forest to start the active-set search from: its pairs (positions in ``top_groups`` /
-    ``bottom_groups``), the group allocation to start the forest passes at, the pivot budget and the layout
-    when it is known."""
+    ``bottom_groups``), the group allocation to start the forest passes at, the pivot budget, the layout
+    when it is known and whether the first pivots turn corners (``_Search.run``)."""
 
     origin: str
     rows: np.ndarray
@@ -88,6 +94,7 @@ class _Start(NamedTuple):
     psi: np.ndarray
     budget: int
     layout: ForestLayout | None
+    turns: bool = False
 
 
 class _Found(NamedTuple):
@@ -447,12 +454,24 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
         if transport is not None:
             starts.append(_Start("transport", transport.rows, transport.cols, transport.psi,
                                  min(max_pivots, _DOUBLE_STAR_PIVOTS), transport.layout))
+    else:
+        # other families: the binding forest of the Gaussian surrogate (variance function at the means); after
+        # the double star on small instances, whose answers stay those of the double star's pivots
+        surrogate = surrogate_forest(reduced, psi)
+        if surrogate is not None:
+            starts.append(_Start("Gaussian surrogate", surrogate.rows, surrogate.cols, surrogate.psi,
+                                 min(max_pivots, _SURROGATE_PIVOTS), surrogate.layout, True))
     # a few pivots from the double star cost far less than a barrier round (one forest solve and one scan each)
     star_budget = min(max_pivots, _DOUBLE_STAR_PIVOTS if reduced.n_top * reduced.n_bottom <= 1_000_000 else 2)
-    starts.append(_Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced)))
+    star = _Start("double star", rows, cols, psi, star_budget, layout_double_star(reduced))
+    if starts and starts[-1].origin == "Gaussian surrogate" and reduced.n_top * reduced.n_bottom < _SURROGATE_FIRST:
+        starts.insert(len(starts) - 1, star)
+    else:
+        starts.append(star)
     found = None
     for start in starts:
-        found = search.run(start.origin, start.rows, start.cols, start.psi, start.budget, layout=start.layout)
+        found = search.run(start.origin, start.rows, start.cols, start.psi, start.budget, layout=start.layout,
+                           turns=start.turns)
         if found is not None:
             break
     barrier_round = None
@@ -529,11 +548,15 @@ class _Search:
     # Every forest solution is checked for finite positive allocations and finite multipliers before use, and
     # the answer is certified independently, so those intermediate infinities are handled, not hidden.
     @np.errstate(all="ignore")
-    def run(self, origin: str, rows, cols, psi, budget: int, layout: ForestLayout | None = None) -> _Found | None:
+    def run(self, origin: str, rows, cols, psi, budget: int, layout: ForestLayout | None = None,
+            turns: bool = False) -> _Found | None:
         """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
-        forest solution found, or None."""
+        forest solution found, or None. With ``turns``, the first pivots turn every corner of negative multiplier
+        at once (:func:`~allocopt.topk._surrogate_start.corner_turns`) while that reduces the number of defects
+        (negative multipliers plus violated pairs); single pivots follow from the forest of fewest defects."""
         reduced = self.reduced
         seen = set()
+        fewest = None  # the turning phase's forest of fewest defects, and its solution
         for attempt in range(budget + 1):
             if layout is None:
                 layout = layout_forest(reduced, rows, cols)
@@ -563,6 +586,19 @@ class _Search:
                 return None
             seen.add(signature)
             self.pivots += 1
+            if turns:
+                defects = int(np.count_nonzero(negative)) + scan.costs.size
+                if fewest is None or defects < fewest[0]:
+                    fewest = (defects, rows, cols, layout, solution, scan, negative, psi)
+                    turned_rows, turned_cols = corner_turns(reduced, rows, cols, negative, scan.rows, scan.cols,
+                                                            scan.costs)
+                    turned = layout_forest(reduced, turned_rows, turned_cols) if negative.any() else None
+                    if turned is not None:
+                        rows, cols, layout = turned_rows, turned_cols, turned
+                        continue
+                # no fewer defects (or nothing to turn): single pivots from the forest of fewest defects
+                turns = False
+                _, rows, cols, layout, solution, scan, negative, psi = fewest
             rows, cols = _pivot(reduced, layout, solution, scan, negative, rows, cols, psi)
             layout = None
         return None

@@ -241,10 +241,12 @@ def test_fallback_at_tol_zero_returns_the_best_allocation_seen(monkeypatch, fami
     from allocopt.testing.topk_classes import topk_instance_class
 
     problem = topk_instance_class("staircase", 40, family, seed=2)
-    if family == "gaussian":  # the transport route's first forest is the optimum: the general path is tested
-        from allocopt.topk import _exact
+    # the transport route's first forest (Gaussian arms) and the Gaussian surrogate's (Bernoulli arms) are the
+    # optimum: the general path is tested
+    from allocopt.topk import _exact
 
-        monkeypatch.setattr(_exact, "transport_forest", lambda *arguments, **options: None)
+    monkeypatch.setattr(_exact, "transport_forest", lambda *arguments, **options: None)
+    monkeypatch.setattr(_exact, "surrogate_forest", lambda *arguments, **options: None)
     seen: list[float] = []
     _record_every_allocation(monkeypatch, seen)
     result = solve_topk(problem, tol=0.0)

@@ -1,0 +1,147 @@
+r"""Other families at scale: the binding forest of a Gaussian surrogate as the active set's first forest.
+
+For a one-parameter exponential family with variance function :math:`\phi V_1`, both pair costs agree to
+second order in the gap with the Gaussian cost of the same means and per-arm variances
+:math:`\sigma_a^2 = \phi_a V_1(\theta_a)`:
+
+.. math::
+    C_{ij}(\psi),\ B_{ij}(\psi) \approx \frac{(\theta_i - \theta_j)^2}{2(\sigma_i^2/\psi_i + \sigma_j^2/\psi_j)},
+
+since :math:`d(\theta, x) = (\theta - x)^2/(2\phi V_1(\theta)) + O(|\theta - x|^3)`. On the instances where the
+active set is slow (nearly every pair within a few percent of binding, as on a staircase of means), the gaps
+are small and the surrogate is close; its optimal binding forest is located in :math:`O(K)` per coupling by
+the Gaussian transport route (:func:`allocopt.topk._gaussian_transport.transport_forest`: a staircase in
+sorted order, the monotone binding graph of Wang, Yang, You 2022, Proposition 3.2).
+
+That forest is only a start. The exact solver (:mod:`allocopt.topk._exact`) solves the KKT system of the
+*true* family on it to machine precision, checks every multiplier and every pair exactly, pivots from it when
+the check fails and goes on to its general path when the pivots do not close it: nothing here decides
+optimality, and the allocation handed over is only the first point of the forest passes.
+
+Where the surrogate's forest is not the true one, it differs from it at a few corners of the staircase: the
+true family's multiplier of such a corner cell is negative. :func:`corner_turns` turns all of them at once (each
+corner cell leaves and the cell the other way round it enters), which the active set uses as a multiple pivot
+while it reduces the number of defects (negative multipliers and violated pairs), before its single pivots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..families import Gaussian
+from ._gaussian_transport import TransportForest, transport_forest
+from ._graph import connected_components
+from ._groups import Reduced
+
+__all__ = ["surrogate_variance", "surrogate_forest", "corner_turns"]
+
+
+def surrogate_variance(reduced: Reduced) -> np.ndarray:
+    r"""Per-group variance :math:`\sigma_g^2 = \phi_g V_1(\theta_g)` of the Gaussian surrogate: the family's
+    variance at each group's mean (Bernoulli :math:`\theta(1-\theta)`, Poisson :math:`\theta`, exponential
+    :math:`\theta^2`, Gaussian :math:`\sigma^2` itself).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.topk._groups import reduce_problem
+    >>> reduced = reduce_problem(TopKProblem([0.8, 0.5, 0.2], 1, family="bernoulli"), "confidence")
+    >>> bool(np.allclose(surrogate_variance(reduced), reduced.theta * (1 - reduced.theta)))
+    True
+    """
+    return reduced.dispersion * reduced.family.unit_variance(reduced.theta)
+
+
+def surrogate_forest(reduced: Reduced, psi_start: np.ndarray | None = None) -> TransportForest | None:
+    r"""The optimal binding forest of the Gaussian surrogate of ``reduced`` (module docstring), with its
+    allocation, located by the transport route on the same tie-merged groups (so its pairs are positions in
+    ``reduced.top_groups`` / ``reduced.bottom_groups``); ``None`` when the route steps aside (no positive
+    staircase start, or squares and quotients out of the floating-point range) or a variance is not a
+    positive finite number. ``psi_start`` (group allocation) selects the first staircase, as in
+    :func:`~allocopt.topk._gaussian_transport.transport_forest`.
+
+    Examples
+    --------
+    Bernoulli arms on a staircase of means (a tight top cluster above a spread bottom one): the surrogate's
+    forest is the true family's optimal binding forest, which the exact solver certifies with no pivot.
+
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.topk._groups import reduce_problem
+    >>> from allocopt.topk._forest import solve_forest
+    >>> rng = np.random.default_rng(0)
+    >>> theta = np.concatenate([0.51 + 0.01 * rng.uniform(size=20), 0.5 - 0.1 * rng.uniform(size=20)])
+    >>> reduced = reduce_problem(TopKProblem(theta, 20, family="bernoulli"), "confidence")
+    >>> located = surrogate_forest(reduced)
+    >>> located.rows.shape[0] + located.layout.n_components == reduced.n_groups  # a forest covering every group
+    True
+    >>> solution = solve_forest(reduced, located.layout, located.psi)  # the true Bernoulli KKT system
+    >>> bool(solution.converged and np.all(solution.nu > 0))
+    True
+    """
+    variance = surrogate_variance(reduced)
+    if not np.all(np.isfinite(variance) & (variance > 0)):
+        return None
+    family = Gaussian(variance)
+    surrogate = dataclasses.replace(reduced, family=family, eta=family.unit_natural(reduced.theta),
+                                    dispersion=variance)
+    return transport_forest(surrogate, psi_start)
+
+
+def corner_turns(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, leaving: np.ndarray,
+                 violated_rows: np.ndarray, violated_cols: np.ndarray,
+                 violated_costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The forest ``(rows, cols)`` (positions in ``top_groups`` / ``bottom_groups``, both by decreasing mean)
+    with every edge marked ``leaving`` turned round its corner: the edge :math:`(r, c)` leaves and, of the
+    cells the other way round it, :math:`(r - 1, c + 1)` and :math:`(r + 1, c - 1)`, those that join two
+    different trees enter, the violated ones first (most violated first, from the listed pairs
+    ``violated_rows``, ``violated_cols`` of cost ``violated_costs``), then the others by position. The result
+    is again a forest; whether it covers every group with both sides in each tree is left to the layout.
+
+    Examples
+    --------
+    Two top and two bottom groups: the zigzag (0, 0), (1, 0), (1, 1) with its corner (1, 0) turned becomes
+    (0, 0), (0, 1), (1, 1):
+
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> from allocopt.topk._groups import reduce_problem
+    >>> reduced = reduce_problem(TopKProblem([0.9, 0.8, 0.3, 0.2], 2, family="bernoulli"), "confidence")
+    >>> none = np.array([], dtype=int)
+    >>> rows, cols = corner_turns(reduced, np.array([0, 1, 1]), np.array([0, 0, 1]),
+    ...                           np.array([False, True, False]), none, none, np.array([]))
+    >>> sorted(zip(rows.tolist(), cols.tolist()))
+    [(0, 0), (0, 1), (1, 1)]
+    """
+    kept_rows, kept_cols = rows[~leaving], cols[~leaving]
+    labels = connected_components(reduced.n_groups, reduced.top_groups[kept_rows],
+                                  reduced.bottom_groups[kept_cols]).labels
+    cost_of = {(int(r), int(c)): float(cost) for r, c, cost in zip(violated_rows, violated_cols, violated_costs)}
+    candidates = []
+    for r, c in zip(rows[leaving].tolist(), cols[leaving].tolist()):
+        for row, col in ((r - 1, c + 1), (r + 1, c - 1)):
+            if 0 <= row < reduced.n_top and 0 <= col < reduced.n_bottom:
+                candidates.append((cost_of.get((row, col), np.inf), row, col))
+    candidates.sort()
+    # union-find over the trees that remain
+    tree = list(range(int(labels.max()) + 1 if labels.size else 0))
+
+    def find(node: int) -> int:
+        while tree[node] != node:
+            tree[node] = tree[tree[node]]
+            node = tree[node]
+        return node
+
+    entering_rows, entering_cols = [], []
+    for _, row, col in candidates:
+        a = find(int(labels[reduced.top_groups[row]]))
+        b = find(int(labels[reduced.bottom_groups[col]]))
+        if a != b:
+            tree[a] = b
+            entering_rows.append(row)
+            entering_cols.append(col)
+    return (np.concatenate([kept_rows, np.asarray(entering_rows, dtype=kept_rows.dtype)]),
+            np.concatenate([kept_cols, np.asarray(entering_cols, dtype=kept_cols.dtype)]))
