@@ -250,6 +250,8 @@ def allocation(args) -> None:
         line, = axes[1].plot(result.budgets, np.maximum(result.error_rate, 0.5 / result.n_runs), "o-", label=label)
         axes[1].plot(result.budgets, np.exp(-result.budgets * exponent[label]), ":", color=line.get_color())
     axes[1].set_yscale("log")
+    # below a tenth of one error in the runs nothing is measured: the bounds' tails would flatten the rates
+    axes[1].set_ylim(0.1 / max(result.n_runs for result in rates.values()), 1.5)
     axes[1].set_xlabel("budget t")
     axes[1].set_ylabel("error rate (dotted: exp(-t Gamma_B(psi_bar)))")
     axes[1].legend(fontsize="small")
