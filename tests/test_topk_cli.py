@@ -52,3 +52,22 @@ def test_demo_runs_as_a_module():
     completed = subprocess.run([sys.executable, "-m", "allocopt", "demo"], capture_output=True, text=True, check=True)
     assert "components (1-based, as in the paper): [((1,), (3,)), ((2,), (4, 5))]" in completed.stdout
     assert "passed: True" in completed.stdout
+
+
+def test_topk_reads_the_means_from_a_file(capsys, tmp_path):
+    """--theta @PATH: the file's numbers (commas, spaces and line breaks) give the same JSON as the inline list
+    (Example 1 of Wang, Yang, You 2022), and a missing file or a non-number is bad input (status 2)."""
+    options = ["--k", "2", "--family", "gaussian", "--variance", "0.25", "--json"]
+    assert main(["topk", "--theta", "0.51,0.5,0,-0.01,-0.092"] + options) == 0
+    inline = json.loads(capsys.readouterr().out)
+    means = tmp_path / "theta.txt"
+    means.write_text("0.51, 0.5\n0\n-0.01 -0.092\n")
+    assert main(["topk", "--theta", f"@{means}"] + options) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    assert from_file["psi"] == inline["psi"] and from_file["value"] == inline["value"]
+    for text, message in ((f"@{tmp_path / 'missing.txt'}", "cannot read the numbers file"),
+                          (f"@{means}", "field 3 is 'zero'")):
+        means.write_text("0.51, 0.5, zero")
+        with pytest.raises(SystemExit) as usage_error:  # argparse's usage error
+            main(["topk", "--theta", text] + options)
+        assert usage_error.value.code == 2 and message in capsys.readouterr().err

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from .._json import dumps
 from .._validation import fail
 
-__all__ = ["ExitStatus", "Example", "float_list", "float_rows", "is_number_list", "print_json",
+__all__ = ["ExitStatus", "Example", "float_list", "float_list_or_file", "float_rows", "is_number_list", "print_json",
            "add_instance_arguments", "instance_problem"]
 
 
@@ -89,6 +89,42 @@ def float_list(text: str) -> list[float]:
     return [_number(item, text) for item in items]
 
 
+def float_list_or_file(text: str) -> list[float]:
+    r""":func:`float_list`, or with ``"@PATH"`` the numbers of a text file, separated by commas, spaces or line
+    breaks (for long lists: one command-line argument holds at most 128 KiB on Linux).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "theta.txt"
+    >>> _ = path.write_text("0.9, 0.5\n0.1\n")
+    >>> float_list_or_file("@" + str(path))
+    [0.9, 0.5, 0.1]
+    >>> float_list_or_file("@" + str(path.parent / "missing.txt"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: cannot read the numbers file '...missing.txt': ...
+    """
+    if not text.startswith("@"):
+        return float_list(text)
+    path = text[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            content = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise argparse.ArgumentTypeError(f"cannot read the numbers file {path!r}: {error}") from None
+    fields = content.replace(",", " ").split()
+    if not fields:
+        raise argparse.ArgumentTypeError(f"the numbers file {path!r} holds no number")
+    numbers = []
+    for position, item in enumerate(fields):
+        try:
+            numbers.append(float(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"the numbers file {path!r} must hold numbers; field {position + 1} is {item!r}") from None
+    return numbers
+
+
 def float_rows(text: str) -> list[list[float]]:
     """Parse ``"1,2;3,4"`` (rows separated by ';') into a list of rows (an argparse ``type``).
 
@@ -133,7 +169,9 @@ def add_instance_arguments(parser: argparse.ArgumentParser) -> None:
     ``--shape``."""
     from ..families import FAMILIES
 
-    parser.add_argument("--theta", type=float_list, required=True, help="comma-separated arm means")
+    parser.add_argument("--theta", type=float_list_or_file, required=True,
+                        help="comma-separated arm means, or @PATH: a file of means separated by commas, spaces or "
+                             "line breaks")
     parser.add_argument("--k", type=int, required=True, help="size of the top set (1..K-1)")
     parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
     parser.add_argument("--variance", type=float_list, default=[1.0],

@@ -127,11 +127,11 @@ def check_result(result, tolerance: float):
     from ..exceptions import AllocoptError
     from ..topk import check_topk
 
-    mu = np.asarray(result.mu, dtype=float)
-    usable = bool(np.all(np.isfinite(mu)) and np.all(mu >= 0) and np.any(mu > 0))
+    values = result.multipliers.values  # sparse: the check never builds the k x (K-k) matrix
+    usable = bool(np.all(np.isfinite(values)) and np.all(values >= 0) and np.any(values > 0))
     try:
         return check_topk(result.problem, result.psi, tol=tolerance, kind=result.kind,
-                          mu=mu if usable else None), ""
+                          mu=result.multipliers if usable else None), ""
     except AllocoptError as error:
         return None, str(error)
 

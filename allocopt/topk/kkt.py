@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -30,7 +31,8 @@ from .._json import jsonable
 from .._result import Result, omit_from_dict
 from .._validation import as_float, as_float_matrix, check_in_simplex, fail
 from ..exceptions import InvalidArgumentError, SolverError
-from .certificate import Certificate, certify
+from .certificate import REFINEMENT_THRESHOLD, Certificate, certify
+from .multipliers import PairMultipliers
 from .problem import TopKProblem
 from .structure import (Component, DoubleStarVerdict, binding_graph, binding_pairs, double_star_verdict,
                         graph_components, monotonicity_violations)
@@ -61,8 +63,9 @@ class TopKCertificate(Result):
         ``"confidence"`` or ``"budget"``.
     tol : float
         Relative tolerance defining near-binding pairs and the pass criteria.
-    mu : ndarray, shape (k, K-k)
-        Multipliers solving the KKT system over the near-binding pairs (zero elsewhere).
+    multipliers : PairMultipliers
+        Multipliers solving the KKT system over the near-binding pairs, stored sparsely (:attr:`mu` is the dense
+        matrix, built when asked for).
     kkt_residual : float
         Relative residual of equations (65) with these multipliers.
     gap, upper_bound : float
@@ -95,7 +98,7 @@ class TopKCertificate(Result):
     value: float
     kind: str
     tol: float
-    mu: np.ndarray
+    multipliers: PairMultipliers = omit_from_dict(repr=False)
     kkt_residual: float
     gap: float
     upper_bound: float
@@ -107,6 +110,13 @@ class TopKCertificate(Result):
     monotonicity_violations: tuple[tuple[int, int], ...]
     double_star: DoubleStarVerdict
     certificate: Certificate = field(repr=False)
+
+    @cached_property
+    def mu(self) -> np.ndarray:
+        """Dense k x (K-k) multipliers, zero off the near-binding pairs (read-only)."""
+        dense = self.multipliers.dense()
+        dense.setflags(write=False)
+        return dense
 
     @property
     def multiplier_source(self) -> str:
@@ -208,7 +218,7 @@ class _Candidate(NamedTuple):
 
     source: str
     certificate: Certificate
-    mu: np.ndarray
+    multipliers: PairMultipliers
     residual: float
 
 
@@ -282,14 +292,41 @@ def _solve_kkt_multipliers(problem: TopKProblem, psi: np.ndarray, rows: np.ndarr
     return _Multipliers(weights, _residual(gradients, weights), "")
 
 
-def _given_multipliers(problem: TopKProblem, psi: np.ndarray, mu: np.ndarray, value: float,
+def _given_multipliers(problem: TopKProblem, psi: np.ndarray, mu: PairMultipliers, value: float,
                        kind: str) -> _PairMultipliers:
     """The pairs carrying ``mu`` (normalised) and the KKT residual of ``mu`` on them."""
-    rows, cols = np.nonzero(mu > 0)
-    weights = mu[rows, cols] / mu[rows, cols].sum()
+    rows, cols, weights = mu.rows, mu.cols, mu.values
     gradients = _gradient_matrix(problem, psi, rows, cols, value, kind)
     residual = _residual(gradients, weights) if np.all(np.isfinite(gradients.data)) else np.inf
     return _PairMultipliers(rows, cols, _Multipliers(weights, residual, ""))
+
+
+def _checked_multipliers(mu: Any, shape: tuple[int, int], func: str) -> PairMultipliers:
+    """``mu`` (dense, or :class:`PairMultipliers` of ``shape``) as pair multipliers: nonnegative, not all zero."""
+    if isinstance(mu, PairMultipliers):
+        if mu.shape != shape:
+            fail(func, "mu", f"pair multipliers of shape {shape}", mu.shape)
+        if np.any(~np.isfinite(mu.values)) or np.any(mu.values < 0) or not np.any(mu.values > 0):
+            fail(func, "mu", "nonnegative finite multipliers, not all zero", mu.values)
+        return mu
+    dense = as_float_matrix(mu, func, "mu", shape=shape)
+    if np.any(dense < 0) or not np.any(dense > 0):
+        fail(func, "mu", f"nonnegative multipliers of shape {shape}, not all zero", dense)
+    return PairMultipliers.from_any(dense)
+
+
+def _best_candidate(problem: TopKProblem, psi: np.ndarray, candidates: dict[str, _PairMultipliers], value: float,
+                    kind: str, refine: bool) -> _Candidate:
+    """The candidate multipliers with the smallest certified gap (the first one on ties)."""
+    shape = (problem.k, problem.n_arms - problem.k)
+    best: _Candidate | None = None
+    for source, pairs in candidates.items():
+        multipliers = PairMultipliers.from_triplets(pairs.rows, pairs.cols, pairs.multipliers.weights, shape)
+        certificate = certify(problem, psi, multipliers, kind, value=value, refine=refine)
+        if best is None or certificate.gap < best.certificate.gap:
+            best = _Candidate(source, certificate, multipliers, pairs.multipliers.residual)
+    assert best is not None  # (candidates is not empty)
+    return best
 
 
 def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: str = "confidence",
@@ -308,9 +345,9 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
         monotonicity violations are within it. Use a tolerance matched to the accuracy of ``psi`` (about
         ``1e-3`` for the paper's iterative methods at their default iteration counts).
     kind : {"confidence", "budget"}
-    mu : array_like, shape (k, K-k), optional
-        Candidate multipliers (nonnegative, not all zero; for example ``solve_topk(...).mu``, rows in
-        ``problem.top`` order). The report uses them instead of the linear program's when they certify a
+    mu : array_like, shape (k, K-k), or PairMultipliers, optional
+        Candidate multipliers (nonnegative, not all zero; for example ``solve_topk(...).multipliers``, or the
+        dense ``solve_topk(...).mu``, rows in ``problem.top`` order). The report uses them instead of the linear program's when they certify a
         smaller gap or when the linear program fails, so that a solver's certificate is never lost to an
         ill-conditioned check; :attr:`TopKCertificate.multiplier_source` says which were used.
 
@@ -335,12 +372,10 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     tol = as_float(tol, func, "tol", low=0.0, high=1.0, low_open=True)
     kind = problem.check_kind(kind, func)
     shape = (problem.k, problem.n_arms - problem.k)
-    if mu is not None:
-        mu = as_float_matrix(mu, func, "mu", shape=shape)
-        if np.any(mu < 0) or not np.any(mu > 0):
-            fail(func, "mu", f"nonnegative multipliers of shape {shape}, not all zero", mu)
+    given = None if mu is None else _checked_multipliers(mu, shape, func)
 
-    rows, cols, costs, value = binding_pairs(problem, allocation, tol, kind)
+    pairs = binding_pairs(problem, allocation, tol, kind)
+    rows, cols, value = pairs.rows, pairs.cols, pairs.value
     if not value > 0:
         raise InvalidArgumentError(
             f"The 'psi' parameter of {func} must give every pair a positive cost (Gamma(psi) > 0), which needs "
@@ -349,20 +384,16 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     candidates: dict[str, _PairMultipliers] = {}
     if solved.weights is not None:
         candidates["kkt-lp"] = _PairMultipliers(rows, cols, solved)
-    if mu is not None:
-        candidates["given"] = _given_multipliers(problem, allocation, mu, value, kind)
+    if given is not None:
+        candidates["given"] = _given_multipliers(problem, allocation, given, value, kind)
     if not candidates:
         raise SolverError(f"{func}: {solved.message}; pass the solver's multipliers as mu= to certify with them")
-    best: _Candidate | None = None
-    for source, pairs in candidates.items():
-        dense = np.zeros(shape)
-        dense[pairs.rows, pairs.cols] = pairs.multipliers.weights
-        certificate = certify(problem, allocation, dense, kind, value=value)
-        if best is None or certificate.gap < best.certificate.gap:
-            best = _Candidate(source, certificate, dense, pairs.multipliers.residual)
-    assert best is not None  # (candidates is not empty)
-    source, certificate, mu, residual = best.source, best.certificate, best.mu, best.residual
-    graph = binding_graph(problem, allocation, tol, kind, mu=mu)
+    best = _best_candidate(problem, allocation, candidates, value, kind, refine=False)
+    if best.certificate.upper_bound - value > REFINEMENT_THRESHOLD * abs(value):
+        # no candidate certifies without the (sparse Newton) refinement: refine them all
+        best = _best_candidate(problem, allocation, candidates, value, kind, refine=True)
+    source, certificate, multipliers, residual = best.source, best.certificate, best.multipliers, best.residual
+    graph = binding_graph(problem, allocation, tol, kind, mu=multipliers, pairs=pairs)
     components = graph_components(problem, allocation, graph, kind)
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
     violations = monotonicity_violations(problem, allocation, tol)
@@ -370,7 +401,7 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     double_star = double_star_verdict(problem, allocation, tol, kind)
     return TopKCertificate(
         status=status, message=message, method=source, time=time.perf_counter() - started,
-        psi=allocation, value=value, kind=kind, tol=tol, mu=mu, kkt_residual=residual, gap=certificate.gap,
+        psi=allocation, value=value, kind=kind, tol=tol, multipliers=multipliers, kkt_residual=residual, gap=certificate.gap,
         upper_bound=certificate.upper_bound, graph=graph, components=components,
         every_arm_binding=not non_binding, non_binding_arms=non_binding,
         monotone=None if violations is None else not violations,

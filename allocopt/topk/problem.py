@@ -310,9 +310,11 @@ class TopKProblem:
         kind = self.check_kind(kind, "TopKProblem.value")
         return self.minimum_cost(psi, kind)[0]
 
-    def minimum_cost(self, psi: np.ndarray, kind: str = "confidence", threshold: float | None = None):
-        """``(minimum cost, row, col)`` over all pairs and the :class:`~allocopt.topk._allpairs.PairScan` of the
-        pairs below ``threshold`` (unchecked arguments; see :func:`~allocopt.topk._allpairs.scan_pairs`)."""
+    def minimum_cost(self, psi: np.ndarray, kind: str = "confidence", threshold: float | None = None,
+                     limit: int = 1_000_000):
+        """``(minimum cost, scan)``: the minimum over all pairs and the :class:`~allocopt.topk._allpairs.PairScan`
+        of the (at most ``limit``) pairs below ``threshold`` (unchecked arguments; see
+        :func:`~allocopt.topk._allpairs.scan_pairs`)."""
         from ._allpairs import scan_pairs
 
         weights = psi / self._dispersion
@@ -321,7 +323,7 @@ class TopKProblem:
             return self.pair_terms(psi, rows, cols, kind=kind).cost
 
         scan = scan_pairs(evaluate, self._family, self._theta[self._top], self._theta[self._bottom],
-                          weights[self._top], weights[self._bottom], threshold)
+                          weights[self._top], weights[self._bottom], threshold, limit=limit)
         return float(scan.minimum), scan
 
     def gradients(self, psi: ArrayLike, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:

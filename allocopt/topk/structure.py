@@ -37,6 +37,7 @@ import numpy as np
 
 from ._forest import ForestLayout, _peel, edge_end_coefficients, layout_tree, tree_null_vector
 from ._graph import connected_components
+from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
 __all__ = [
@@ -111,7 +112,7 @@ class DoubleStarVerdict:
 
 class BindingPairs(NamedTuple):
     r"""The near-binding pairs of an allocation: their positions ``(rows, cols)`` in ``top`` / ``bottom`` order,
-    the full cost matrix and :math:`\Gamma(\psi)`, its minimum."""
+    their costs (aligned with ``rows`` and ``cols``) and :math:`\Gamma(\psi)`, the minimum over all pairs."""
 
     rows: np.ndarray
     cols: np.ndarray
@@ -120,35 +121,72 @@ class BindingPairs(NamedTuple):
 
 
 def binding_pairs(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence") -> BindingPairs:
-    """The pairs with cost <= (1 + tol) Gamma (see :class:`BindingPairs`)."""
-    costs = problem.pair_terms(psi, kind=kind).cost
-    value = costs.min()
-    rows, cols = np.nonzero(costs <= value * (1.0 + tol))
-    return BindingPairs(rows, cols, costs, float(value))
+    r"""The pairs with cost :math:`\le (1 + \mathrm{tol})\Gamma(\psi)` (see :class:`BindingPairs`), in row-major
+    order.
+
+    Two scans of all :math:`k(K-k)` pairs without the cost matrix (:meth:`TopKProblem.minimum_cost`): the first
+    finds :math:`\Gamma(\psi)`, the second lists the pairs below the threshold, evaluating only the pairs whose
+    closed-form lower bound is below it; memory grows with the number of near-binding pairs, not with
+    :math:`k(K-k)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from allocopt import TopKProblem
+    >>> problem = TopKProblem([0.9, 0.8, 0.3, 0.1], 2, variance=0.25)
+    >>> pairs = binding_pairs(problem, np.full(4, 0.25), tol=1e-9)  # (0.8 - 0.3)^2 / (2 (0.25/0.25 + 0.25/0.25)) is the least
+    >>> pairs.rows.tolist(), pairs.cols.tolist(), pairs.value
+    ([1], [0], 0.0625)
+    """
+    value = problem.minimum_cost(psi, kind)[0]
+    threshold = float(np.nextafter(value * (1.0 + tol), np.inf))  # the scan lists the pairs strictly below it
+    everything = problem.k * (problem.n_arms - problem.k)
+    scan = problem.minimum_cost(psi, kind, threshold=threshold, limit=everything)[1]
+    order = np.lexsort((scan.cols, scan.rows))
+    return BindingPairs(scan.rows[order], scan.cols[order], scan.costs[order], float(value))
 
 
 def binding_graph(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence",
-                  mu: np.ndarray | None = None):
+                  mu: "np.ndarray | PairMultipliers | None" = None, pairs: BindingPairs | None = None):
     """The binding-pair bipartite graph as a :class:`networkx.Graph` over the caller's arm indices.
 
     Nodes carry ``side`` ("top"/"bottom"), ``theta`` and ``psi``; edges carry ``cost``,
-    ``relative_excess`` (:math:`C_{ij}/\\Gamma - 1`) and, when ``mu`` is given, ``mu``.
+    ``relative_excess`` (:math:`C_{ij}/\\Gamma - 1`) and, when ``mu`` (dense (k, K-k) or
+    :class:`~allocopt.topk.multipliers.PairMultipliers`) is given, ``mu``. ``pairs`` may pass the
+    :func:`binding_pairs` of the same allocation and tolerance, computed once by the caller.
     """
     import networkx as nx
 
-    rows, cols, costs, value = binding_pairs(problem, psi, tol, kind)
+    rows, cols, costs, value = binding_pairs(problem, psi, tol, kind) if pairs is None else pairs
+    edge_mu = None if mu is None else _multipliers_on(mu, rows, cols)
     graph = nx.Graph()
     for position, arm in enumerate(problem.top):
         graph.add_node(int(arm), side="top", rank=position, theta=float(problem.theta[arm]), psi=float(psi[arm]))
     for position, arm in enumerate(problem.bottom):
         graph.add_node(int(arm), side="bottom", rank=position, theta=float(problem.theta[arm]), psi=float(psi[arm]))
-    for row, col in zip(rows.tolist(), cols.tolist()):
-        attributes: dict[str, Any] = {"cost": float(costs[row, col]),
-                                      "relative_excess": float(costs[row, col] / value - 1.0) if value > 0 else 0.0}
-        if mu is not None:
-            attributes["mu"] = float(mu[row, col])
+    for index, (row, col, cost) in enumerate(zip(rows.tolist(), cols.tolist(), costs.tolist())):
+        attributes: dict[str, Any] = {"cost": cost, "relative_excess": cost / value - 1.0 if value > 0 else 0.0}
+        if edge_mu is not None:
+            attributes["mu"] = float(edge_mu[index])
         graph.add_edge(int(problem.top[row]), int(problem.bottom[col]), **attributes)
     return graph
+
+
+def _multipliers_on(mu: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The multipliers of the pairs ``(rows, cols)`` from a dense matrix or a
+    :class:`~allocopt.topk.multipliers.PairMultipliers` (zero where it has none)."""
+    if not isinstance(mu, PairMultipliers):
+        return np.asarray(mu, dtype=float)[rows, cols]
+    width = mu.shape[1]
+    keys = mu.rows.astype(np.int64) * width + mu.cols
+    order = np.argsort(keys)
+    wanted = rows.astype(np.int64) * width + cols
+    values = np.zeros(wanted.size)
+    if keys.size:
+        position = np.minimum(np.searchsorted(keys[order], wanted), keys.size - 1)
+        hit = keys[order][position] == wanted
+        values[hit] = mu.values[order][position[hit]]
+    return values
 
 
 def _edge_gradients(problem: TopKProblem, psi: np.ndarray, edges, kind: str):
@@ -294,10 +332,12 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
         return DoubleStarVerdict(False, "the worst top arm or the best bottom arm is not unique (tied means), "
                                  "so the tied twin's pairs bind too and the binding graph is not a double star",
                                  None, None, float("nan"), float("nan"), gaussian)
-    costs = problem.pair_terms(psi, kind=kind).cost
-    value = costs.min()
+    value = problem.minimum_cost(psi, kind)[0]
     threshold = value * (1.0 + tol)
-    if not (np.all(costs[-1, :] <= threshold) and np.all(costs[:, 0] <= threshold)):
+    n_top, n_bottom = problem.k, problem.n_arms - problem.k
+    star_rows = np.concatenate([np.full(n_bottom, n_top - 1), np.arange(n_top)])  # (i_k, j) and (i, j_1)
+    star_cols = np.concatenate([np.arange(n_bottom), np.zeros(n_top, dtype=int)])
+    if not np.all(problem.pair_terms(psi, star_rows, star_cols, kind=kind).cost <= threshold):
         return DoubleStarVerdict(False, "not every pair (i_k, j) and (i, j_1) is binding", worst_top, best_bottom,
                                  float("nan"), float("nan"), gaussian)
     edges = tuple([(int(i), best_bottom) for i in problem.top] + [(worst_top, int(j)) for j in problem.bottom[1:]])

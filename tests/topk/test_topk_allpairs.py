@@ -65,3 +65,27 @@ def test_scan_pairs_takes_the_blocks_above_block_pairs(monkeypatch):
     value, scan = problem.minimum_cost(psi, "confidence", threshold=1.5 * costs.min())
     assert calls and value == costs.min()
     assert set(zip(scan.rows.tolist(), scan.cols.tolist())) == set(zip(*np.nonzero(costs < 1.5 * costs.min())))
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("name, family", [("massive ties", "gaussian"), ("massive ties", "bernoulli"),
+                                          ("staircase", "bernoulli"), ("two clusters", "gaussian")])
+def test_binding_pairs_are_the_definition_on_the_full_cost_matrix(name, family, kind):
+    """allocopt.topk.structure.binding_pairs (two scans, no cost matrix) against its definition evaluated here on
+    the whole grid: the pairs with C_ij <= (1 + tol) Gamma(psi), in row-major order, their costs and the minimum;
+    at the optimum (many ties bind at once) and at a perturbed allocation, with tolerances 0 to 0.5."""
+    from allocopt.topk import solve_topk
+    from allocopt.topk.structure import binding_pairs
+
+    problem = topk_instance_class(name, 120, family, seed=3)
+    optimum = solve_topk(problem, kind=kind).psi
+    perturbed = optimum * np.random.default_rng(5).uniform(0.8, 1.25, problem.n_arms)
+    for psi in (optimum, perturbed / perturbed.sum()):
+        costs = _every_cost(problem, psi, kind)
+        for tol in (0.0, 1e-9, 1e-3, 0.5):
+            pairs = binding_pairs(problem, psi, tol, kind)
+            rows, cols = np.nonzero(costs <= costs.min() * (1.0 + tol))
+            assert pairs.value == costs.min()
+            np.testing.assert_array_equal(pairs.rows, rows)
+            np.testing.assert_array_equal(pairs.cols, cols)
+            np.testing.assert_array_equal(pairs.costs, costs[rows, cols])
