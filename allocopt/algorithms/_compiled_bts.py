@@ -13,8 +13,9 @@ the numpy loop's:
   uniforms are drawn); its stable top-k; :math:`\tilde\imath_k` the first smallest of the top arms and
   :math:`\tilde\jmath_1` the first largest of the others; the :math:`K - 1` pairs in
   :func:`~allocopt.algorithms.bts.double_star`'s order with the Gaussian pair terms of
-  :func:`allocopt.topk._pairs.pair_terms` (shares :math:`w_a/(w_i + w_j)`, :math:`w_a = N_a/\sigma_a^2`, the
-  divergences :math:`\tfrac12 (s\,\Delta)^2` and the cost :math:`w_i d_i + w_j d_j`); the first minimal pair by
+  :func:`allocopt.topk._pairs.pair_terms` at the weights :math:`w_a = N_a/\sigma_a^2` (their compiled twin
+  :func:`allocopt._compiled_families.weighted_pair`: the cost :math:`w_i d_i + w_j d_j` and the divergences
+  :math:`d_i, d_j`, its derivatives); the first minimal pair by
   :func:`allocopt._rng.random_candidate`'s rule; the balance (16) from the derivative ratios, with the sums taken
   as numpy's ``sum`` takes them (:func:`numpy_sum`: numpy's pairwise summation, which the tests compare with
   ``numpy.sum``); and the sum-of-squares fallback where the ratios are not finite.
@@ -31,11 +32,11 @@ import threading
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from .. import _compiled_families as _families
 from . import _compiled, _compiled_dt_ts
-from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, drive_rows, empty_records
-from ._compiled_uniform import threshold_table
+from ._compiled_dt_ts import drive_glr_rows
+from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, empty_records
 
 __all__ = ["run_bts_rows", "numpy_sum", "UNIFORM_STEPS"]
 
@@ -49,6 +50,9 @@ _split_top_k = _compiled._split_top_k
 _pick_tied = _compiled._pick_tied
 glr_work = _compiled_dt_ts.glr_work
 glr_check_row = _compiled_dt_ts.glr_check_row
+
+GAUSSIAN = _families._CODES.index("_gaussian_pair")
+"""The Gaussian pair kernel's number in :func:`allocopt._compiled_families.pair_by_code`."""
 
 PAIRWISE_BLOCK = 128
 """numpy's pairwise summation adds blocks of up to 128 numbers with eight accumulators (PW_BLOCKSIZE)."""
@@ -179,20 +183,9 @@ def _bts_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer
             # 2. the pair costs (pair_terms, Gaussian) and the derivative ratios of the balance (16)
             for pair in range(n_pairs):
                 arm_top, arm_bottom = pair_top[pair], pair_bottom[pair]
-                w_top = counts[row, arm_top] / dispersion[arm_top]
-                w_bottom = counts[row, arm_bottom] / dispersion[arm_bottom]
-                total = w_top + w_bottom
-                if total <= 0:
-                    share_top = 0.5
-                    share_bottom = 0.5
-                else:
-                    share_top = w_top / total
-                    share_bottom = w_bottom / total
-                gap = theta[arm_top] - theta[arm_bottom]
-                spread_top, spread_bottom = share_bottom * gap, -share_top * gap
-                divergence_top = 0.5 * spread_top * spread_top
-                divergence_bottom = 0.5 * spread_bottom * spread_bottom
-                value = w_top * divergence_top + w_bottom * divergence_bottom
+                value, divergence_top, divergence_bottom = _families.weighted_pair(
+                    GAUSSIAN, theta[arm_top], theta[arm_bottom], counts[row, arm_top] / dispersion[arm_top],
+                    counts[row, arm_bottom] / dispersion[arm_bottom])
                 cost[pair] = 0.0 if np.isnan(value) else value
                 ratio[pair] = (divergence_top / dispersion[arm_top]) / (divergence_bottom / dispersion[arm_bottom])
             chosen = _pick_tied(pairs, cost, False, uniforms[row, first + n_arms])
@@ -231,6 +224,7 @@ def _kernel():
                 import numba
 
                 shared = _compiled_dt_ts.compiled_row_functions()  # and the row functions of _compiled
+                _families._kernels()  # weighted_pair, called by its module's global name
                 globals().update(shared, _split_top_k=_compiled._split_top_k, _pick_tied=_compiled._pick_tied)
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 globals()["_block_sum"] = compile_(_block_sum)
@@ -245,24 +239,7 @@ def run_bts_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, thresh
     Chernoff statistic exceeds the threshold at every level ``checkpoints`` or the sample cap; ``counts``, ``sums``
     and ``t`` are updated in place.
 
-    Parameters
-    ----------
-    k : int
-    dispersion : ndarray, shape (K,)
-        The arms' variances.
-    checkpoints : ndarray, shape (C,)
-        The confidence levels.
-    threshold : callable
-        :math:`\beta(t, \delta)`, elementwise over numpy arrays.
-    max_samples : int
-    counts, sums : ndarray, shape (R, K)
-        int64 counts and float64 sums of the rewards.
-    t : ndarray, shape (R,)
-        int64 pulls so far.
-    rewards : RewardStreams
-        The batch's reward streams (read from their buffers; refilled by them).
-    policy_generators : list of numpy.random.Generator
-        Each row's policy stream, not yet drawn from.
+    The parameters are those of :func:`~allocopt.algorithms._compiled_dt_ts.run_dt_ts_rows` but ``iterations``.
 
     Examples
     --------
@@ -278,22 +255,15 @@ def run_bts_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, thresh
     """
     kernel = _kernel()
     n_rows, n_arms = counts.shape
-    n_check = checkpoints.shape[0]
-    records = empty_records(n_rows, n_check, k)
-    done = np.zeros((n_rows, n_check), dtype=np.bool_)
+    records = empty_records(n_rows, checkpoints.shape[0], k)
+    done = np.zeros((n_rows, checkpoints.shape[0]), dtype=np.bool_)
     dispersion = np.ascontiguousarray(dispersion, dtype=float)
-    per_step = n_arms + 1
-    quantiles = np.empty((n_rows, UNIFORM_STEPS * per_step))
+    quantiles = np.empty((n_rows, UNIFORM_STEPS * (n_arms + 1)))
 
     def run(pending, uniforms, uniform_position, rates, status, need):
         kernel(pending, k, max_samples, dispersion, counts, sums, t, records.selects, rewards.buffer, rewards.position,
                uniforms, quantiles, uniform_position, rates, done, records.times, records.recommendations,
                records.stopped, status, need)
 
-    def normal_quantiles(rows, uniforms):
-        quantiles[rows] = special.ndtri(uniforms[rows])
-
-    drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),
-               lambda largest: threshold_table(threshold, checkpoints, largest), n_rows, UNIFORM_STEPS * per_step,
-               rewards, policy_generators, on_uniforms=normal_quantiles)
+    drive_glr_rows(run, threshold, checkpoints, t, quantiles, rewards, policy_generators)
     return records

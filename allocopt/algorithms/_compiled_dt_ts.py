@@ -50,7 +50,7 @@ from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNN
     drive_rows, empty_records
 from ._compiled_uniform import threshold_table
 
-__all__ = ["run_dt_ts_rows", "LANES", "UNIFORM_STEPS"]
+__all__ = ["run_dt_ts_rows", "drive_glr_rows", "glr_check_row", "glr_work", "LANES", "UNIFORM_STEPS"]
 
 UNIFORM_STEPS = 256
 """Steps of policy uniforms (K + 1 each) drawn per refill of a row (changes speed, never values)."""
@@ -282,25 +282,31 @@ def run_dt_ts_rows(k: int, dispersion: np.ndarray, iterations: int, checkpoints:
     """
     kernel = _kernel()
     n_rows, n_arms = counts.shape
-    n_check = checkpoints.shape[0]
-    records = empty_records(n_rows, n_check, k)
-    done = np.zeros((n_rows, n_check), dtype=np.bool_)
+    records = empty_records(n_rows, checkpoints.shape[0], k)
+    done = np.zeros((n_rows, checkpoints.shape[0]), dtype=np.bool_)
     dispersion = np.ascontiguousarray(dispersion, dtype=float)
     psi = np.full((n_rows, n_arms), 1.0 / n_arms)  # DTTS.init_state: uniform before the first solve
     fallbacks = np.zeros(n_rows, dtype=np.int64)
     calls = np.zeros(n_rows, dtype=np.int64)
-    per_step = n_arms + 1
-    quantiles = np.empty((n_rows, UNIFORM_STEPS * per_step))
+    quantiles = np.empty((n_rows, UNIFORM_STEPS * (n_arms + 1)))
 
     def run(pending, uniforms, uniform_position, rates, status, need):
         kernel(pending, k, max_samples, int(iterations), LANES, dispersion, counts, sums, t, records.selects,
                rewards.buffer, rewards.position, uniforms, quantiles, uniform_position, rates, done, records.times,
                records.recommendations, records.stopped, status, need, psi, fallbacks, calls)
 
+    drive_glr_rows(run, threshold, checkpoints, t, quantiles, rewards, policy_generators)
+    return records._replace(diagnostics={"solver_fallbacks": fallbacks, "solver_calls": calls})
+
+
+def drive_glr_rows(run, threshold, checkpoints: np.ndarray, t: np.ndarray, quantiles: np.ndarray, rewards,
+                   policy_generators) -> None:
+    """:func:`~allocopt.algorithms._compiled_loop.drive_rows` for a loop stopped by the Chernoff statistic whose
+    rows read their uniforms and their normal quantiles (``quantiles``, shape (R, uniforms per refill), the
+    ``scipy.special.ndtri`` of the uniforms, refilled with them): ``run`` is the loop's kernel call."""
     def normal_quantiles(rows, uniforms):
         quantiles[rows] = special.ndtri(uniforms[rows])
 
     drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),
-               lambda largest: threshold_table(threshold, checkpoints, largest), n_rows, UNIFORM_STEPS * per_step,
-               rewards, policy_generators, on_uniforms=normal_quantiles)
-    return records._replace(diagnostics={"solver_fallbacks": fallbacks, "solver_calls": calls})
+               lambda largest: threshold_table(threshold, checkpoints, largest), quantiles.shape[0],
+               quantiles.shape[1], rewards, policy_generators, on_uniforms=normal_quantiles)

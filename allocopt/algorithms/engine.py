@@ -322,7 +322,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             and compiled_enabled() and hasattr(rule, "compiled_glr_rows")):  # a rule stopped by the Chernoff statistic
         compiled = rule.compiled_glr_rows(context, checkpoints, threshold, max_samples, counts, sums, t, rewards,
                                           uniform_streams.generators)
-    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC, uniform sampling, ...): the same steps and records
+    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC, uniform, DT-TS, BTS): the same steps and records
         records.times[:], records.recommendations[:], records.stopped[:] = (compiled.times, compiled.recommendations,
                                                                             compiled.stopped)
         records.pulls[:] = counts

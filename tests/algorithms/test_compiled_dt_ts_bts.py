@@ -80,7 +80,7 @@ def test_every_hand_back_of_the_loops(monkeypatch, rule):
     monkeypatch.setattr(module, "UNIFORM_STEPS", 3)
     monkeypatch.setattr(_compiled_loop_table_module(), "FIRST_TABLE_SIZE", 16)
     hand_backs = {"reward": 0, "uniforms": 0, "table": 0}
-    refill, table = _compiled_loop.refill_rows, module.threshold_table
+    refill, table = _compiled_loop.refill_rows, _compiled_dt_ts.threshold_table  # both loops' driver's table
 
     def counted_refill(rows, need_reward, need_uniforms, *args):
         hand_backs["reward"] += int(need_reward.sum())
@@ -92,7 +92,7 @@ def test_every_hand_back_of_the_loops(monkeypatch, rule):
         return table(*args)
 
     monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
-    monkeypatch.setattr(module, "threshold_table", counted_table)
+    monkeypatch.setattr(_compiled_dt_ts, "threshold_table", counted_table)
     assert_same(PROBLEMS["k = 1"], RULES[rule](), deltas=(0.1, 0.01, 0.001), max_samples=20_000, n_runs=3)
     assert min(hand_backs.values()) >= 2, hand_backs
 
