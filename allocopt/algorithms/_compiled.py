@@ -90,14 +90,17 @@ def _compile_kernels() -> None:
     # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
     # keep the pair loops from vectorising
     compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k, _glr_row, _gap_index_row, _pick_tied, _ugape_choice_row and _row_minima
-    # by their global names: they are compiled first (the callers after their callees)
+    # the row kernels call _split_top_k, _glr_row, _gap_index_row, _pick_tied, _ugape_choice_row, _row_minima,
+    # _tracking_work and _kkt_tracking_lanes by their global names: they are compiled first (the callers after
+    # their callees)
     globals()["_split_top_k"] = compile_(_split_top_k)
     globals()["_glr_row"] = compile_(_glr_row)
     globals()["_gap_index_row"] = compile_(_gap_index_row)
     globals()["_pick_tied"] = compile_(_pick_tied)
     globals()["_ugape_choice_row"] = compile_(_ugape_choice_row)
     globals()["_row_minima"] = compile_(_row_minima)
+    globals()["_tracking_work"] = compile_(_tracking_work)
+    globals()["_kkt_tracking_lanes"] = compile_(_kkt_tracking_lanes)
     _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
                     kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
                     ugape_choice=compile_(_ugape_choice_rows))
@@ -270,128 +273,139 @@ def _kkt_tracking_rows(theta, dispersion, top, bottom, iterations, lanes, psi):
     # Lanes: ``lanes`` rows are iterated side by side, phase by phase; each iteration of a row is a chain of
     # dependent divisions, and the chains of different rows overlap in the processor. Each row's operations are
     # those of the row alone, in the same order.
-    n_rows, n_arms = theta.shape
-    k, n_bottom = top.shape[1], bottom.shape[1]
-    half_square = np.empty((lanes, k, n_bottom))  # 0.5 * (gap * gap): the same at every iteration
-    cost = np.empty((lanes, k, n_bottom))
-    row_best, row_second = np.empty((lanes, k)), np.empty((lanes, k))
-    row_arg = np.empty((lanes, k), dtype=np.int64)
-    stale = np.zeros((lanes, k), dtype=np.bool_)
-    u_top, u_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
-    variance_top, variance_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
-    inverse_top, inverse_bottom = np.empty((lanes, k)), np.empty((lanes, n_bottom))
-    precision_top = np.empty((lanes, k))  # 1 / sigma^2, as pair_terms' weights
-    precision_bottom = np.empty((lanes, n_bottom))
-    chosen_top, chosen_bottom = np.empty(lanes, dtype=np.int64), np.empty(lanes, dtype=np.int64)
-    h = np.empty(lanes)
+    n_rows = theta.shape[0]
+    work = _tracking_work(lanes, top.shape[1], bottom.shape[1])
+    rows = np.empty(lanes, dtype=np.int64)
     for first_row in range(0, n_rows, lanes):
         n_lanes = min(lanes, n_rows - first_row)
         for lane in range(n_lanes):
-            row = first_row + lane
-            for i in range(k):
-                variance_top[lane, i] = dispersion[row, top[row, i]]
-                precision_top[lane, i] = 1.0 / variance_top[lane, i]
-                u_top[lane, i] = 1.0 / n_arms
+            rows[lane] = first_row + lane
+        _kkt_tracking_lanes(theta, dispersion, top, bottom, rows, n_lanes, iterations, work, psi)
+
+
+def _tracking_work(lanes, k, n_bottom):
+    """The work arrays of :func:`_kkt_tracking_lanes` for ``lanes`` rows side by side."""
+    return (np.empty((lanes, k, n_bottom)), np.empty((lanes, k, n_bottom)), np.empty((lanes, k)),
+            np.empty((lanes, k)), np.empty((lanes, k), dtype=np.int64), np.zeros((lanes, k), dtype=np.bool_),
+            np.empty((lanes, k)), np.empty((lanes, n_bottom)), np.empty((lanes, k)), np.empty((lanes, n_bottom)),
+            np.empty((lanes, k)), np.empty((lanes, n_bottom)), np.empty((lanes, k)), np.empty((lanes, n_bottom)),
+            np.empty(lanes, dtype=np.int64), np.empty(lanes, dtype=np.int64), np.empty(lanes))
+
+
+def _kkt_tracking_lanes(theta, dispersion, top, bottom, rows, n_lanes, iterations, work, psi):
+    """KKT-Tracking on the rows ``rows[:n_lanes]`` of ``theta``, ``dispersion``, ``top``, ``bottom``, side by side
+    (lane ``l`` runs row ``rows[l]``), into the same rows of ``psi``; ``work`` is :func:`_tracking_work`'s."""
+    n_arms = theta.shape[1]
+    k, n_bottom = top.shape[1], bottom.shape[1]
+    (half_square, cost, row_best, row_second, row_arg, stale, u_top, u_bottom, variance_top, variance_bottom,
+     inverse_top, inverse_bottom, precision_top, precision_bottom, chosen_top, chosen_bottom, h) = work
+    # half_square: 0.5 * (gap * gap), the same at every iteration; precision_*: 1 / sigma^2, as pair_terms' weights
+    for lane in range(n_lanes):
+        row = rows[lane]
+        for i in range(k):
+            variance_top[lane, i] = dispersion[row, top[row, i]]
+            precision_top[lane, i] = 1.0 / variance_top[lane, i]
+            u_top[lane, i] = 1.0 / n_arms
+            for j in range(n_bottom):
+                gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
+                half_square[lane, i, j] = 0.5 * (gap * gap)
+        for j in range(n_bottom):
+            variance_bottom[lane, j] = dispersion[row, bottom[row, j]]
+            precision_bottom[lane, j] = 1.0 / variance_bottom[lane, j]
+            u_bottom[lane, j] = 1.0 / n_arms
+    for t in range(1, iterations + 1):
+        if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
+            for lane in range(n_lanes):
+                for i in range(k):
+                    inverse_top[lane, i] = 1.0 / (u_top[lane, i] / variance_top[lane, i])
                 for j in range(n_bottom):
-                    gap = theta[row, top[row, i]] - theta[row, bottom[row, j]]
-                    half_square[lane, i, j] = 0.5 * (gap * gap)
-            for j in range(n_bottom):
-                variance_bottom[lane, j] = dispersion[row, bottom[row, j]]
-                precision_bottom[lane, j] = 1.0 / variance_bottom[lane, j]
-                u_bottom[lane, j] = 1.0 / n_arms
-        for t in range(1, iterations + 1):
-            if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
-                for lane in range(n_lanes):
-                    for i in range(k):
-                        inverse_top[lane, i] = 1.0 / (u_top[lane, i] / variance_top[lane, i])
+                    inverse_bottom[lane, j] = 1.0 / (u_bottom[lane, j] / variance_bottom[lane, j])
+                for i in range(k):
+                    inverse_i = inverse_top[lane, i]
                     for j in range(n_bottom):
-                        inverse_bottom[lane, j] = 1.0 / (u_bottom[lane, j] / variance_bottom[lane, j])
-                    for i in range(k):
-                        inverse_i = inverse_top[lane, i]
-                        for j in range(n_bottom):
-                            cost[lane, i, j] = half_square[lane, i, j] / (inverse_i + inverse_bottom[lane, j])
-                        _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second)
-                        stale[lane, i] = False
-            for lane in range(n_lanes):  # the first minimal pair
-                while True:
-                    best = np.inf
-                    best_i = 0
-                    for i in range(k):
-                        if row_best[lane, i] < best:
-                            best, best_i = row_best[lane, i], i
-                    if not stale[lane, best_i]:
-                        break
-                    _row_minima(cost, lane, best_i, n_bottom, row_best, row_arg, row_second)
-                    stale[lane, best_i] = False
-                chosen_top[lane] = best_i
-                chosen_bottom[lane] = row_arg[lane, best_i]
-            for lane in range(n_lanes):
-                row = first_row + lane
-                best_i, best_j = chosen_top[lane], chosen_bottom[lane]
-                # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
-                psi_i, psi_j = u_top[lane, best_i], u_bottom[lane, best_j]
-                inverse_i, inverse_j = precision_top[lane, best_i], precision_bottom[lane, best_j]
-                w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
-                total = w_i + w_j
-                if total <= 0:
-                    share_i = 0.5
-                    share_j = 0.5
-                else:
-                    share_i = w_i / total
-                    share_j = w_j / total
-                gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
-                spread_i, spread_j = share_j * gap, -share_i * gap
-                divergence_i = 0.5 * spread_i * spread_i
-                divergence_j = 0.5 * spread_j * spread_j
-                pair_cost = w_i * divergence_i + w_j * divergence_j
-                # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
-                if pair_cost > 0:
-                    h_top = psi_i * (divergence_i * inverse_i) / pair_cost
-                elif psi_i > 0:
-                    h_top = 0.5 if psi_j > 0 else 0.0
-                else:
-                    h_top = 1.0 if psi_j > 0 else 0.5
-                h[lane] = min(max(h_top, 0.0), 1.0)
-            if t == 1:  # u_0 = 0: psi_0 only chose the first pair
-                u_top[:] = 0.0
-                u_bottom[:] = 0.0
-            for lane in range(n_lanes):
-                u_top[lane, chosen_top[lane]] += h[lane]
-                u_bottom[lane, chosen_bottom[lane]] += 1.0 - h[lane]
-            if t >= 2:  # the costs of row best_i and column best_j (t = 1: all of them, at the next iteration)
-                for lane in range(n_lanes):
-                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
-                    inverse_top[lane, best_i] = 1.0 / (u_top[lane, best_i] / variance_top[lane, best_i])
-                    inverse_bottom[lane, best_j] = 1.0 / (u_bottom[lane, best_j] / variance_bottom[lane, best_j])
-                for lane in range(n_lanes):
-                    best_i = chosen_top[lane]
-                    inverse_i = inverse_top[lane, best_i]
-                    for j in range(n_bottom):
-                        cost[lane, best_i, j] = half_square[lane, best_i, j] / (inverse_i + inverse_bottom[lane, j])
-                for lane in range(n_lanes):
-                    _row_minima(cost, lane, chosen_top[lane], n_bottom, row_best, row_arg, row_second)
-                    stale[lane, chosen_top[lane]] = False
-                for lane in range(n_lanes):
-                    best_i, best_j = chosen_top[lane], chosen_bottom[lane]
-                    inverse_j = inverse_bottom[lane, best_j]
-                    for i in range(k):
-                        if i != best_i:
-                            value = half_square[lane, i, best_j] / (inverse_top[lane, i] + inverse_j)
-                            cost[lane, i, best_j] = value
-                            if not stale[lane, i] and row_arg[lane, i] == best_j:
-                                if value < row_second[lane, i]:  # still the row's unique, so first, minimum
-                                    row_best[lane, i] = value
-                                else:
-                                    stale[lane, i] = True
-                                    row_best[lane, i] = row_second[lane, i]
-        # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
-        norm = iterations if iterations > 0 else 1
+                        cost[lane, i, j] = half_square[lane, i, j] / (inverse_i + inverse_bottom[lane, j])
+                    _row_minima(cost, lane, i, n_bottom, row_best, row_arg, row_second)
+                    stale[lane, i] = False
+        for lane in range(n_lanes):  # the first minimal pair
+            while True:
+                best = np.inf
+                best_i = 0
+                for i in range(k):
+                    if row_best[lane, i] < best:
+                        best, best_i = row_best[lane, i], i
+                if not stale[lane, best_i]:
+                    break
+                _row_minima(cost, lane, best_i, n_bottom, row_best, row_arg, row_second)
+                stale[lane, best_i] = False
+            chosen_top[lane] = best_i
+            chosen_bottom[lane] = row_arg[lane, best_i]
         for lane in range(n_lanes):
-            row = first_row + lane
-            for i in range(k):
-                psi[row, top[row, i]] = u_top[lane, i] / norm
-            for j in range(n_bottom):
-                psi[row, bottom[row, j]] = u_bottom[lane, j] / norm
+            row = rows[lane]
+            best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+            # pair_terms at the chosen pair, with w = u * (1 / sigma^2) (Gaussian unit_confidence_pair)
+            psi_i, psi_j = u_top[lane, best_i], u_bottom[lane, best_j]
+            inverse_i, inverse_j = precision_top[lane, best_i], precision_bottom[lane, best_j]
+            w_i, w_j = psi_i * inverse_i, psi_j * inverse_j
+            total = w_i + w_j
+            if total <= 0:
+                share_i = 0.5
+                share_j = 0.5
+            else:
+                share_i = w_i / total
+                share_j = w_j / total
+            gap = theta[row, top[row, best_i]] - theta[row, bottom[row, best_j]]
+            spread_i, spread_j = share_j * gap, -share_i * gap
+            divergence_i = 0.5 * spread_i * spread_i
+            divergence_j = 0.5 * spread_j * spread_j
+            pair_cost = w_i * divergence_i + w_j * divergence_j
+            # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1]
+            if pair_cost > 0:
+                h_top = psi_i * (divergence_i * inverse_i) / pair_cost
+            elif psi_i > 0:
+                h_top = 0.5 if psi_j > 0 else 0.0
+            else:
+                h_top = 1.0 if psi_j > 0 else 0.5
+            h[lane] = min(max(h_top, 0.0), 1.0)
+        if t == 1:  # u_0 = 0: psi_0 only chose the first pair
+            u_top[:] = 0.0
+            u_bottom[:] = 0.0
+        for lane in range(n_lanes):
+            u_top[lane, chosen_top[lane]] += h[lane]
+            u_bottom[lane, chosen_bottom[lane]] += 1.0 - h[lane]
+        if t >= 2:  # the costs of row best_i and column best_j (t = 1: all of them, at the next iteration)
+            for lane in range(n_lanes):
+                best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                inverse_top[lane, best_i] = 1.0 / (u_top[lane, best_i] / variance_top[lane, best_i])
+                inverse_bottom[lane, best_j] = 1.0 / (u_bottom[lane, best_j] / variance_bottom[lane, best_j])
+            for lane in range(n_lanes):
+                best_i = chosen_top[lane]
+                inverse_i = inverse_top[lane, best_i]
+                for j in range(n_bottom):
+                    cost[lane, best_i, j] = half_square[lane, best_i, j] / (inverse_i + inverse_bottom[lane, j])
+            for lane in range(n_lanes):
+                _row_minima(cost, lane, chosen_top[lane], n_bottom, row_best, row_arg, row_second)
+                stale[lane, chosen_top[lane]] = False
+            for lane in range(n_lanes):
+                best_i, best_j = chosen_top[lane], chosen_bottom[lane]
+                inverse_j = inverse_bottom[lane, best_j]
+                for i in range(k):
+                    if i != best_i:
+                        value = half_square[lane, i, best_j] / (inverse_top[lane, i] + inverse_j)
+                        cost[lane, i, best_j] = value
+                        if not stale[lane, i] and row_arg[lane, i] == best_j:
+                            if value < row_second[lane, i]:  # still the row's unique, so first, minimum
+                                row_best[lane, i] = value
+                            else:
+                                stale[lane, i] = True
+                                row_best[lane, i] = row_second[lane, i]
+    # psi_N = u_N / N (psi_0, uniform, when no iteration ran)
+    norm = iterations if iterations > 0 else 1
+    for lane in range(n_lanes):
+        row = rows[lane]
+        for i in range(k):
+            psi[row, top[row, i]] = u_top[lane, i] / norm
+        for j in range(n_bottom):
+            psi[row, bottom[row, j]] = u_bottom[lane, j] / norm
 
 
 def _gap_index_row(upper, lower, k, index, chosen, others, best_values, best_arms, member, top_scratch,

@@ -26,13 +26,14 @@ RUNNING, STOPPED, CAPPED, NEED_REWARD, NEED_UNIFORMS, NEED_TABLE = range(6)
 
 class RowRecords(NamedTuple):
     """Per-row records of a compiled run loop (the fields the engine reads from it): the stopping times, the
-    recommendations and whether each level stopped before the cap (shapes (R, C), (R, C, k), (R, C)), and the
-    steps of each row."""
+    recommendations and whether each level stopped before the cap (shapes (R, C), (R, C, k), (R, C)), the
+    steps of each row, and the rule's diagnostics per row where it reports some (None otherwise)."""
 
     times: np.ndarray
     recommendations: np.ndarray
     stopped: np.ndarray
     selects: np.ndarray
+    diagnostics: dict[str, np.ndarray] | None = None
 
 
 def empty_records(n_rows: int, n_check: int, k: int) -> RowRecords:
@@ -49,7 +50,8 @@ def empty_records(n_rows: int, n_check: int, k: int) -> RowRecords:
 
 
 def drive_rows(kernel: Callable, table: np.ndarray, grow_table: Callable[[int], np.ndarray], n_rows: int,
-               uniforms_per_refill: int, rewards, policy_generators) -> None:
+               uniforms_per_refill: int, rewards, policy_generators,
+               on_uniforms: Callable[[np.ndarray, np.ndarray], None] | None = None) -> None:
     """Call ``kernel(pending, uniforms, uniform_position, table, status, need)`` until no row is running.
 
     Parameters
@@ -66,6 +68,9 @@ def drive_rows(kernel: Callable, table: np.ndarray, grow_table: Callable[[int], 
         The batch's reward streams (refilled by them).
     policy_generators : list of numpy.random.Generator
         Each row's policy stream, not yet drawn from.
+    on_uniforms : callable, optional
+        ``on_uniforms(rows, uniforms)`` after the uniforms of ``rows`` are refilled (to transform them for the
+        kernel, e.g. into normal quantiles).
     """
     status = np.zeros(n_rows, dtype=np.int64)
     need = np.zeros(n_rows, dtype=np.int64)
@@ -76,6 +81,8 @@ def drive_rows(kernel: Callable, table: np.ndarray, grow_table: Callable[[int], 
         kernel(pending, uniforms, uniform_position, table, status, need)
         refill_rows(pending, status[pending] == NEED_REWARD, status[pending] == NEED_UNIFORMS, need, rewards,
                     uniforms, uniform_position, policy_generators)
+        if on_uniforms is not None and (status[pending] == NEED_UNIFORMS).any():
+            on_uniforms(pending[status[pending] == NEED_UNIFORMS], uniforms)
         grow = status[pending] == NEED_TABLE
         if grow.any():
             table = grow_table(int(need[pending[grow]].max()) + 1)

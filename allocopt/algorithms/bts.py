@@ -25,6 +25,10 @@ sum-of-squares comparison of the counts, :math:`\sum_{\tilde I_t} N_a^2/\sigma_a
 N_a^2/\sigma_a^2` (:math:`\sigma_a^2 = 1` outside the Gaussian family). ``kind="budget"`` uses :math:`B_{ij}`
 in place of :math:`C_{ij}` (as KKT-TS does). Each step consumes K + 1 uniforms: the posterior sample and the
 tie-break among minimal pairs.
+
+A batched fixed-confidence run on Gaussian arms stopped by the Chernoff statistic with a built-in threshold runs in
+the compiled loop :func:`allocopt.algorithms._compiled_bts.run_bts_rows` (the engine's ``compiled_glr_rows`` hook),
+the same steps with the same records bit for bit.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ..topk._pairs import KINDS, pair_terms
 from ._pair_kernels import gather
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample, top_k_order
+from .stopping import HeuristicThreshold, TheoreticalThreshold
 
 __all__ = ["BTS", "double_star"]
 
@@ -129,6 +134,22 @@ class BTS:
         finite = np.isfinite(top_side) & np.isfinite(bottom_side) & (bottom_side > 0)
         pull_top = np.where(finite, top_side < bottom_side, fallback_top)
         return chosen_top, chosen_bottom, pull_top
+
+    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
+                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
+        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms (both kinds of costs are
+        the same there), a built-in threshold and no budget through
+        :func:`~allocopt.algorithms._compiled_bts.run_bts_rows` (None otherwise, or for a subclass, whose steps
+        may differ)."""
+        from ._compiled_bts import run_bts_rows
+
+        if (type(self) is not BTS or context.budget is not None or context.family.name != "gaussian"
+                or not context.family.harmonic_costs(self.kind)
+                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
+                or np.shape(context.dispersion) != (context.n_arms,)):
+            return None
+        return run_bts_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
+                            rewards, policy_generators)
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         i, j, pull_top = self._pair_and_side(context, view.counts, view.sums, uniforms)

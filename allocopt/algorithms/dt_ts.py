@@ -21,6 +21,13 @@ Solvers
 
     Measured costs per replication-step are in the engine's documentation (docs/algorithms.md).
 
+Compiled run loop
+    A batched fixed-confidence run on Gaussian arms with KKT-Tracking, stopped by the Chernoff statistic with a
+    built-in threshold, runs in :func:`allocopt.algorithms._compiled_dt_ts.run_dt_ts_rows` (the engine's
+    ``compiled_glr_rows`` hook): the same steps as :meth:`DTTS.select_batch` and the engine's numpy loop, with
+    the same records and diagnostics bit for bit, without the per-step Python and numpy calls around the
+    tracking kernel.
+
 Degenerate samples
     A posterior sample can tie across the top-k boundary (samples clipped to the edge of a bounded mean
     domain, for example two Bernoulli samples rounded to the same value next to 1); the allocation problem has
@@ -44,6 +51,7 @@ from ._compiled import compiled_enabled, gaussian_kkt_tracking
 from ._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample, top_k_order
+from .stopping import HeuristicThreshold, TheoreticalThreshold
 from .track_and_stop import solve_allocations
 
 __all__ = ["DTTS", "sampled_allocations"]
@@ -134,6 +142,21 @@ class DTTS:
 
     def diagnostics(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"solver_fallbacks": state["solver_fallbacks"][:, 0], "solver_calls": state["solver_calls"][:, 0]}
+
+    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
+                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
+        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms, KKT-Tracking, a built-in
+        threshold and no budget through :func:`~allocopt.algorithms._compiled_dt_ts.run_dt_ts_rows` (None
+        otherwise, or for a subclass, whose steps may differ)."""
+        from ._compiled_dt_ts import run_dt_ts_rows
+
+        if (type(self) is not DTTS or self.solver != "kkt-tracking" or context.budget is not None
+                or context.family.name != "gaussian" or not context.family.harmonic_costs("confidence")
+                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
+                or np.shape(context.dispersion) != (context.n_arms,)):
+            return None
+        return run_dt_ts_rows(context.k, context.dispersion, self.iterations, checkpoints, threshold, max_samples,
+                              counts, sums, t, rewards, policy_generators)
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms, t = context.n_arms, int(view.t)
