@@ -79,6 +79,7 @@ class ClucbRun(NamedTuple):
     recommendations: np.ndarray
     stopped: np.ndarray
     selects: np.ndarray
+    certified_steps: np.ndarray
 
 
 # ------------------------------------------------------------------------------------ row kernel (numba)
@@ -147,21 +148,186 @@ def _mark(in_top, adjusted_top, listed, members, size, arm):
     return size
 
 
+# ------------------------------------------------------------------ the certified path (equal proxy variances)
+# per-row scalars: fstate[row] and istate[row]
+_T_HIGH, _T_LOW, _REF_RADIUS, _SUM_MEANS, _SUM_INVERSE, _MAX_ABS, _N_MIN = range(7)
+_BUILT, _N_NEAR, _CORE_IN, _N_OPS, _MIN_COUNT, _BUCKET_SIZE, _BUCKET_VALID, _NEAR_BUILT, _BUILT_AT = range(9)
+#: the drift horizon of a rebuild: the band around the boundary is as wide as the largest radius grows in this many
+#: steps (a heuristic: it sets how long a rebuild lasts, not what is decided)
+DRIFT_STEPS = 256
+#: the relative slack added to every bound for rounding (about 10^4 times the rounding errors it covers)
+_SLACK = 1e-12
+#: per operation, the relative bound on the rounding of the running sums of the adjusted gap (u = 1.1e-16)
+_SUM_ROUNDING = 1e-13
+
+
+def _adjusted_value(mean, twice_variance, level, count_value, in_top):
+    """The adjusted weight of one arm, the same operations as the full step's."""
+    radius = np.sqrt(twice_variance * level / count_value)
+    return mean - radius if in_top else mean + radius
+
+
+def _fenwick_add(tree, arm, amount):
+    index = arm + 1
+    while index < tree.shape[0]:
+        tree[index] += amount
+        index += index & (-index)
+
+
+def _fenwick_select(tree, rank, top_bit):
+    """The marked arm of 0-based ``rank`` in increasing arm order (``top_bit`` the largest power of 2 <= n)."""
+    position, step = 0, top_bit
+    while step:
+        following = position + step
+        if following < tree.shape[0] and tree[following] <= rank:
+            position = following
+            rank -= tree[following]
+        step >>= 1
+    return position
+
+
+def _bucket_rebuild(listed, counts, in_bucket, tree, state):
+    """The arms of the symmetric difference with its smallest count, marked in ``tree`` (a Fenwick tree)."""
+    n_arms = listed.shape[0]
+    smallest = -1
+    for arm in range(n_arms):
+        if listed[arm] and (smallest < 0 or counts[arm] < smallest):
+            smallest = counts[arm]
+    size = 0
+    tree[0] = 0
+    for arm in range(n_arms):
+        flag = listed[arm] and counts[arm] == smallest
+        in_bucket[arm] = flag
+        tree[arm + 1] = 1 if flag else 0
+        size += 1 if flag else 0
+    for index in range(1, n_arms + 1):
+        parent = index + (index & (-index))
+        if parent <= n_arms:
+            tree[parent] += tree[index]
+    state[_MIN_COUNT], state[_BUCKET_SIZE], state[_BUCKET_VALID] = smallest, size, 1
+
+
+def _refresh(arm, listed, adjusted_top, means, count_values, counts, contributes, mean_terms, inverse_terms,
+             in_bucket, tree, fstate, istate):
+    """After ``arm``'s mean, count or flags changed: its terms in the running sums of the adjusted gap and its
+    place in the bucket of the smallest count."""
+    if contributes[arm]:
+        fstate[_SUM_MEANS] -= mean_terms[arm]
+        fstate[_SUM_INVERSE] -= inverse_terms[arm]
+        contributes[arm] = False
+    if listed[arm]:
+        mean_terms[arm] = means[arm] if adjusted_top[arm] else -means[arm]
+        inverse_terms[arm] = 1.0 / np.sqrt(count_values[arm])
+        fstate[_SUM_MEANS] += mean_terms[arm]
+        fstate[_SUM_INVERSE] += inverse_terms[arm]
+        contributes[arm] = True
+    istate[_N_OPS] += 1
+    if in_bucket[arm]:
+        _fenwick_add(tree, arm, -1)
+        istate[_BUCKET_SIZE] -= 1
+        in_bucket[arm] = False
+    if istate[_BUCKET_VALID] and listed[arm]:
+        if counts[arm] == istate[_MIN_COUNT]:
+            _fenwick_add(tree, arm, 1)
+            istate[_BUCKET_SIZE] += 1
+            in_bucket[arm] = True
+        elif counts[arm] < istate[_MIN_COUNT]:
+            istate[_BUCKET_VALID] = 0
+
+
+def _exact_sums(listed, adjusted_top, means, count_values, contributes, mean_terms, inverse_terms, fstate, istate):
+    """The running sums of the adjusted gap, summed afresh."""
+    total_means, total_inverse = 0.0, 0.0
+    for arm in range(listed.shape[0]):
+        contributes[arm] = listed[arm]
+        if listed[arm]:
+            mean_terms[arm] = means[arm] if adjusted_top[arm] else -means[arm]
+            inverse_terms[arm] = 1.0 / np.sqrt(count_values[arm])
+            total_means += mean_terms[arm]
+            total_inverse += inverse_terms[arm]
+    fstate[_SUM_MEANS], fstate[_SUM_INVERSE], istate[_N_OPS] = total_means, total_inverse, 0
+
+
+def _touch(arm, near, is_near, adjusted_top, istate):
+    """``arm`` changed (mean, count or side of M_t): it joins the arms evaluated exactly at every step."""
+    if not is_near[arm]:
+        near[istate[_N_NEAR]] = arm
+        is_near[arm] = True
+        istate[_N_NEAR] += 1
+        if adjusted_top[arm]:
+            istate[_CORE_IN] -= 1
+
+
+def _near_extremes(values, member, near, n_near):
+    """:func:`_extremes` over ``near[:n_near]`` (in any order)."""
+    lowest_in, highest_out, last_in, first_out = np.inf, -np.inf, -1, -1
+    for index in range(n_near):
+        arm = near[index]
+        value = values[arm]
+        if member[arm]:
+            if value < lowest_in or (value == lowest_in and arm > last_in):
+                lowest_in, last_in = value, arm
+        elif value > highest_out or (value == highest_out and (first_out < 0 or arm < first_out)):
+            highest_out, first_out = value, arm
+    return last_in, first_out
+
+
+def _rebuild_near(values, member, means, count_values, level, ahead, twice_variance, last_in, first_out, near,
+                  is_near, fstate, istate, now):
+    """After a full step at time t0 (every adjusted weight fresh, ``member`` the adjusted top-k, ``last_in`` its
+    last member and ``first_out`` the first non-member): the band of arms evaluated exactly at the next steps.
+
+    An arm outside the band keeps its side while its adjusted weight moves by less than the band's half-width:
+    between t0 and t it moves by at most :math:`\\sqrt{2\\sigma^2/N_{\\min}}(\\sqrt{\\ell_t} - \\sqrt{\\ell_{t_0}})`
+    (its mean, count and side of :math:`M_t` unchanged; :math:`N_{\\min}` the smallest count at t0), which the
+    steps check."""
+    n_arms = values.shape[0]
+    smallest, max_abs = count_values[0], 0.0
+    for arm in range(n_arms):
+        smallest = min(smallest, count_values[arm])
+        max_abs = max(max_abs, abs(means[arm]))
+    reference = np.sqrt(twice_variance * level / smallest)
+    width = max(np.sqrt(twice_variance * ahead / smallest) - reference, 1e-9 * (1.0 + max_abs + reference))
+    high, low = values[last_in] + width, values[first_out] - width
+    n_near, core_in = 0, 0
+    for arm in range(n_arms):
+        value = values[arm]
+        far = value >= high if member[arm] else value <= low
+        core_in += 1 if far and member[arm] else 0
+        is_near[arm] = not far
+        if not far:
+            near[n_near] = arm
+            n_near += 1
+    fstate[_T_HIGH], fstate[_T_LOW], fstate[_REF_RADIUS] = high, low, reference
+    fstate[_MAX_ABS], fstate[_N_MIN] = max_abs, smallest
+    istate[_BUILT], istate[_N_NEAR], istate[_CORE_IN], istate[_BUCKET_VALID] = 1, n_near, core_in, 0
+    istate[_NEAR_BUILT], istate[_BUILT_AT] = n_near, now
+
+
 def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums, means, count_values, t, selects,
                 initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ,
                 radii, frozen, answer, times, recommendations, stopped, recorded, buffer, position, uniforms,
-                uniform_position, twice_variance, levels, status, need):
+                uniform_position, twice_variance, levels, status, need, certify, near, is_near, contributes,
+                mean_terms, inverse_terms, in_bucket, trees, fstate, istate, certified_steps):
     n_arms = counts.shape[1]
     n_budgets = budgets.shape[0]
     n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
     arms = np.empty(n_arms, dtype=np.int64)  # scratch: tied arms, or the arms near the adjusted top-k's boundary
+    variance = twice_variance[0]  # the common 2 sigma^2 where ``certify``
+    top_bit = 1
+    while 2 * top_bit <= n_arms:
+        top_bit *= 2
     for row in rows:
         row_counts, row_means, row_count_values = counts[row], means[row], count_values[row]
         row_order, row_rank, row_in_top = order[row], rank[row], in_top[row]
         row_adjusted, row_adjusted_top, row_radii = adjusted[row], adjusted_top[row], radii[row]
         row_listed, row_differ = listed[row], differ[row]
         row_sides, row_side_place = sides[row], side_place[row]
+        row_near, row_is_near, row_contributes = near[row], is_near[row], contributes[row]
+        row_mean_terms, row_inverse_terms, row_in_bucket, row_tree = (mean_terms[row], inverse_terms[row],
+                                                                      in_bucket[row], trees[row])
+        row_fstate, row_istate = fstate[row], istate[row]
         status[row] = _RUNNING
         if not initialised[row]:
             for arm in range(n_arms):
@@ -176,6 +342,7 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 row_sides[row_rank[arm]] = arm
                 row_side_place[arm] = row_rank[arm]
             n_differ[row] = 0
+            row_istate[_BUILT] = 0
             initialised[row] = True
         while True:
             now = t[row]
@@ -197,62 +364,130 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 status[row], need[row] = _NEED_LEVEL, now
                 break
             level = levels[now]
-            # 1. radii and adjusted weights
-            for arm in range(n_arms):
-                radius = np.sqrt(twice_variance[arm] * level / row_count_values[arm])
-                row_radii[arm] = radius
-                row_adjusted[arm] = row_means[arm] - radius if row_in_top[arm] else row_means[arm] + radius
-            # the last two members of the adjusted top-k kept so far and its first two non-members, in the order by
-            # decreasing value, ties to the smaller index (over the lists of each side: no branch on the side)
-            lowest_in, second_in, last_in, second_last = np.inf, np.inf, -1, -1
-            for place in range(k):
-                arm = row_sides[place]
-                value = row_adjusted[arm]
-                if value < second_in or (value == second_in and arm > second_last):
-                    if value < lowest_in or (value == lowest_in and arm > last_in):
-                        second_in, second_last = lowest_in, last_in
-                        lowest_in, last_in = value, arm
-                    else:
-                        second_in, second_last = value, arm
-            highest_out, second_out, first_out, second_first = -np.inf, -np.inf, -1, -1
-            for place in range(k, n_arms):
-                arm = row_sides[place]
-                value = row_adjusted[arm]
-                if value > second_out or (value == second_out and arm < second_first):
-                    if value > highest_out or (value == highest_out and arm < first_out):
-                        second_out, second_first = highest_out, first_out
-                        highest_out, first_out = value, arm
-                    else:
-                        second_out, second_first = value, arm
-            exchanged = False
-            while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
-                # a crossing: exchange the two (once per step at most, usually)
-                row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
-                _swap_sides(row_sides, row_side_place, last_in, first_out)
-                for arm in (last_in, first_out):
-                    n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], arm)
-                if exchanged:  # the extremes after a second exchange: a new scan
-                    last_in, first_out = _extremes(row_adjusted, row_adjusted_top)
-                else:  # the new last member is the later of the entrant and the former second last; likewise
-                    entrant, leaver = first_out, last_in
-                    later = second_last < 0 or _before(row_adjusted, second_last, entrant)
-                    last_in = entrant if later else second_last
-                    earlier = second_first < 0 or _before(row_adjusted, leaver, second_first)
-                    first_out = leaver if earlier else second_first
-                    exchanged = True
+            fast = certify and not frozen[row] and level > 0.0
+            certified = False
+            if fast and row_istate[_BUILT] and (
+                    row_istate[_N_NEAR] > 2 * row_istate[_NEAR_BUILT] + 32  # the changed arms piled up
+                    or (4 * row_istate[_NEAR_BUILT] > n_arms and now - row_istate[_BUILT_AT] >= DRIFT_STEPS)):
+                row_istate[_BUILT] = 0  # a full step (and a new band) costs less than the band's arms at every step
+            if fast and row_istate[_BUILT]:
+                # 1'. the certified step: the arms of the band (and those changed since the full step) exactly, the
+                # others within the drift bound of their side
+                n_near = row_istate[_N_NEAR]
+                for index in range(n_near):
+                    arm = row_near[index]
+                    row_adjusted[arm] = _adjusted_value(row_means[arm], variance, level, row_count_values[arm],
+                                                        row_in_top[arm])
+                last_in, first_out = _near_extremes(row_adjusted, row_adjusted_top, row_near, n_near)
+                while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
+                    row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
+                    _swap_sides(row_sides, row_side_place, last_in, first_out)
+                    for arm in (last_in, first_out):
+                        n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row],
+                                              arm)
+                        _refresh(arm, row_listed, row_adjusted_top, row_means, row_count_values, row_counts,
+                                 row_contributes, row_mean_terms, row_inverse_terms, row_in_bucket, row_tree,
+                                 row_fstate, row_istate)
+                    last_in, first_out = _near_extremes(row_adjusted, row_adjusted_top, row_near, n_near)
+                # the arms outside the band moved by at most ``drift`` since the full step
+                radius_now = np.sqrt(variance * level / row_fstate[_N_MIN])
+                drift = (radius_now - row_fstate[_REF_RADIUS]) + _SLACK * (1.0 + row_fstate[_MAX_ABS] + radius_now)
+                high, low = row_fstate[_T_HIGH] - drift, row_fstate[_T_LOW] + drift
+                certified = (low < high and (last_in < 0 or row_adjusted[last_in] > low)
+                             and (first_out < 0 or row_adjusted[first_out] < high))
+                if certified:  # the changed arms far from the boundary leave the band
+                    index = 0
+                    while index < row_istate[_N_NEAR]:
+                        arm = row_near[index]
+                        value, member = row_adjusted[arm], row_adjusted_top[arm]
+                        if (value >= row_fstate[_T_HIGH]) if member else (value <= row_fstate[_T_LOW]):
+                            row_istate[_N_NEAR] -= 1
+                            row_near[index] = row_near[row_istate[_N_NEAR]]
+                            row_is_near[arm] = False
+                            row_istate[_CORE_IN] += 1 if member else 0
+                        else:
+                            index += 1
+                    certified_steps[row] += 1
+            if not certified:
+                # 1. radii and adjusted weights
+                row_istate[_BUILT] = 0
+                for arm in range(n_arms):
+                    radius = np.sqrt(twice_variance[arm] * level / row_count_values[arm])
+                    row_radii[arm] = radius
+                    row_adjusted[arm] = row_means[arm] - radius if row_in_top[arm] else row_means[arm] + radius
+                # the last two members of the adjusted top-k kept so far and its first two non-members, in the order
+                # by decreasing value, ties to the smaller index (over the lists of each side: no branch on the side)
+                lowest_in, second_in, last_in, second_last = np.inf, np.inf, -1, -1
+                for place in range(k):
+                    arm = row_sides[place]
+                    value = row_adjusted[arm]
+                    if value < second_in or (value == second_in and arm > second_last):
+                        if value < lowest_in or (value == lowest_in and arm > last_in):
+                            second_in, second_last = lowest_in, last_in
+                            lowest_in, last_in = value, arm
+                        else:
+                            second_in, second_last = value, arm
+                highest_out, second_out, first_out, second_first = -np.inf, -np.inf, -1, -1
+                for place in range(k, n_arms):
+                    arm = row_sides[place]
+                    value = row_adjusted[arm]
+                    if value > second_out or (value == second_out and arm < second_first):
+                        if value > highest_out or (value == highest_out and arm < first_out):
+                            second_out, second_first = highest_out, first_out
+                            highest_out, first_out = value, arm
+                        else:
+                            second_out, second_first = value, arm
+                exchanged = False
+                while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
+                    # a crossing: exchange the two (once per step at most, usually)
+                    row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
+                    _swap_sides(row_sides, row_side_place, last_in, first_out)
+                    for arm in (last_in, first_out):
+                        n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row],
+                                              arm)
+                    if exchanged:  # the extremes after a second exchange: a new scan
+                        last_in, first_out = _extremes(row_adjusted, row_adjusted_top)
+                    else:  # the new last member is the later of the entrant and the former second last; likewise
+                        entrant, leaver = first_out, last_in
+                        later = second_last < 0 or _before(row_adjusted, second_last, entrant)
+                        last_in = entrant if later else second_last
+                        earlier = second_first < 0 or _before(row_adjusted, leaver, second_first)
+                        first_out = leaver if earlier else second_first
+                        exchanged = True
+                if fast and last_in >= 0 and first_out >= 0:  # the band for the next steps
+                    ahead = levels[min(now + DRIFT_STEPS, levels.shape[0] - 1)]
+                    _rebuild_near(row_adjusted, row_adjusted_top, row_means, row_count_values, level, ahead, variance,
+                                  last_in, first_out, row_near, row_is_near, row_fstate, row_istate, now)
+                    _exact_sums(row_listed, row_adjusted_top, row_means, row_count_values, row_contributes,
+                                row_mean_terms, row_inverse_terms, row_fstate, row_istate)
             # 2. the PAC rule (the adjusted gap over the symmetric difference, each sum in increasing arm order) and
             # the arms of largest radius there (among all arms once the rule has held)
             every = frozen[row]
-            gained, lost = 0.0, 0.0
             largest, n_largest = -np.inf, 0
-            if not every:
+            bucket = fast and row_istate[_BUILT] == 1
+            decided = False
+            if bucket and not every:
+                # the running sums bound the gap: where the bound clears the tolerance, the rule does not hold
+                if row_istate[_N_OPS] > 8 * n_arms:
+                    _exact_sums(row_listed, row_adjusted_top, row_means, row_count_values, row_contributes,
+                                row_mean_terms, row_inverse_terms, row_fstate, row_istate)
+                scale = np.sqrt(variance * level)
+                estimate = row_fstate[_SUM_MEANS] + scale * row_fstate[_SUM_INVERSE]
+                bound = (_SUM_ROUNDING * (row_istate[_N_OPS] + 4 * n_arms + 64) * n_arms
+                         * (1.0 + row_fstate[_MAX_ABS] + scale / np.sqrt(row_fstate[_N_MIN])))
+                decided = estimate - bound > tolerance
+            gained, lost = 0.0, 0.0
+            if not every and not decided:
                 for index in range(n_differ[row]):
                     arm = row_differ[index]
-                    value, entered = row_adjusted[arm], row_adjusted_top[arm]
+                    entered = row_adjusted_top[arm]
+                    value = _adjusted_value(row_means[arm], twice_variance[arm], level, row_count_values[arm],
+                                            row_in_top[arm])
                     gained += value if entered else 0.0  # adding 0.0 changes no sum
                     lost += 0.0 if entered else value
-                    largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
-            holds = not every and gained - lost <= tolerance
+                    if not bucket:
+                        largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
+            holds = not every and not decided and gained - lost <= tolerance
             if holds and not anytime:
                 status[row] = _STOPPED
                 break
@@ -263,12 +498,23 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
             if start + 1 > n_uniforms:
                 status[row] = _NEED_UNIFORMS
                 break
-            if holds or n_largest == 0:  # the rule holds from now on (or nothing differs): every arm
+            if holds or every or n_differ[row] == 0:  # the rule holds from now on (or nothing differs): every arm
                 largest, n_largest = -np.inf, 0
                 for arm in range(n_arms):
-                    largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
-            # 3. of the n_largest tied arms (in increasing order), the floor(u n_largest)-th
-            pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest), n_largest - 1)]
+                    radius = np.sqrt(twice_variance[arm] * level / row_count_values[arm])
+                    largest, n_largest = _track(radius, arm, largest, n_largest, arms)
+                # 3. of the n_largest tied arms (in increasing order), the floor(u n_largest)-th
+                pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
+                                                                 n_largest - 1)]
+            elif bucket:  # equal proxy variances: the largest radius is the smallest count (exactly; see the notes)
+                if not row_istate[_BUCKET_VALID] or row_istate[_BUCKET_SIZE] == 0:
+                    _bucket_rebuild(row_listed, row_counts, row_in_bucket, row_tree, row_istate)
+                n_largest = row_istate[_BUCKET_SIZE]
+                pulled = _fenwick_select(row_tree, 0 if n_largest == 1 else min(int(uniforms[row, start] * n_largest),
+                                                                                n_largest - 1), top_bit)
+            else:
+                pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
+                                                                 n_largest - 1)]
             # 4. the row's state changes only once everything the pull reads is there
             place = position[row, pulled]
             if place >= n_block:
@@ -297,6 +543,14 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
             if displaced >= 0:
                 row_in_top[displaced] = not row_in_top[displaced]
                 n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], displaced)
+            if row_istate[_BUILT]:  # the changed arms: their terms, their bucket, and the band
+                row_fstate[_MAX_ABS] = max(row_fstate[_MAX_ABS], abs(row_means[pulled]))
+                for arm in (pulled, displaced):
+                    if arm >= 0:
+                        _refresh(arm, row_listed, row_adjusted_top, row_means, row_count_values, row_counts,
+                                 row_contributes, row_mean_terms, row_inverse_terms, row_in_bucket, row_tree,
+                                 row_fstate, row_istate)
+                        _touch(arm, row_near, row_is_near, row_adjusted_top, row_istate)
         if status[row] == _STOPPED or status[row] == _CAPPED:
             times[row, 0] = t[row]
             stopped[row, 0] = status[row] == _STOPPED
@@ -318,7 +572,9 @@ def _kernel():
                 for name in ("_before", "_sort_order", "_reposition"):
                     globals()[name] = getattr(_compiled_lucb, name)
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark"):
+                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_adjusted_value",
+                             "_fenwick_add", "_fenwick_select", "_bucket_rebuild", "_refresh", "_exact_sums", "_touch",
+                             "_near_extremes", "_rebuild_near"):
                     globals()[name] = compile_(globals()[name])
                 _KERNEL["rows"] = compile_(_clucb_rows)
     return _KERNEL["rows"]
@@ -390,12 +646,24 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
     uniform_position = np.full(n_rows, UNIFORM_STEPS, dtype=np.int64)
     twice_variance = np.ascontiguousarray(plan.twice_variance, dtype=float)
     levels = _level_table(plan, int(t.max(initial=1)) + 1)
+    # the certified path needs one proxy variance for all arms (then the largest radius is the smallest count)
+    longest = int(budgets[-1]) if budgets.shape[0] else int(max_samples)
+    certify = bool(twice_variance.shape[0] == n_arms and np.all(twice_variance == twice_variance[0])
+                   and 0.0 < twice_variance[0] < np.inf and longest < 2**31)
+    near = np.zeros((n_rows, n_arms), dtype=np.int64)
+    is_near, contributes = np.zeros((n_rows, n_arms), dtype=np.bool_), np.zeros((n_rows, n_arms), dtype=np.bool_)
+    mean_terms, inverse_terms = np.zeros((n_rows, n_arms)), np.zeros((n_rows, n_arms))
+    in_bucket = np.zeros((n_rows, n_arms), dtype=np.bool_)
+    trees = np.zeros((n_rows, n_arms + 1), dtype=np.int64)
+    fstate, istate = np.zeros((n_rows, 8)), np.zeros((n_rows, 9), dtype=np.int64)
+    certified_steps = np.zeros(n_rows, dtype=np.int64)
     pending = np.arange(n_rows, dtype=np.int64)
     while pending.size:
         kernel(pending, k, max_samples, budgets, plan.anytime, plan.tolerance, counts, sums, means, count_values, t,
                selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ,
                n_differ, radii, frozen, answer, times, recommendations, stopped, recorded, rewards.buffer,
-               rewards.position, uniforms, uniform_position, twice_variance, levels, status, need)
+               rewards.position, uniforms, uniform_position, twice_variance, levels, status, need, certify, near,
+               is_near, contributes, mean_terms, inverse_terms, in_bucket, trees, fstate, istate, certified_steps)
         # a row asks for uniforms once it has read every one of its block: the next block
         refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
                     uniforms, uniform_position, policy_generators)
@@ -404,4 +672,5 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
             levels = _level_table(plan, int(need[pending[grow]].max()) + 1)
         pending = pending[(status[pending] == _NEED_REWARD) | (status[pending] == _NEED_UNIFORMS)
                           | (status[pending] == _NEED_LEVEL)]
-    return ClucbRun(times=times, recommendations=recommendations, stopped=stopped, selects=selects)
+    return ClucbRun(times=times, recommendations=recommendations, stopped=stopped, selects=selects,
+                    certified_steps=certified_steps)
