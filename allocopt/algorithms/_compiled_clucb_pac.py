@@ -6,7 +6,8 @@ every arm (it grows with :math:`t` through :math:`\log(4 n t^3/\delta)`), the ad
 :math:`\tilde M_t`. With the :math:`n = 1000` arms of Chen, Chen, Zhang, Zhou (2017, Section 5) the numpy loop spends
 about 150-220 microseconds per replication-step on Python and numpy calls over (R, n) temporaries.
 :func:`run_clucb_rows` runs the same steps replication by replication in a compiled loop, and hands back only what
-the engine records, so the outcomes are bit-identical to the numpy loop's:
+the engine records, so the outcomes are bit-identical to the numpy loop's; most steps only touch the arms near the
+boundary of the adjusted top-k (the certified step below):
 
 * **the same numbers.** The means are ``sums / counts``; the radius is
   :math:`\sqrt{((2\sigma_a^2)\ell_t)/N_a}` in the order of
@@ -20,6 +21,28 @@ the engine records, so the outcomes are bit-identical to the numpy loop's:
   the smaller index) exactly when its smallest adjusted weight is larger than the largest outside it; otherwise
   (a crossing, or a tie across the boundary) its last member and the first non-member, in that order, are
   exchanged while the first comes after the second. Both are computed in one pass with the radii.
+* **a certified step.** Where every arm has the same proxy variance (the Bernoulli arms of Chen, Chen, Zhang, Zhou
+  2017, :math:`\sigma = 1/2`), a full step (every arm's radius and adjusted weight) is followed by steps that
+  evaluate only the arms of a band around the boundary of :math:`\tilde M_t` and the arms changed since (the
+  pulled arm, and the arm it pushed across the boundary of :math:`M_t`). An arm outside the band, with its mean,
+  count and side of :math:`M_t` unchanged since the full step at :math:`t_0`, has an adjusted weight that moved by
+  at most :math:`\sqrt{2\sigma^2/N_{\min}}\,(\sqrt{\ell_t} - \sqrt{\ell_{t_0}})` (:math:`N_{\min}` the
+  smallest count at :math:`t_0`; the radius grows with :math:`t` and falls with :math:`N_a`), plus a rounding slack
+  of :math:`10^{-12}(1 + \max|\hat\mu| + \mathrm{rad})`, about :math:`10^4` times the rounding it covers. Where
+  this bound keeps every member above the band's first non-member and every non-member below the band's last
+  member (strictly), :math:`\tilde M_t` is the band's top part with the members above it, exactly the set a full
+  step finds; otherwise the step is a full step, and so is every step once the changed arms have piled up. The
+  adjusted gap is bounded by running sums
+  :math:`\sum_{\tilde M_t \setminus M_t}\hat\mu_a - \sum_{M_t \setminus \tilde M_t}\hat\mu_a +
+  \sqrt{2\sigma^2\ell_t}\sum_{\tilde M_t \triangle M_t} N_a^{-1/2}` kept as arms change, with a rounding bound
+  of :math:`10^{-13}` per operation and term (u = 1.1e-16, so about 900 times the rounding); where the bound does
+  not clear :math:`k\epsilon`, the exact sums in increasing arm order decide, as in a full step. With one
+  proxy variance the radius is a decreasing function of the count alone, strictly in floating point for counts
+  below :math:`2^{31}` (consecutive counts give quotients and square roots many ulps apart), so the arms of largest
+  radius in the symmetric difference are those of its smallest count: a tree over the arms (at each node the
+  smallest count below it and how many arms attain it) gives them in increasing arm order, and the
+  :math:`\lfloor uc \rfloor`-th of them, in :math:`O(\log n)`. Each decision is the full step's; the records are
+  the same bit for bit.
 * **the same randomness.** Rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams`
   buffers (refilled by the streams); each replication's policy uniforms (one per step) are drawn by its own
   generator of :class:`~allocopt.algorithms.rewards.PolicyStreams` in longer blocks (the same sequence); ties of
@@ -72,8 +95,8 @@ class ClucbPlan(NamedTuple):
 class ClucbRun(NamedTuple):
     """Per-row records of :func:`run_clucb_rows`, shapes (R, C) and (R, C, k) for the C checkpoints (the budgets,
     or one confidence level): ``times``, ``recommendations``, ``stopped`` (False where the sample cap came before
-    the rule), and ``selects`` (R,), the steps at which each row pulled. ``counts`` and ``sums`` are updated in
-    place."""
+    the rule), ``selects`` (R,), the steps at which each row pulled, and ``certified_steps`` (R,), how many of them
+    were certified steps (module notes). ``counts`` and ``sums`` are updated in place."""
 
     times: np.ndarray
     recommendations: np.ndarray
@@ -151,7 +174,9 @@ def _mark(in_top, adjusted_top, listed, members, size, arm):
 # ------------------------------------------------------------------ the certified path (equal proxy variances)
 # per-row scalars: fstate[row] and istate[row]
 _T_HIGH, _T_LOW, _REF_RADIUS, _SUM_MEANS, _SUM_INVERSE, _MAX_ABS, _N_MIN = range(7)
-_BUILT, _N_NEAR, _CORE_IN, _N_OPS, _MIN_COUNT, _BUCKET_SIZE, _BUCKET_VALID, _NEAR_BUILT, _BUILT_AT = range(9)
+_BUILT, _N_NEAR, _CORE_IN, _N_OPS, _NEAR_BUILT, _BUILT_AT = range(6)
+#: the count of an arm outside the symmetric difference in the tree of counts
+_ABSENT = 1 << 62
 #: the drift horizon of a rebuild: the band around the boundary is as wide as the largest radius grows in this many
 #: steps (a heuristic: it sets how long a rebuild lasts, not what is decided)
 DRIFT_STEPS = 256
@@ -167,50 +192,57 @@ def _adjusted_value(mean, twice_variance, level, count_value, in_top):
     return mean - radius if in_top else mean + radius
 
 
-def _fenwick_add(tree, arm, amount):
-    index = arm + 1
-    while index < tree.shape[0]:
-        tree[index] += amount
-        index += index & (-index)
+def _segment_pull_up(smallest, multiplicity, node):
+    """Node ``node`` of the tree of counts from its two children: their smallest count and how many attain it."""
+    left, right = 2 * node, 2 * node + 1
+    if smallest[left] < smallest[right]:
+        smallest[node], multiplicity[node] = smallest[left], multiplicity[left]
+    elif smallest[right] < smallest[left]:
+        smallest[node], multiplicity[node] = smallest[right], multiplicity[right]
+    else:
+        smallest[node], multiplicity[node] = smallest[left], multiplicity[left] + multiplicity[right]
 
 
-def _fenwick_select(tree, rank, top_bit):
-    """The marked arm of 0-based ``rank`` in increasing arm order (``top_bit`` the largest power of 2 <= n)."""
-    position, step = 0, top_bit
-    while step:
-        following = position + step
-        if following < tree.shape[0] and tree[following] <= rank:
-            position = following
-            rank -= tree[following]
-        step >>= 1
-    return position
+def _segment_set(smallest, multiplicity, arm, count):
+    """Arm ``arm``'s leaf of the tree of counts (``_ABSENT`` outside the symmetric difference), and its ancestors."""
+    node = smallest.shape[0] // 2 + arm
+    smallest[node], multiplicity[node] = count, 1 if count < _ABSENT else 0
+    node //= 2
+    while node:
+        _segment_pull_up(smallest, multiplicity, node)
+        node //= 2
 
 
-def _bucket_rebuild(listed, counts, in_bucket, tree, state):
-    """The arms of the symmetric difference with its smallest count, marked in ``tree`` (a Fenwick tree)."""
-    n_arms = listed.shape[0]
-    smallest = -1
-    for arm in range(n_arms):
-        if listed[arm] and (smallest < 0 or counts[arm] < smallest):
-            smallest = counts[arm]
-    size = 0
-    tree[0] = 0
-    for arm in range(n_arms):
-        flag = listed[arm] and counts[arm] == smallest
-        in_bucket[arm] = flag
-        tree[arm + 1] = 1 if flag else 0
-        size += 1 if flag else 0
-    for index in range(1, n_arms + 1):
-        parent = index + (index & (-index))
-        if parent <= n_arms:
-            tree[parent] += tree[index]
-    state[_MIN_COUNT], state[_BUCKET_SIZE], state[_BUCKET_VALID] = smallest, size, 1
+def _segment_build(listed, counts, smallest, multiplicity):
+    """The tree of counts of the symmetric difference: a leaf per arm (a power of 2 of them, the last ones empty)
+    and at each node the smallest count below it and how many arms attain it."""
+    leaves = smallest.shape[0] // 2
+    for place in range(leaves):
+        present = place < listed.shape[0] and listed[place]
+        smallest[leaves + place] = counts[place] if present else _ABSENT
+        multiplicity[leaves + place] = 1 if present else 0
+    for node in range(leaves - 1, 0, -1):
+        _segment_pull_up(smallest, multiplicity, node)
+
+
+def _segment_select(smallest, multiplicity, rank):
+    """The arm of 0-based ``rank``, in increasing arm order, among the arms of the smallest count."""
+    leaves, node, target = smallest.shape[0] // 2, 1, smallest[1]
+    while node < leaves:
+        left = 2 * node
+        if smallest[left] == target:
+            if multiplicity[left] > rank:
+                node = left
+                continue
+            rank -= multiplicity[left]
+        node = left + 1
+    return node - leaves
 
 
 def _refresh(arm, listed, adjusted_top, means, count_values, counts, contributes, mean_terms, inverse_terms,
-             in_bucket, tree, fstate, istate):
+             smallest, multiplicity, fstate, istate):
     """After ``arm``'s mean, count or flags changed: its terms in the running sums of the adjusted gap and its
-    place in the bucket of the smallest count."""
+    leaf in the tree of counts."""
     if contributes[arm]:
         fstate[_SUM_MEANS] -= mean_terms[arm]
         fstate[_SUM_INVERSE] -= inverse_terms[arm]
@@ -222,17 +254,7 @@ def _refresh(arm, listed, adjusted_top, means, count_values, counts, contributes
         fstate[_SUM_INVERSE] += inverse_terms[arm]
         contributes[arm] = True
     istate[_N_OPS] += 1
-    if in_bucket[arm]:
-        _fenwick_add(tree, arm, -1)
-        istate[_BUCKET_SIZE] -= 1
-        in_bucket[arm] = False
-    if istate[_BUCKET_VALID] and listed[arm]:
-        if counts[arm] == istate[_MIN_COUNT]:
-            _fenwick_add(tree, arm, 1)
-            istate[_BUCKET_SIZE] += 1
-            in_bucket[arm] = True
-        elif counts[arm] < istate[_MIN_COUNT]:
-            istate[_BUCKET_VALID] = 0
+    _segment_set(smallest, multiplicity, arm, counts[arm] if listed[arm] else _ABSENT)
 
 
 def _exact_sums(listed, adjusted_top, means, count_values, contributes, mean_terms, inverse_terms, fstate, istate):
@@ -300,7 +322,7 @@ def _rebuild_near(values, member, means, count_values, level, ahead, twice_varia
             n_near += 1
     fstate[_T_HIGH], fstate[_T_LOW], fstate[_REF_RADIUS] = high, low, reference
     fstate[_MAX_ABS], fstate[_N_MIN] = max_abs, smallest
-    istate[_BUILT], istate[_N_NEAR], istate[_CORE_IN], istate[_BUCKET_VALID] = 1, n_near, core_in, 0
+    istate[_BUILT], istate[_N_NEAR], istate[_CORE_IN] = 1, n_near, core_in
     istate[_NEAR_BUILT], istate[_BUILT_AT] = n_near, now
 
 
@@ -308,16 +330,13 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ, n_differ,
                 radii, frozen, answer, times, recommendations, stopped, recorded, buffer, position, uniforms,
                 uniform_position, twice_variance, levels, status, need, certify, near, is_near, contributes,
-                mean_terms, inverse_terms, in_bucket, trees, fstate, istate, certified_steps):
+                mean_terms, inverse_terms, smallest, multiplicity, fstate, istate, certified_steps):
     n_arms = counts.shape[1]
     n_budgets = budgets.shape[0]
     n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
     arms = np.empty(n_arms, dtype=np.int64)  # scratch: tied arms, or the arms near the adjusted top-k's boundary
     variance = twice_variance[0]  # the common 2 sigma^2 where ``certify``
-    top_bit = 1
-    while 2 * top_bit <= n_arms:
-        top_bit *= 2
     for row in rows:
         row_counts, row_means, row_count_values = counts[row], means[row], count_values[row]
         row_order, row_rank, row_in_top = order[row], rank[row], in_top[row]
@@ -325,8 +344,8 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
         row_listed, row_differ = listed[row], differ[row]
         row_sides, row_side_place = sides[row], side_place[row]
         row_near, row_is_near, row_contributes = near[row], is_near[row], contributes[row]
-        row_mean_terms, row_inverse_terms, row_in_bucket, row_tree = (mean_terms[row], inverse_terms[row],
-                                                                      in_bucket[row], trees[row])
+        row_mean_terms, row_inverse_terms = mean_terms[row], inverse_terms[row]
+        row_smallest, row_multiplicity = smallest[row], multiplicity[row]
         row_fstate, row_istate = fstate[row], istate[row]
         status[row] = _RUNNING
         if not initialised[row]:
@@ -386,7 +405,7 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                         n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row],
                                               arm)
                         _refresh(arm, row_listed, row_adjusted_top, row_means, row_count_values, row_counts,
-                                 row_contributes, row_mean_terms, row_inverse_terms, row_in_bucket, row_tree,
+                                 row_contributes, row_mean_terms, row_inverse_terms, row_smallest, row_multiplicity,
                                  row_fstate, row_istate)
                     last_in, first_out = _near_extremes(row_adjusted, row_adjusted_top, row_near, n_near)
                 # the arms outside the band moved by at most ``drift`` since the full step
@@ -460,13 +479,14 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                                   last_in, first_out, row_near, row_is_near, row_fstate, row_istate, now)
                     _exact_sums(row_listed, row_adjusted_top, row_means, row_count_values, row_contributes,
                                 row_mean_terms, row_inverse_terms, row_fstate, row_istate)
+                    _segment_build(row_listed, row_counts, row_smallest, row_multiplicity)
             # 2. the PAC rule (the adjusted gap over the symmetric difference, each sum in increasing arm order) and
             # the arms of largest radius there (among all arms once the rule has held)
             every = frozen[row]
             largest, n_largest = -np.inf, 0
-            bucket = fast and row_istate[_BUILT] == 1
+            by_count = fast and row_istate[_BUILT] == 1
             decided = False
-            if bucket and not every:
+            if by_count and not every:
                 # the running sums bound the gap: where the bound clears the tolerance, the rule does not hold
                 if row_istate[_N_OPS] > 8 * n_arms:
                     _exact_sums(row_listed, row_adjusted_top, row_means, row_count_values, row_contributes,
@@ -485,7 +505,7 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                                             row_in_top[arm])
                     gained += value if entered else 0.0  # adding 0.0 changes no sum
                     lost += 0.0 if entered else value
-                    if not bucket:
+                    if not by_count:
                         largest, n_largest = _track(row_radii[arm], arm, largest, n_largest, arms)
             holds = not every and not decided and gained - lost <= tolerance
             if holds and not anytime:
@@ -506,12 +526,11 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 # 3. of the n_largest tied arms (in increasing order), the floor(u n_largest)-th
                 pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
                                                                  n_largest - 1)]
-            elif bucket:  # equal proxy variances: the largest radius is the smallest count (exactly; see the notes)
-                if not row_istate[_BUCKET_VALID] or row_istate[_BUCKET_SIZE] == 0:
-                    _bucket_rebuild(row_listed, row_counts, row_in_bucket, row_tree, row_istate)
-                n_largest = row_istate[_BUCKET_SIZE]
-                pulled = _fenwick_select(row_tree, 0 if n_largest == 1 else min(int(uniforms[row, start] * n_largest),
-                                                                                n_largest - 1), top_bit)
+            elif by_count:  # equal proxy variances: the largest radius is the smallest count (exactly; see the notes)
+                n_largest = row_multiplicity[1]
+                pulled = _segment_select(row_smallest, row_multiplicity,
+                                         0 if n_largest == 1 else min(int(uniforms[row, start] * n_largest),
+                                                                      n_largest - 1))
             else:
                 pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
                                                                  n_largest - 1)]
@@ -543,12 +562,12 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
             if displaced >= 0:
                 row_in_top[displaced] = not row_in_top[displaced]
                 n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row], displaced)
-            if row_istate[_BUILT]:  # the changed arms: their terms, their bucket, and the band
+            if row_istate[_BUILT]:  # the changed arms: their terms, their leaves, and the band
                 row_fstate[_MAX_ABS] = max(row_fstate[_MAX_ABS], abs(row_means[pulled]))
                 for arm in (pulled, displaced):
                     if arm >= 0:
                         _refresh(arm, row_listed, row_adjusted_top, row_means, row_count_values, row_counts,
-                                 row_contributes, row_mean_terms, row_inverse_terms, row_in_bucket, row_tree,
+                                 row_contributes, row_mean_terms, row_inverse_terms, row_smallest, row_multiplicity,
                                  row_fstate, row_istate)
                         _touch(arm, row_near, row_is_near, row_adjusted_top, row_istate)
         if status[row] == _STOPPED or status[row] == _CAPPED:
@@ -573,7 +592,8 @@ def _kernel():
                     globals()[name] = getattr(_compiled_lucb, name)
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_adjusted_value",
-                             "_fenwick_add", "_fenwick_select", "_bucket_rebuild", "_refresh", "_exact_sums", "_touch",
+                             "_segment_pull_up", "_segment_set", "_segment_build",
+                             "_segment_select", "_refresh", "_exact_sums", "_touch",
                              "_near_extremes", "_rebuild_near"):
                     globals()[name] = compile_(globals()[name])
                 _KERNEL["rows"] = compile_(_clucb_rows)
@@ -653,9 +673,10 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
     near = np.zeros((n_rows, n_arms), dtype=np.int64)
     is_near, contributes = np.zeros((n_rows, n_arms), dtype=np.bool_), np.zeros((n_rows, n_arms), dtype=np.bool_)
     mean_terms, inverse_terms = np.zeros((n_rows, n_arms)), np.zeros((n_rows, n_arms))
-    in_bucket = np.zeros((n_rows, n_arms), dtype=np.bool_)
-    trees = np.zeros((n_rows, n_arms + 1), dtype=np.int64)
-    fstate, istate = np.zeros((n_rows, 8)), np.zeros((n_rows, 9), dtype=np.int64)
+    leaves = 1 << max(n_arms - 1, 1).bit_length()  # a power of 2, at least n
+    smallest = np.zeros((n_rows, 2 * leaves), dtype=np.int64)
+    multiplicity = np.zeros((n_rows, 2 * leaves), dtype=np.int64)
+    fstate, istate = np.zeros((n_rows, 7)), np.zeros((n_rows, 6), dtype=np.int64)
     certified_steps = np.zeros(n_rows, dtype=np.int64)
     pending = np.arange(n_rows, dtype=np.int64)
     while pending.size:
@@ -663,7 +684,7 @@ def run_clucb_rows(plan: ClucbPlan, k: int, budgets: np.ndarray, max_samples: in
                selects, initialised, order, rank, in_top, adjusted, adjusted_top, sides, side_place, listed, differ,
                n_differ, radii, frozen, answer, times, recommendations, stopped, recorded, rewards.buffer,
                rewards.position, uniforms, uniform_position, twice_variance, levels, status, need, certify, near,
-               is_near, contributes, mean_terms, inverse_terms, in_bucket, trees, fstate, istate, certified_steps)
+               is_near, contributes, mean_terms, inverse_terms, smallest, multiplicity, fstate, istate, certified_steps)
         # a row asks for uniforms once it has read every one of its block: the next block
         refill_rows(pending, status[pending] == _NEED_REWARD, status[pending] == _NEED_UNIFORMS, need, rewards,
                     uniforms, uniform_position, policy_generators)
