@@ -171,6 +171,15 @@ def _mark(in_top, adjusted_top, listed, members, size, arm):
     return size
 
 
+def _exchange(in_top, adjusted_top, sides, side_place, listed, members, size, leaver, entrant):
+    """``leaver`` leaves the adjusted top-k and ``entrant`` enters it; returns the new size of the symmetric
+    difference (:func:`_mark`)."""
+    adjusted_top[leaver], adjusted_top[entrant] = False, True
+    _swap_sides(sides, side_place, leaver, entrant)
+    size = _mark(in_top, adjusted_top, listed, members, size, leaver)
+    return _mark(in_top, adjusted_top, listed, members, size, entrant)
+
+
 # ------------------------------------------------------------------ the certified path (equal proxy variances)
 # per-row scalars: fstate[row] and istate[row]
 _T_HIGH, _T_LOW, _REF_RADIUS, _SUM_MEANS, _SUM_INVERSE, _MAX_ABS, _N_MIN = range(7)
@@ -399,11 +408,9 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                                                         row_in_top[arm])
                 last_in, first_out = _near_extremes(row_adjusted, row_adjusted_top, row_near, n_near)
                 while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
-                    row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
-                    _swap_sides(row_sides, row_side_place, last_in, first_out)
+                    n_differ[row] = _exchange(row_in_top, row_adjusted_top, row_sides, row_side_place, row_listed,
+                                              row_differ, n_differ[row], last_in, first_out)
                     for arm in (last_in, first_out):
-                        n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row],
-                                              arm)
                         _refresh(arm, row_listed, row_adjusted_top, row_means, row_count_values, row_counts,
                                  row_contributes, row_mean_terms, row_inverse_terms, row_smallest, row_multiplicity,
                                  row_fstate, row_istate)
@@ -459,11 +466,8 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 exchanged = False
                 while last_in >= 0 and first_out >= 0 and _before(row_adjusted, first_out, last_in):
                     # a crossing: exchange the two (once per step at most, usually)
-                    row_adjusted_top[last_in], row_adjusted_top[first_out] = False, True
-                    _swap_sides(row_sides, row_side_place, last_in, first_out)
-                    for arm in (last_in, first_out):
-                        n_differ[row] = _mark(row_in_top, row_adjusted_top, row_listed, row_differ, n_differ[row],
-                                              arm)
+                    n_differ[row] = _exchange(row_in_top, row_adjusted_top, row_sides, row_side_place, row_listed,
+                                              row_differ, n_differ[row], last_in, first_out)
                     if exchanged:  # the extremes after a second exchange: a new scan
                         last_in, first_out = _extremes(row_adjusted, row_adjusted_top)
                     else:  # the new last member is the later of the entrant and the former second last; likewise
@@ -591,7 +595,7 @@ def _kernel():
                 for name in ("_before", "_sort_order", "_reposition"):
                     globals()[name] = getattr(_compiled_lucb, name)
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_adjusted_value",
+                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_exchange", "_adjusted_value",
                              "_segment_pull_up", "_segment_set", "_segment_build",
                              "_segment_select", "_refresh", "_exact_sums", "_touch",
                              "_near_extremes", "_rebuild_near"):
