@@ -68,7 +68,8 @@ import numpy as np
 
 from .._validation import fail
 from . import _compiled_lucb
-from ._compiled_lucb import FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached, refill_rows
+from ._compiled_lucb import (FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached, _tree_combine, _tree_pick, _tree_set,
+                             refill_rows)
 
 __all__ = ["ClucbPlan", "ClucbRun", "run_clucb_rows"]
 
@@ -201,51 +202,18 @@ def _adjusted_value(mean, twice_variance, level, count_value, in_top):
     return mean - radius if in_top else mean + radius
 
 
-def _segment_pull_up(smallest, multiplicity, node):
-    """Node ``node`` of the tree of counts from its two children: their smallest count and how many attain it."""
-    left, right = 2 * node, 2 * node + 1
-    if smallest[left] < smallest[right]:
-        smallest[node], multiplicity[node] = smallest[left], multiplicity[left]
-    elif smallest[right] < smallest[left]:
-        smallest[node], multiplicity[node] = smallest[right], multiplicity[right]
-    else:
-        smallest[node], multiplicity[node] = smallest[left], multiplicity[left] + multiplicity[right]
-
-
-def _segment_set(smallest, multiplicity, arm, count):
-    """Arm ``arm``'s leaf of the tree of counts (``_ABSENT`` outside the symmetric difference), and its ancestors."""
-    node = smallest.shape[0] // 2 + arm
-    smallest[node], multiplicity[node] = count, 1 if count < _ABSENT else 0
-    node //= 2
-    while node:
-        _segment_pull_up(smallest, multiplicity, node)
-        node //= 2
-
-
 def _segment_build(listed, counts, smallest, multiplicity):
-    """The tree of counts of the symmetric difference: a leaf per arm (a power of 2 of them, the last ones empty)
-    and at each node the smallest count below it and how many arms attain it."""
+    """The tree of counts of the symmetric difference, the minimum tree of :mod:`allocopt.algorithms._compiled_lucb`
+    (one implementation: :func:`_tree_set` and :func:`_tree_pick` keep and read it): a leaf per arm (a power of 2 of
+    them), its count in the symmetric difference and ``_ABSENT`` elsewhere, and at each node the smallest count
+    below it and how many leaves attain it. It is read only when the symmetric difference is not empty."""
     leaves = smallest.shape[0] // 2
     for place in range(leaves):
         present = place < listed.shape[0] and listed[place]
         smallest[leaves + place] = counts[place] if present else _ABSENT
-        multiplicity[leaves + place] = 1 if present else 0
+        multiplicity[leaves + place] = 1
     for node in range(leaves - 1, 0, -1):
-        _segment_pull_up(smallest, multiplicity, node)
-
-
-def _segment_select(smallest, multiplicity, rank):
-    """The arm of 0-based ``rank``, in increasing arm order, among the arms of the smallest count."""
-    leaves, node, target = smallest.shape[0] // 2, 1, smallest[1]
-    while node < leaves:
-        left = 2 * node
-        if smallest[left] == target:
-            if multiplicity[left] > rank:
-                node = left
-                continue
-            rank -= multiplicity[left]
-        node = left + 1
-    return node - leaves
+        _tree_combine(smallest, multiplicity, node)
 
 
 def _refresh(arm, listed, adjusted_top, means, count_values, counts, contributes, mean_terms, inverse_terms,
@@ -263,7 +231,7 @@ def _refresh(arm, listed, adjusted_top, means, count_values, counts, contributes
         fstate[_SUM_INVERSE] += inverse_terms[arm]
         contributes[arm] = True
     istate[_N_OPS] += 1
-    _segment_set(smallest, multiplicity, arm, counts[arm] if listed[arm] else _ABSENT)
+    _tree_set(smallest, multiplicity, smallest.shape[0] // 2, arm, counts[arm] if listed[arm] else _ABSENT)
 
 
 def _exact_sums(listed, adjusted_top, means, count_values, contributes, mean_terms, inverse_terms, fstate, istate):
@@ -531,10 +499,8 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
                 pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
                                                                  n_largest - 1)]
             elif by_count:  # equal proxy variances: the largest radius is the smallest count (exactly; see the notes)
-                n_largest = row_multiplicity[1]
-                pulled = _segment_select(row_smallest, row_multiplicity,
-                                         0 if n_largest == 1 else min(int(uniforms[row, start] * n_largest),
-                                                                      n_largest - 1))
+                pulled = _tree_pick(row_smallest, row_multiplicity, row_smallest.shape[0] // 2,
+                                    uniforms[row, start])
             else:
                 pulled = arms[0] if n_largest == 1 else arms[min(int(uniforms[row, start] * n_largest),
                                                                  n_largest - 1)]
@@ -592,12 +558,11 @@ def _kernel():
                 import numba
 
                 _compiled_lucb._kernel()  # compiles the order's insertion steps, called here by their global names
-                for name in ("_before", "_sort_order", "_reposition"):
+                for name in ("_before", "_sort_order", "_reposition", "_tree_combine", "_tree_set", "_tree_pick"):
                     globals()[name] = getattr(_compiled_lucb, name)
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_exchange", "_adjusted_value",
-                             "_segment_pull_up", "_segment_set", "_segment_build",
-                             "_segment_select", "_refresh", "_exact_sums", "_touch",
+                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_exchange",
+                             "_adjusted_value", "_segment_build", "_refresh", "_exact_sums", "_touch",
                              "_near_extremes", "_rebuild_near"):
                     globals()[name] = compile_(globals()[name])
                 _KERNEL["rows"] = compile_(_clucb_rows)

@@ -208,11 +208,12 @@ def test_the_tree_of_counts_selects_among_the_smallest_counts():
             else:
                 listed[arm] = not listed[arm] or not listed.any()
             value = counts[arm] if listed[arm] else _compiled_clucb_pac._ABSENT
-            _compiled_clucb_pac._segment_set(smallest, multiplicity, arm, value)
+            _compiled_lucb._tree_set(smallest, multiplicity, leaves, arm, value)
             if not listed.any():
                 continue
             # independently: the listed arms of the smallest listed count, in increasing order
             tied = np.flatnonzero(listed & (counts == counts[listed].min()))
             assert (smallest[1], multiplicity[1]) == (counts[listed].min(), tied.size)
-            for rank in range(tied.size):
-                assert _compiled_clucb_pac._segment_select(smallest, multiplicity, rank) == tied[rank]
+            for rank in range(tied.size):  # a uniform u with floor(u c) = rank
+                uniform = (rank + 0.5) / tied.size
+                assert _compiled_lucb._tree_pick(smallest, multiplicity, leaves, uniform) == tied[rank]
