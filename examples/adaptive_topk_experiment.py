@@ -39,8 +39,9 @@ instance-budget cells come out lower, level or higher.
 Usage: ``python examples/adaptive_topk_experiment.py [--runs 200] [--jobs 2] [--k 100,250,500]
 [--budgets 5,10,20,50,100,200] [--comparators CLUCB-PAC,uniform] [--block-cut water-fill,arm-order]
 [--instances TWOGROUP,UNIFORM]`` (budgets in pulls per arm). The default runs
-both comparators available here; CLUCB-PAC is most of the running time (its gap sums over a symmetric difference
-of up to n arms at every step), and ``--comparators uniform`` leaves it out. ``benchmarks/algorithms.py
+both comparators available here; CLUCB-PAC is the largest part of the running time (one pull per replication-step,
+most steps certified from the arms near the boundary of its adjusted top-K, see
+``allocopt.algorithms._compiled_clucb_pac``), and ``--comparators uniform`` leaves it out. ``benchmarks/algorithms.py
 --experiment adaptive-topk`` times the full run.
 """
 

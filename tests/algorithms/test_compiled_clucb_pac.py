@@ -132,3 +132,88 @@ def test_a_subclass_takes_the_numpy_loop():
                                    np.zeros(1, dtype=np.int64), None, []) is None
     assert CLUCBPAC().compiled_rows(context, "budget", np.array([10]), 10, empty, empty * 1.0,
                                     np.zeros(1, dtype=np.int64), None, []) is None
+
+
+# ------------------------------------------------------------------------------ the certified step (many arms)
+@pytest.fixture
+def certified_counts(monkeypatch):
+    """The certified steps and all steps of every compiled batch run inside the test."""
+    from allocopt.algorithms import clucb_pac
+
+    totals = {"certified": 0, "steps": 0}
+    run = clucb_pac.run_clucb_rows
+
+    def counting(*args, **kwargs):
+        outcome = run(*args, **kwargs)
+        totals["certified"] += int(outcome.certified_steps.sum())
+        totals["steps"] += int(outcome.selects.sum())
+        return outcome
+
+    monkeypatch.setattr(clucb_pac, "run_clucb_rows", counting)
+    return totals
+
+
+def many_arms():
+    generator = np.random.default_rng(2017)
+    # two groups of equal Bernoulli means (ties in the adjusted weights at the boundary, as in TWOGROUP)
+    yield TopKProblem(np.where(np.arange(80) < 20, 0.6, 0.4), 20, family="bernoulli")
+    # spread Bernoulli means, the boundary in the middle (every arm in the symmetric difference, as at k = n/2)
+    yield TopKProblem(generator.uniform(0.05, 0.95, 80), 40, family="bernoulli")
+    # Gaussian arms of one variance (the certified step), means with near-ties
+    yield TopKProblem(np.repeat(generator.normal(0.0, 0.3, 30), 2) + np.tile([0.0, 1e-12], 30), 7, variance=0.5)
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_the_certified_step_gives_the_numpy_loops_records(index, certified_counts):
+    problem = list(many_arms())[index]
+    n = problem.n_arms
+    assert_same(problem, CLUCBPACFixedBudget(epsilon=0.01, delta=0.01), budgets=[n, 2 * n, 10 * n, 40 * n],
+                n_runs=4)
+    assert_same(problem, CLUCBPAC(), epsilon=0.05, delta=0.05, n_runs=3, max_samples=30 * n)
+    # both paths were taken: most steps certified, and full steps beyond each run's first
+    assert certified_counts["steps"] / 2 < certified_counts["certified"] < certified_counts["steps"] - 7
+
+
+def test_the_certified_step_where_the_pac_rule_holds(certified_counts):
+    # a loose epsilon: the rule holds within the budget, so the bound on the gap gives way to the exact sums and the
+    # fixed-budget form freezes its answer
+    problem = TopKProblem(np.linspace(0.1, 0.9, 50), 10, family="bernoulli")
+    with compiled_kernels(True):
+        pac = pac_identify(problem, CLUCBPAC(), epsilon=0.3, delta=0.1, n_runs=4, rng=8)
+    assert pac.samples.max() < 12000 and certified_counts["certified"] > 0
+    assert_same(problem, CLUCBPACFixedBudget(epsilon=0.3, delta=0.1), budgets=[100, 12000], n_runs=4)
+    assert_same(problem, CLUCBPAC(), epsilon=0.3, delta=0.1, n_runs=4, max_samples=12000)
+
+
+def test_unequal_variances_take_only_full_steps(certified_counts):
+    variance = np.linspace(0.2, 0.6, 40)  # the largest radius is not the smallest count
+    problem = TopKProblem(np.linspace(0.0, 1.0, 40), 10, variance=variance)
+    assert_same(problem, CLUCBPACFixedBudget(epsilon=0.01, delta=0.01), budgets=[40, 400, 1600], n_runs=3)
+    assert certified_counts["certified"] == 0 < certified_counts["steps"]
+
+
+def test_the_tree_of_counts_selects_among_the_smallest_counts():
+    generator = np.random.default_rng(5)
+    for n_arms in (1, 2, 5, 8, 37):
+        leaves = 1 << max(n_arms - 1, 1).bit_length()
+        smallest, multiplicity = np.zeros(2 * leaves, dtype=np.int64), np.zeros(2 * leaves, dtype=np.int64)
+        listed = generator.random(n_arms) < 0.6
+        listed[0] = True
+        counts = generator.integers(3, 6, n_arms)
+        _compiled_clucb_pac._segment_build(listed, counts, smallest, multiplicity)
+        for _ in range(40):
+            arm = int(generator.integers(n_arms))  # a change of one arm: its count grows, or it enters or leaves
+            if generator.random() < 0.5:
+                counts[arm] += 1
+            else:
+                listed[arm] = not listed[arm] or not listed.any()
+            value = counts[arm] if listed[arm] else _compiled_clucb_pac._ABSENT
+            _compiled_lucb._tree_set(smallest, multiplicity, leaves, arm, value)
+            if not listed.any():
+                continue
+            # independently: the listed arms of the smallest listed count, in increasing order
+            tied = np.flatnonzero(listed & (counts == counts[listed].min()))
+            assert (smallest[1], multiplicity[1]) == (counts[listed].min(), tied.size)
+            for rank in range(tied.size):  # a uniform u with floor(u c) = rank
+                uniform = (rank + 0.5) / tied.size
+                assert _compiled_lucb._tree_pick(smallest, multiplicity, leaves, uniform) == tied[rank]
