@@ -43,7 +43,7 @@ import numpy as np
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
 from ._compiled_lucb import rate_table
-from .confidence_bounds import BISECTION_STEPS
+from . import _compiled_kl_bounds as _bounds
 
 __all__ = ["run_racing_rows", "RACING_FAMILIES"]
 
@@ -91,42 +91,6 @@ def _rank_members(values, members, count, chosen):
         chosen[best] = True
 
 
-def _xlogy(x, y):
-    """:math:`x \\log y`, 0 at :math:`x = 0` (unless :math:`y` is NaN): ``scipy.special.xlogy``."""
-    if x == 0.0 and not np.isnan(y):
-        return 0.0
-    return x * np.log(y)
-
-
-def _kl_bound(family_code, mean, level, upper, twice_variance):
-    """One KL bound of :func:`~allocopt.algorithms.confidence_bounds.kl_bound` (upper if ``upper``) at ``level``:
-    Gaussian (``family_code`` 0) in closed form, Bernoulli (1) by the same bisection in the same order.
-
-    The bisection stops early only at a fixed point (a step that leaves the bracket as it was leaves it so at
-    every later step: the step is a function of the bracket), so it returns the number of the 62 numpy steps."""
-    if family_code == 0:
-        radius = np.sqrt(twice_variance * level)
-        return mean + radius if upper else mean - radius
-    outer = 1.0 if upper else 0.0
-    # d(mean, outer) is 0 at a mean on the domain's end on that side and +inf otherwise: the bound is the end
-    if mean == outer and 0.0 <= level:
-        return outer
-    complement = 1.0 - mean
-    entropy = _xlogy(mean, mean) + _xlogy(complement, complement)
-    feasible, infeasible = mean, outer
-    for _ in range(BISECTION_STEPS):
-        middle = 0.5 * (feasible + infeasible)
-        if entropy - _xlogy(mean, middle) - _xlogy(complement, 1.0 - middle) <= level:
-            if middle == feasible:
-                break
-            feasible = middle
-        else:
-            if middle == infeasible:
-                break
-            infeasible = middle
-    return feasible
-
-
 def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, counts, sums, t, selects, buffer, position,
                  uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, times, recommendations, stopped,
                  status, need):
@@ -163,27 +127,27 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
                 worst = _extreme_arm(means, remaining, False, u_second)
                 accept_now = False
                 if accept:  # L_{a_B} >= U_u
-                    lower_best = _kl_bound(family_code, means[best], beta / counts[row, best], False,
+                    lower_best = _bounds.kl_bound(family_code, means[best], beta / counts[row, best], False,
                                            twice_variance[best])
                     accept_now = True
                     n_others = 0
                     for arm in range(n_arms):
                         if remaining[arm] and not leaders[arm]:
                             n_others += 1
-                            if (means[arm] > lower_best or _kl_bound(family_code, means[arm],
+                            if (means[arm] > lower_best or _bounds.kl_bound(family_code, means[arm],
                                                                      beta / counts[row, arm], True,
                                                                      twice_variance[arm]) > lower_best):
                                 accept_now = False
                                 break
                     if n_others == 0:  # u is arm 0 when R \ J is empty (as _extreme_arm picks)
-                        accept_now = lower_best >= _kl_bound(family_code, means[0], beta / counts[row, 0], True,
-                                                             twice_variance[0])
+                        accept_now = lower_best >= _bounds.kl_bound(family_code, means[0], beta / counts[row, 0],
+                                                                    True, twice_variance[0])
                 if not (accept_now and best == worst):  # U_{a_W} <= L_l
-                    upper_worst = _kl_bound(family_code, means[worst], beta / counts[row, worst], True,
+                    upper_worst = _bounds.kl_bound(family_code, means[worst], beta / counts[row, worst], True,
                                             twice_variance[worst])
                     eliminate = True
                     for arm in range(n_arms):
-                        if leaders[arm] and (means[arm] < upper_worst or _kl_bound(
+                        if leaders[arm] and (means[arm] < upper_worst or _bounds.kl_bound(
                                 family_code, means[arm], beta / counts[row, arm], False,
                                 twice_variance[arm]) < upper_worst):
                             eliminate = False
@@ -255,14 +219,13 @@ def _kernel():
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 globals()["_extreme_arm"] = compile_(_extreme_arm)
                 globals()["_rank_members"] = compile_(_rank_members)
-                globals()["_xlogy"] = compile_(_xlogy)
-                globals()["_kl_bound"] = compile_(_kl_bound)
+                _bounds.compile_bounds()  # kl_bound compiled first (called by its module attribute)
                 _KERNEL["rows"] = compile_(_racing_rows)
     return _KERNEL["rows"]
 
 
-RACING_FAMILIES = ("gaussian", "bernoulli")
-"""The families whose KL bounds the compiled loop computes (their codes in the loop are their positions here)."""
+RACING_FAMILIES = _bounds.KL_BOUND_FAMILIES
+"""The families whose KL bounds the compiled loop computes (:mod:`._compiled_kl_bounds`)."""
 
 
 def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, variance: np.ndarray, max_samples: int,
@@ -318,8 +281,8 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
 
     def run(pending, uniforms, uniform_position, rates, status, need):
         kernel(pending, k, bool(accept), max_samples, family_code, twice_variance, counts, sums, t, records.selects,
-               rewards.buffer, rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, records.times,
-               records.recommendations, records.stopped, status, need)
+               rewards.buffer, rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates,
+               records.times, records.recommendations, records.stopped, status, need)
 
     drive_rows(run, rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1),
                lambda largest: rate_table(exploration, delta, n_arms, largest), n_rows, UNIFORM_STEPS * 2, rewards,

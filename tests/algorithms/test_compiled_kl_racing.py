@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import KLElimination, _compiled_kl_racing, _compiled_loop, _compiled_lucb
+from allocopt.algorithms import (KLElimination, _compiled_kl_bounds, _compiled_kl_racing, _compiled_loop,
+                                 _compiled_lucb)
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -112,8 +113,8 @@ def test_the_compiled_bernoulli_bound_is_kl_bound_bit_for_bit(upper):
     from allocopt.algorithms.confidence_bounds import kl_bound
     from allocopt.families import Bernoulli
 
-    _compiled_kl_racing._kernel()
-    bound = _compiled_kl_racing._kl_bound
+    _compiled_kl_bounds.compile_bounds()
+    bound = _compiled_kl_bounds.kl_bound
     means = np.concatenate([[0.0, 1.0, 1e-300, 1e-12, 1.0 - 2.0**-53, 0.5], np.random.default_rng(5).random(40),
                             np.arange(1, 40) / 40.0])
     levels = np.array([1e-9, 1e-4, 0.03, 0.7, 5.0, 50.0])
