@@ -33,7 +33,7 @@ from .. import _compiled_families as _families
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled
 
-__all__ = ["glr_pair_kernel", "family_glr"]
+__all__ = ["glr_pair_kernel", "family_glr", "compiled_glr_row"]
 
 _KERNELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -55,32 +55,47 @@ def _kernel():
                 import numba
 
                 _families._kernels()  # weighted_pair compiled first (called by its global name)
-                _KERNELS["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_glr_rows)
+                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+                globals()["_family_glr_row"] = compile_(_family_glr_row)  # called by its global name
+                _KERNELS["row"] = globals()["_family_glr_row"]
+                _KERNELS["rows"] = compile_(_glr_rows)
     return _KERNELS["rows"]
 
 
+def compiled_glr_row():
+    """The compiled row function ``(code, counts, means, dispersion, top, bottom) -> (value, position)`` of one
+    run (shapes (K,), (k,), (K-k,)): :math:`Z_t` and the row-major position of its first minimal pair (for the
+    compiled run loops that compute the statistic step by step)."""
+    _kernel()
+    return _KERNELS["row"]
+
+
+def _family_glr_row(code, counts, means, dispersion, top, bottom):
+    k, n_bottom = top.shape[0], bottom.shape[0]
+    best = np.inf
+    position = 0
+    for i in range(k):
+        arm_top = top[i]
+        theta_top, weight_top = means[arm_top], counts[arm_top] / dispersion[arm_top]
+        for j in range(n_bottom):
+            arm_bottom = bottom[j]
+            theta_bottom = means[arm_bottom]
+            cost = 0.0
+            if theta_top > theta_bottom:
+                cost, _, _ = _families.weighted_pair(code, theta_top, theta_bottom, weight_top,
+                                                     counts[arm_bottom] / dispersion[arm_bottom])
+                if cost != cost:
+                    cost = 0.0
+            if cost < best:  # np.argmin: the first minimal entry (entry 0 when every cost is +inf)
+                best = cost
+                position = i * n_bottom + j
+    return best, position
+
+
 def _glr_rows(code, counts, means, dispersion, top, bottom, value, pair_top, pair_bottom):
-    n_rows = means.shape[0]
-    k, n_bottom = top.shape[1], bottom.shape[1]
-    for row in range(n_rows):
-        best = np.inf
-        position = 0
-        for i in range(k):
-            arm_top = top[row, i]
-            theta_top, weight_top = means[row, arm_top], counts[row, arm_top] / dispersion[arm_top]
-            for j in range(n_bottom):
-                arm_bottom = bottom[row, j]
-                theta_bottom = means[row, arm_bottom]
-                cost = 0.0
-                if theta_top > theta_bottom:
-                    cost, _, _ = _families.weighted_pair(code, theta_top, theta_bottom, weight_top,
-                                                         counts[row, arm_bottom] / dispersion[arm_bottom])
-                    if cost != cost:
-                        cost = 0.0
-                if cost < best:  # np.argmin: the first minimal entry (entry 0 when every cost is +inf)
-                    best = cost
-                    position = i * n_bottom + j
-        value[row] = best
+    n_bottom = bottom.shape[1]
+    for row in range(means.shape[0]):
+        value[row], position = _family_glr_row(code, counts[row], means[row], dispersion, top[row], bottom[row])
         pair_top[row] = top[row, position // n_bottom]
         pair_bottom[row] = bottom[row, position % n_bottom]
 
