@@ -1,7 +1,9 @@
-"""Per-rule cost of Figure 1 of Wang, Yang, You (2022) from a short probe, and the estimate of the full figure.
+"""Per-rule cost of Figure 1, 4 or 5 of Wang, Yang, You (2022) from a short probe, and the estimate of the full figure.
 
-Instance: gaussian theta_i = 1 - (i-1)/20, i = 1..20, variance 1/4, k = 5 (Section 5). Each rule of the figure
-(the default rules of ``examples/wang_yang_you_experiments.py fixed-confidence --figure 1``) runs ``--runs``
+Instance (``--figure``, default 1): the figure's instance in ``examples/wang_yang_you_experiments.py`` (Figure 1:
+gaussian theta_i = 1 - (i-1)/20, i = 1..20, variance 1/4, k = 5, Section 5; Figure 4: Bernoulli theta = 0.9, 0.8,
+..., 0.1, k = 3; Figure 5: Example 1). Each rule of the figure (the default rules of
+``examples/wang_yang_you_experiments.py fixed-confidence --figure N``) runs ``--runs``
 replications (``--runs-for NAME=N`` per rule) in this process (n_jobs = 1, one chunk), once per probe delta
 (default 0.1 and 0.001), at lowered priority if the caller uses ``nice``, after a two-replication run that
 compiles the rule's kernels (a cost paid once per worker in the full figure). For each run it prints the wall time, the
@@ -19,25 +21,33 @@ The estimate of the full figure (10^4 replications per rule, deltas 0.1, 0.01, 0
 
 It assumes the workers have a core each; on a loaded machine the wall time grows accordingly. Asserts nothing.
 
-Usage: ``nice -n 10 python benchmarks/figure1_probe.py [--runs 1000] [--runs-for dt-ts=200] [--rules ...]``
+Usage: ``nice -n 10 python benchmarks/figure1_probe.py [--figure 4] [--runs 1000] [--runs-for dt-ts=200] [--rules ...]``
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import time
+from pathlib import Path
 
-import numpy as np
-
-from allocopt import TopKProblem
 from allocopt.algorithms import identify
 from allocopt.algorithms.protocol import get_policy
 
-FIGURE_1_RULES = ("kkt-ts", "dt-ts", "bts", "track-and-stop", "ocba-balanced", "ocba-unbalanced", "lucb",
-                  "kl-lucb", "kl-elimination", "ugape", "uniform")
 FULL_RUNS = 10_000
+GOAL_MINUTES = {1: 30}  # the goal of the full figure (Figure 1: the issue's 30 minutes)
+
+
+def experiments_module():
+    """``examples/wang_yang_you_experiments.py`` (the figures' instances and rules are defined there once)."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "wang_yang_you_experiments.py"
+    spec = importlib.util.spec_from_file_location("wang_yang_you_experiments", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def runs_per_rule(default: int, overrides: list[str] | None) -> dict[str, int]:
@@ -50,15 +60,18 @@ def runs_per_rule(default: int, overrides: list[str] | None) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--figure", type=int, choices=(1, 4, 5), default=1)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--runs-for", action="append", metavar="NAME=N",
                         help="replications of one rule (default: DT-TS runs --runs / 5)")
-    parser.add_argument("--rules", nargs="*", default=list(FIGURE_1_RULES))
+    parser.add_argument("--rules", nargs="*", help="rule names (default: the figure's rules)")
     parser.add_argument("--deltas", type=float, nargs="*", default=[0.1, 0.001])
     parser.add_argument("--jobs", type=int, default=2, help="workers of the full figure (for the estimate)")
     parser.add_argument("--rng", type=int, default=2022)
     args = parser.parse_args()
-    problem = TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25)
+    experiments = experiments_module()
+    problem = experiments.FIGURES[args.figure][1]()
+    rules = args.rules or experiments.FIXED_CONFIDENCE_RULES[args.figure]
     runs = runs_per_rule(args.runs, args.runs_for)
     deltas = sorted(args.deltas, reverse=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores; start {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, "
@@ -67,7 +80,7 @@ def main() -> None:
           f"{'steps/run':>9s} {'CPU us/step':>11s}", flush=True)
     total = 0.0
     estimates: dict[str, float] = {}
-    for name in args.rules:
+    for name in rules:
         n_runs = runs.get(name, args.runs)
         probe: dict[float, tuple[float, float]] = {}
         identify(problem, name, delta=deltas[0], n_runs=2, rng=args.rng + 1, n_jobs=1)  # compiles the kernels
@@ -90,10 +103,12 @@ def main() -> None:
             replication_cost = costs[deltas[-1]]
         estimates[name] = replication_cost * 1e-6 * FULL_RUNS / args.jobs
         total += estimates[name]
-    print(f"\nestimate of Figure 1 at {FULL_RUNS} replications per rule, n_jobs = {args.jobs} (a core per worker):")
+    print(f"\nestimate of Figure {args.figure} at {FULL_RUNS} replications per rule, n_jobs = {args.jobs} "
+          "(a core per worker):")
     for name, seconds in sorted(estimates.items(), key=lambda item: -item[1]):
         print(f"  {name:16s} {seconds:7.0f} s")
-    print(f"  {'total':16s} {total:7.0f} s = {total / 60:.1f} min (goal 30 min); end load average "
+    goal = f" (goal {GOAL_MINUTES[args.figure]} min)" if args.figure in GOAL_MINUTES else ""
+    print(f"  {'total':16s} {total:7.0f} s = {total / 60:.1f} min{goal}; end load average "
           f"{os.getloadavg()[0]:.2f}")
 
 

@@ -1,5 +1,5 @@
-r"""Compiled (numba) run loop of KL-Elimination and KL-Racing (Kaufmann and Kalyanakrishnan 2013) on Gaussian
-arms, the twin of the engine's numpy step loop for them.
+r"""Compiled (numba) run loop of KL-Elimination and KL-Racing (Kaufmann and Kalyanakrishnan 2013) on Gaussian and
+Bernoulli arms, the twin of the engine's numpy step loop for them.
 
 In Figure 1 of Wang, Yang, You (2022) KL-Elimination runs one confidence level at a time, with a few thousand rounds
 per run, and each round is a step of the engine in which :func:`~allocopt.algorithms.kl_racing.racing_decision`
@@ -8,8 +8,15 @@ compiled loop and hands back only what the engine records, so the records are bi
 
 * **the same numbers.** The means are ``sums / counts``; the Gaussian KL bounds are
   :math:`\hat\mu_a \pm \sqrt{(2\sigma_a^2)(\beta_t/N_a)}` in the order of
-  :func:`~allocopt.algorithms.confidence_bounds.kl_bound`, with :math:`\beta_t` read from the table of
-  :func:`~allocopt.algorithms._compiled_lucb.rate_table` (numpy's logarithm).
+  :func:`~allocopt.algorithms.confidence_bounds.kl_bound`, the Bernoulli ones its bisection (the same midpoints,
+  the same divergence :math:`H - \hat\mu\log q - (1 - \hat\mu)\log(1 - q)` with ``xlogy``'s convention at 0, the
+  domain's end where the mean is on it), with :math:`\beta_t` read from the table of
+  :func:`~allocopt.algorithms._compiled_lucb.rate_table` (numpy's logarithm). A round computes only the bounds its
+  decisions read (numpy computes all of them): :math:`U_{a_W}`, the :math:`L_l` of :math:`J` until one is below it,
+  and for KL-Racing :math:`L_{a_B}` and the :math:`U_u` of :math:`R \setminus J` until one is above it; a bound
+  that the mean alone places on the deciding side (:math:`L_a \le \hat\mu_a \le U_a` holds exactly for the
+  computed bounds) is not computed. On Bernoulli arms this is most of the saving: about 6 against 100 CPU us per
+  round on Figure 4's instance of Wang, Yang, You (2022) (theta = 0.9, ..., 0.1, k = 3).
 * **the same decisions.** At each pull count the round's decision of
   :func:`~allocopt.algorithms.kl_racing.racing_decision` (with the two tie-break uniforms the previous round drew,
   1/2 before the first): :math:`J` the :math:`k - |S|` survivors of largest mean (ties to the smaller arm),
@@ -36,8 +43,9 @@ import numpy as np
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
 from ._compiled_lucb import rate_table
+from . import _compiled_kl_bounds as _bounds
 
-__all__ = ["run_racing_rows"]
+__all__ = ["run_racing_rows", "RACING_FAMILIES"]
 
 UNIFORM_STEPS = 4096
 """Rounds of policy uniforms drawn per refill of a row (changes speed, never values)."""
@@ -83,14 +91,14 @@ def _rank_members(values, members, count, chosen):
         chosen[best] = True
 
 
-def _racing_rows(rows, k, accept, max_samples, twice_variance, counts, sums, t, selects, buffer, position, uniforms,
-                 uniform_position, tie_uniforms, accepted, eliminated, rates, times, recommendations, stopped, status,
-                 need):
+def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, counts, sums, t, selects, buffer, position,
+                 uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, times, recommendations, stopped,
+                 status, need):
     n_arms = counts.shape[1]
     n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
-    means, upper, lower = np.empty(n_arms), np.empty(n_arms), np.empty(n_arms)
-    remaining, leaders, others = np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_)
+    means = np.empty(n_arms)
+    remaining, leaders = np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_)
     chosen = np.empty(n_arms, np.bool_)
     for row in rows:
         status[row] = RUNNING
@@ -108,24 +116,46 @@ def _racing_rows(rows, k, accept, max_samples, twice_variance, counts, sums, t, 
             still_open = n_accepted < k and n_accepted + n_remaining > k
             beta = rates[t[row]]
             for arm in range(n_arms):
-                count = counts[row, arm]
-                means[arm] = sums[row, arm] / count
-                radius = np.sqrt(twice_variance[arm] * (beta / count))
-                upper[arm] = means[arm] + radius
-                lower[arm] = means[arm] - radius
-            _rank_members(means, remaining, k - n_accepted, leaders)
-            for arm in range(n_arms):
-                others[arm] = remaining[arm] and not leaders[arm]
-            u_first, u_second = tie_uniforms[row, 0], tie_uniforms[row, 1]
-            best = _extreme_arm(means, remaining, True, u_first)
-            worst = _extreme_arm(means, remaining, False, u_second)
-            challenger = _extreme_arm(upper, others, True, u_first)
-            weakest = _extreme_arm(lower, leaders, False, u_second)
-            accept_now = accept and still_open and lower[best] >= upper[challenger]
-            if still_open and upper[worst] <= lower[weakest] and not (accept_now and best == worst):
-                eliminated[row, worst] = True
-            if accept_now:
-                accepted[row, best] = True
+                means[arm] = sums[row, arm] / counts[row, arm]
+            if still_open:
+                # only the bounds a decision reads, each as kl_bound computes it: u = argmax U over R \ J enters
+                # as max U, l = argmin L over J as min L (the tie-breaks choose among equal values), and a bound
+                # on the wrong side of a mean (L_a <= mu_a <= U_a exactly) settles a comparison without it
+                _rank_members(means, remaining, k - n_accepted, leaders)
+                u_first, u_second = tie_uniforms[row, 0], tie_uniforms[row, 1]
+                best = _extreme_arm(means, remaining, True, u_first)
+                worst = _extreme_arm(means, remaining, False, u_second)
+                accept_now = False
+                if accept:  # L_{a_B} >= U_u
+                    lower_best = _bounds.kl_bound(family_code, means[best], beta / counts[row, best], False,
+                                           twice_variance[best])
+                    accept_now = True
+                    n_others = 0
+                    for arm in range(n_arms):
+                        if remaining[arm] and not leaders[arm]:
+                            n_others += 1
+                            if (means[arm] > lower_best or _bounds.kl_bound(family_code, means[arm],
+                                                                     beta / counts[row, arm], True,
+                                                                     twice_variance[arm]) > lower_best):
+                                accept_now = False
+                                break
+                    if n_others == 0:  # u is arm 0 when R \ J is empty (as _extreme_arm picks)
+                        accept_now = lower_best >= _bounds.kl_bound(family_code, means[0], beta / counts[row, 0],
+                                                                    True, twice_variance[0])
+                if not (accept_now and best == worst):  # U_{a_W} <= L_l
+                    upper_worst = _bounds.kl_bound(family_code, means[worst], beta / counts[row, worst], True,
+                                            twice_variance[worst])
+                    eliminate = True
+                    for arm in range(n_arms):
+                        if leaders[arm] and (means[arm] < upper_worst or _bounds.kl_bound(
+                                family_code, means[arm], beta / counts[row, arm], False,
+                                twice_variance[arm]) < upper_worst):
+                            eliminate = False
+                            break
+                    if eliminate:
+                        eliminated[row, worst] = True
+                if accept_now:
+                    accepted[row, best] = True
             # the stop (|S| = k or |S| + |R| = k), then the cap: S and the best survivors are recorded either way
             n_accepted = 0
             n_remaining = 0
@@ -189,15 +219,21 @@ def _kernel():
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
                 globals()["_extreme_arm"] = compile_(_extreme_arm)
                 globals()["_rank_members"] = compile_(_rank_members)
+                _bounds.compile_bounds()  # kl_bound compiled first (called by its module attribute)
                 _KERNEL["rows"] = compile_(_racing_rows)
     return _KERNEL["rows"]
 
 
+RACING_FAMILIES = _bounds.KL_BOUND_FAMILIES
+"""The families whose KL bounds the compiled loop computes (:mod:`._compiled_kl_bounds`)."""
+
+
 def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, variance: np.ndarray, max_samples: int,
-                    counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
-    r"""Run every row of a batch of Gaussian KL-Elimination (``accept=False``) or KL-Racing runs, from the engine's
-    state after the initial pulls, until the race is decided or the sample cap; ``counts``, ``sums`` and ``t`` are
-    updated in place.
+                    counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators,
+                    family: str = "gaussian") -> RowRecords:
+    r"""Run every row of a batch of Gaussian or Bernoulli KL-Elimination (``accept=False``) or KL-Racing runs, from
+    the engine's state after the initial pulls, until the race is decided or the sample cap; ``counts``, ``sums`` and
+    ``t`` are updated in place.
 
     Parameters
     ----------
@@ -209,7 +245,7 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
     delta : float
         The confidence level.
     variance : ndarray, shape (K,)
-        The arms' variances.
+        The arms' variances (Gaussian arms; unused for Bernoulli arms).
     max_samples : int
     counts, sums : ndarray, shape (R, K)
         int64 counts and float64 sums of the rewards.
@@ -219,6 +255,8 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
         The batch's reward streams (read from their buffers; refilled by them).
     policy_generators : list of numpy.random.Generator
         Each row's policy stream, not yet drawn from.
+    family : {"gaussian", "bernoulli"}
+        The arms' family (:data:`RACING_FAMILIES`).
 
     Examples
     --------
@@ -239,11 +277,12 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
     accepted = np.zeros((n_rows, n_arms), dtype=np.bool_)
     eliminated = np.zeros((n_rows, n_arms), dtype=np.bool_)
     twice_variance = 2.0 * np.ascontiguousarray(variance, dtype=float)
+    family_code = RACING_FAMILIES.index(family)
 
     def run(pending, uniforms, uniform_position, rates, status, need):
-        kernel(pending, k, bool(accept), max_samples, twice_variance, counts, sums, t, records.selects, rewards.buffer,
-               rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, records.times,
-               records.recommendations, records.stopped, status, need)
+        kernel(pending, k, bool(accept), max_samples, family_code, twice_variance, counts, sums, t, records.selects,
+               rewards.buffer, rewards.position, uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates,
+               records.times, records.recommendations, records.stopped, status, need)
 
     drive_rows(run, rate_table(exploration, delta, n_arms, int(t.max(initial=1)) + 1),
                lambda largest: rate_table(exploration, delta, n_arms, largest), n_rows, UNIFORM_STEPS * 2, rewards,

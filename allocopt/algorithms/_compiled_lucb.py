@@ -51,17 +51,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import fail
+from . import _compiled_kl_bounds as _bounds
 from ..complexity.lil import lil_radius
 from .confidence_bounds import _lil_table, exploration_rate
 
 __all__ = ["LucbPlan", "LucbRun", "run_lucb_rows", "PAIR", "RANDOMISED", "CHANGE", "LIL", "HOEFFDING",
-           "GAUSSIAN_KL"]
+           "GAUSSIAN_KL", "BERNOULLI_KL"]
 
 # how the rule pulls (lucb.py: _BoundCrossing.select, LilRandLUCB.select, LilCLUCB.select)
 PAIR, RANDOMISED, CHANGE = 0, 1, 2
-# its radius: LIL tables over the counts, Hoeffding with a rate over t, or the Gaussian KL bound (the same radius
-# computed as sqrt(2 sigma^2 (beta / N)), in the order of confidence_bounds.kl_bound)
-LIL, HOEFFDING, GAUSSIAN_KL = 0, 1, 2
+# its radius: LIL tables over the counts, Hoeffding with a rate over t, the Gaussian KL bound (the same radius
+# computed as sqrt(2 sigma^2 (beta / N)), in the order of confidence_bounds.kl_bound) or the Bernoulli KL bound
+# (confidence_bounds.kl_bound's bisection, _compiled_kl_bounds.kl_bound)
+LIL, HOEFFDING, GAUSSIAN_KL, BERNOULLI_KL = 0, 1, 2, 3
 # the state of a row when the loop hands back
 _RUNNING, _STOPPED, _CAPPED, _NEED_REWARD, _NEED_UNIFORMS, _NEED_TABLE, _NEED_RATE = range(7)
 
@@ -79,7 +81,9 @@ class LucbPlan(NamedTuple):
     :data:`CHANGE` (lil'CLUCB); ``radius`` is :data:`LIL` (``omega_top`` on the empirical top-k, ``omega_bottom``
     elsewhere, ``eps``, ``form``, ``sigma`` per arm), :data:`HOEFFDING` (``exploration`` at ``delta``,
     ``variance`` per arm: :math:`\sqrt{2\sigma_a^2\beta/N_a}`) or :data:`GAUSSIAN_KL` (the same radius as the
-    Gaussian KL bound computes it, :math:`\sqrt{2\sigma_a^2(\beta/N_a)}`: KL-LUCB on Gaussian arms);
+    Gaussian KL bound computes it, :math:`\sqrt{2\sigma_a^2(\beta/N_a)}`: KL-LUCB on Gaussian arms) or
+    :data:`BERNOULLI_KL` (the Bernoulli KL bounds at level :math:`\beta/N_a`, by the bisection of
+    :func:`~allocopt.algorithms.confidence_bounds.kl_bound`: KL-LUCB on Bernoulli arms);
     ``uniforms_per_step`` as the rule's.
     """
 
@@ -287,11 +291,15 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
                     if radius_kind == 1:
                         for arm in range(n_arms):
                             row_radii[arm] = np.sqrt(twice_variance[arm] * rate / row_count_values[arm])
-                    else:
+                    elif radius_kind == 2:
                         for arm in range(n_arms):
                             row_radii[arm] = np.sqrt(twice_variance[arm] * (rate / row_count_values[arm]))
                     for arm in range(n_arms):  # one scan instead of the trees
-                        value = _revised_value(row_means[arm], row_radii[arm], row_in_top[arm])
+                        if radius_kind == 3:  # the lower bound on the top-k, the upper bound elsewhere
+                            value = _bounds.kl_bound(1, row_means[arm], rate / row_count_values[arm],
+                                                     not row_in_top[arm], 0.0)
+                        else:
+                            value = _revised_value(row_means[arm], row_radii[arm], row_in_top[arm])
                         row_revised[arm] = value
                         if row_in_top[arm]:
                             if value < lowest:
@@ -412,6 +420,7 @@ def _kernel():
                 import numba
 
                 compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
+                _bounds.compile_bounds()  # kl_bound compiled first (called by its module attribute)
                 for name in ("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_tree_combine",
                              "_tree_set", "_tree_pick", "_scan_pick"):
                     globals()[name] = compile_(globals()[name])  # the kernel calls them by their global names

@@ -1,4 +1,5 @@
-r"""Compiled (numba) run loop of uniform sampling stopped by the Chernoff statistic, Gaussian arms, fixed confidence.
+r"""Compiled (numba) run loop of uniform sampling stopped by the Chernoff statistic, fixed confidence: Gaussian arms,
+and the families with a compiled pair kernel (Bernoulli, Poisson, exponential).
 
 Uniform sampling (:class:`allocopt.algorithms.Uniform`) is the baseline of Wang, Yang, You (2022, Figure 1) whose
 runs are the longest (about :math:`7 \cdot 10^4` pulls at :math:`\delta = 10^{-3}` on its instance), and each pull is a
@@ -9,7 +10,9 @@ the numpy loop's:
 
 * **the same statistic.** Each step computes :math:`Z_t` of the row by the compiled Chernoff kernel's row function
   (:func:`allocopt.algorithms._compiled._glr_row`, the one :func:`~allocopt.algorithms._compiled.gaussian_glr`
-  runs on a batch) on the means ``sums / counts``, and compares it with :math:`\beta(t, \delta)` read from a table
+  runs on a batch; for the other families the row function of :mod:`allocopt.algorithms._compiled_family_glr` on
+  the stable top-k of :func:`allocopt.algorithms._compiled._split_top_k`) on the means ``sums / counts``, and
+  compares it with :math:`\beta(t, \delta)` read from a table
   that the threshold object fills in numpy (``threshold(t, delta)`` over :math:`t = 1, 2, \dots` and the
   confidence levels, elementwise as the engine calls it), so the logarithms are numpy's.
 * **the same records.** A level whose threshold :math:`Z_t` exceeds for the first time records :math:`t` and the
@@ -32,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _compiled
+from . import _compiled, _compiled_family_glr
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
 
@@ -45,11 +48,13 @@ FIRST_TABLE_SIZE = 1 << 14
 
 _KERNEL: dict[str, Any] = {}
 _LOCK = threading.Lock()
-_glr_row = _compiled._glr_row  # the compiled row function once _kernel() has run
+_glr_row = _compiled._glr_row  # the compiled row functions once _kernel() has run
+_split_top_k = _compiled._split_top_k
+_family_glr_row = _compiled_family_glr._family_glr_row
 
 
 
-def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer, position, uniforms,
+def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t, selects, buffer, position, uniforms,
                   uniform_position, rates, done, times, recommendations, stopped, status, need):
     n_arms = counts.shape[1]
     n_bottom = n_arms - k
@@ -69,8 +74,12 @@ def _uniform_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, bu
                 break
             for arm in range(n_arms):
                 means[arm] = sums[row, arm] / counts[row, arm]
-            value = _glr_row(counts[row], means, dispersion, k, top, bottom, inverse, best_values, best_arms, member,
-                             mean_bottom, inverse_bottom, cost)[0]
+            if family_code < 0:  # Gaussian arms: the closed-form costs
+                value = _glr_row(counts[row], means, dispersion, k, top, bottom, inverse, best_values, best_arms,
+                                 member, mean_bottom, inverse_bottom, cost)[0]
+            else:  # the family's compiled pair kernel (_compiled_family_glr), on the stable top-k
+                _split_top_k(means, k, top, bottom, best_values, best_arms, member)
+                value = _family_glr_row(family_code, counts[row], means, dispersion, top, bottom)[0]
             # 2. the levels whose threshold is crossed for the first time; 3. done or capped
             finished = True
             for check in range(n_check):
@@ -129,6 +138,8 @@ def _kernel():
 
                 _compiled._kernels()  # compiles _split_top_k and _glr_row, which the loop calls by their names
                 globals()["_glr_row"] = _compiled._glr_row
+                globals()["_split_top_k"] = _compiled._split_top_k
+                globals()["_family_glr_row"] = _compiled_family_glr.compiled_glr_row()
                 _KERNEL["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_uniform_rows)
     return _KERNEL["rows"]
 
@@ -153,8 +164,10 @@ def threshold_table(threshold, checkpoints: np.ndarray, largest: int) -> np.ndar
 
 
 def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, threshold, max_samples: int,
-                     counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators) -> RowRecords:
-    r"""Run every row of a batch of Gaussian runs of uniform sampling, from the engine's state after the initial
+                     counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators,
+                     family_code: int = -1) -> RowRecords:
+    r"""Run every row of a batch of Gaussian runs (or runs of a family with a compiled pair kernel) of uniform
+    sampling, from the engine's state after the initial
     pulls, until the Chernoff statistic exceeds the threshold at every level ``checkpoints`` or the sample cap;
     ``counts``, ``sums`` and ``t`` are updated in place.
 
@@ -176,6 +189,10 @@ def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, th
         The batch's reward streams (read from their buffers; refilled by them).
     policy_generators : list of numpy.random.Generator
         Each row's policy stream, not yet drawn from.
+    family_code : int, default -1
+        -1 for Gaussian arms (closed-form costs), else the number of the family's compiled confidence pair kernel
+        (:func:`allocopt._compiled_families.kernel_code`): the statistic of
+        :mod:`allocopt.algorithms._compiled_family_glr`.
 
     Examples
     --------
@@ -196,8 +213,8 @@ def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, th
     dispersion = np.ascontiguousarray(dispersion, dtype=float)
 
     def run(pending, uniforms, uniform_position, rates, status, need):
-        kernel(pending, k, max_samples, dispersion, counts, sums, t, records.selects, rewards.buffer, rewards.position,
-               uniforms, uniform_position, rates, done, records.times, records.recommendations, records.stopped,
+        kernel(pending, k, max_samples, family_code, dispersion, counts, sums, t, records.selects, rewards.buffer,
+               rewards.position, uniforms, uniform_position, rates, done, records.times, records.recommendations, records.stopped,
                status, need)
 
     drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),

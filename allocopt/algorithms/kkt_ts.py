@@ -16,8 +16,10 @@ consumes K + 2 uniforms: K for the posterior sample, one for the tie-break among
 coin.
 
 ``select`` is the step of one run, line by line; ``select_batch`` the same step for many runs, through a
-compiled kernel for Gaussian arms (:func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`) and through
-its numpy twin ``select_batch_numpy`` otherwise. All three choose the same arms.
+compiled kernel for Gaussian arms (:func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`), through a
+compiled kernel after the posterior sample for the families with a compiled pair kernel
+(:func:`allocopt.algorithms._compiled_family_kkt_ts.family_kkt_ts_arms`) and through their numpy twin
+``select_batch_numpy`` otherwise. All choose the same arms.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from scipy import special
 from .._validation import as_choice
 from ..topk._pairs import KINDS
 from ._compiled import compiled_enabled, gaussian_kkt_ts_arms
+from ._compiled_family_kkt_ts import family_kkt_ts_arms
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from .protocol import RuleContext, RunView, register_policy
 from .._rng import random_candidate
@@ -94,11 +97,17 @@ class KKTTS:
             return gaussian_kkt_ts_arms(context.dispersion, view.counts, view.sums, k,
                                         special.ndtri(uniforms[:, :n_arms]), uniforms[:, n_arms],
                                         uniforms[:, n_arms + 1])
+        # families with a compiled pair kernel (Bernoulli, Poisson, exponential): the compiled step after the
+        # posterior sample
+        arms = family_kkt_ts_arms(context.family, self.kind, context.dispersion, view.counts, view.sums, k, uniforms)
+        if arms is not None:
+            return arms
         return self.select_batch_numpy(context, view, state, uniforms)
 
     def select_batch_numpy(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        """:meth:`select_batch` in numpy for every family (the twin of the compiled Gaussian kernel
-        :func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`)."""
+        """:meth:`select_batch` in numpy for every family (the twin of the compiled kernels
+        :func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms` and
+        :func:`allocopt.algorithms._compiled_family_kkt_ts.family_kkt_ts_arms`)."""
         n_arms, k = context.n_arms, context.k
         n_bottom = n_arms - k
         theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])

@@ -21,7 +21,7 @@ rule's stopping check (which receives no uniforms) or, in the first step, by ``s
 uniforms that the previous step stored in the run's state (0.5 before the first step, when every arm has
 one pull): two for :math:`a_B, a_W` and, reused, for :math:`u, l`. Each step draws two uniforms.
 
-A batch of Gaussian runs with a named exploration rate runs through the compiled loop of
+A batch of Gaussian or Bernoulli runs with a named exploration rate runs through the compiled loop of
 :mod:`allocopt.algorithms._compiled_kl_racing` (the engine's ``compiled_rows`` hook) when the compiled kernels are
 enabled: the same rounds with the same records bit for bit; the numpy steps here stay the reference (and run with
 ``compiled_kernels(False)``, for a subclass, another family, or for ``batched=False``).
@@ -192,17 +192,18 @@ class KLElimination:
 
     def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
                       counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook: a batch of Gaussian runs at one confidence level through the compiled run loop, with
-        the numpy loop's outcomes (None for a subclass, whose steps may differ, another family, or an exploration
-        rate given as a callable)."""
-        from ._compiled_kl_racing import run_racing_rows
+        """The engine's hook: a batch of Gaussian or Bernoulli runs at one confidence level through the compiled run
+        loop, with the numpy loop's outcomes (None for a subclass, whose steps may differ, another family, or an
+        exploration rate given as a callable)."""
+        from ._compiled_kl_racing import RACING_FAMILIES, run_racing_rows
 
         if (type(self) is not KLElimination or mode != "confidence" or checkpoints.shape[0] != 1
-                or context.family.name != "gaussian" or not isinstance(self.exploration, str)
+                or context.family.name not in RACING_FAMILIES or not isinstance(self.exploration, str)
                 or np.shape(context.dispersion) != (context.n_arms,)):
             return None
         return run_racing_rows(context.k, self.racing, self.exploration, context.delta_value(self.name),
-                               context.dispersion, max_samples, counts, sums, t, rewards, policy_generators)
+                               context.dispersion, max_samples, counts, sums, t, rewards, policy_generators,
+                               context.family.name)
 
 
 register_policy("kl-elimination", KLElimination)

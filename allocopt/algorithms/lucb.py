@@ -48,7 +48,8 @@ from .._rng import random_candidate
 from .._validation import as_choice, as_float, fail
 from ..complexity.lil import LIL_FORMS, c_eps
 from ..exceptions import InvalidArgumentError
-from ._compiled_lucb import CHANGE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED, LucbPlan, radius_table
+from ._compiled_lucb import (BERNOULLI_KL, CHANGE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED, LucbPlan,
+                             radius_table)
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
 from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
@@ -252,12 +253,15 @@ class KLLUCB(_BoundCrossing):
 
     def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
         r"""The compiled run loop's description of this rule on Gaussian arms, whose KL bounds are
-        :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form (None for the other families, a callable
-        rate or a subclass: the numpy loop)."""
-        if type(self) is not KLLUCB or callable(self.exploration) or context.family.name != "gaussian":
+        :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form, and on Bernoulli arms, whose bounds it
+        computes by :func:`~allocopt.algorithms.confidence_bounds.kl_bound`'s bisection (None for the other
+        families, a callable rate or a subclass: the numpy loop)."""
+        if (type(self) is not KLLUCB or callable(self.exploration)
+                or context.family.name not in ("gaussian", "bernoulli")):
             return None
         variance = np.broadcast_to(np.asarray(context.dispersion, dtype=float), (context.n_arms,))
-        return LucbPlan(PAIR, GAUSSIAN_KL, int(self.uniforms_per_step(context)), np.zeros(context.n_arms),
+        radius = GAUSSIAN_KL if context.family.name == "gaussian" else BERNOULLI_KL
+        return LucbPlan(PAIR, radius, int(self.uniforms_per_step(context)), np.zeros(context.n_arms),
                         exploration=self.exploration, delta=context.delta_value(self.name), variance=variance)
 
 

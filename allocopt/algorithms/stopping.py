@@ -12,7 +12,9 @@ that is :math:`t\, C_{ij}(N/t)` at :math:`\theta = \hat\theta`. The run stops at
 vectorised kernel (:func:`allocopt.topk._pairs.pair_terms`, with a closed form for Gaussian arms, see
 :mod:`allocopt.algorithms._pair_kernels`) evaluated at effective weights :math:`N_a/\phi_a`, for one run or
 a batch of runs at once. For a batch of Gaussian runs a compiled kernel computes the same numbers
-(:mod:`allocopt.algorithms._compiled`; :func:`glr_statistic_numpy` is its numpy twin).
+(:mod:`allocopt.algorithms._compiled`), and for a batch of runs of a family with a compiled pair kernel
+(Bernoulli, Poisson, exponential) another (:mod:`allocopt.algorithms._compiled_family_glr`);
+:func:`glr_statistic_numpy` is the numpy twin of both.
 
 Thresholds
     * ``"heuristic"``: :math:`\beta(t, \delta) = \log((\log t + 1)/\delta)`, used in the experiments of Wang,
@@ -35,7 +37,9 @@ import numpy as np
 from .._validation import as_float, fail
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled, gaussian_glr
+from ._compiled_family_glr import family_glr, glr_pair_kernel
 from ._pair_kernels import pair_cost_grid, sort_arms
+from .statistics import top_k_order
 
 __all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "HeuristicThreshold",
            "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
@@ -66,8 +70,9 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     r""":math:`Z_t` for one run (``counts``, ``means`` of shape (K,)) or a batch (shape (R, K)).
 
     A batch of Gaussian runs (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) goes
-    through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`; everything else through
-    :func:`glr_statistic_numpy`. Both give the same numbers.
+    through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`, a batch of runs of a family
+    with a compiled pair kernel through :func:`allocopt.algorithms._compiled_family_glr.family_glr`; everything
+    else through :func:`glr_statistic_numpy`. All give the same numbers.
 
     Examples
     --------
@@ -78,9 +83,15 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     >>> round(float(glr_statistic(Gaussian(1.0), np.ones(2), np.array([4, 2]), np.array([1.0, 0.0]), 1).value), 12)
     0.666666666667
     """
-    if (family.harmonic_costs("confidence") and means.ndim == 2 and np.shape(counts) == means.shape
-            and np.shape(dispersion) == means.shape[-1:] and compiled_enabled()):
+    batch = (means.ndim == 2 and np.shape(counts) == means.shape and np.shape(dispersion) == means.shape[-1:]
+             and compiled_enabled())
+    if batch and family.harmonic_costs("confidence"):
         return GLRStatistic(*gaussian_glr(dispersion, counts, means, k))
+    if batch and 0 < k < means.shape[-1] and glr_pair_kernel(family) is not None:
+        top, bottom = top_k_order(means, k)
+        compiled = family_glr(family, dispersion, counts, means, top, bottom)
+        if compiled is not None:
+            return GLRStatistic(compiled[0], top, bottom, compiled[1], compiled[2])
     return glr_statistic_numpy(family, dispersion, counts, means, k)
 
 

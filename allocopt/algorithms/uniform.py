@@ -68,17 +68,23 @@ class Uniform:
 
     def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
                           counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms, a built-in threshold and
-        no budget through :func:`~allocopt.algorithms._compiled_uniform.run_uniform_rows` (None otherwise, or for a
-        subclass, whose steps may differ)."""
+        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms or a family with a compiled
+        pair kernel, a built-in threshold and no budget through
+        :func:`~allocopt.algorithms._compiled_uniform.run_uniform_rows` (None otherwise, or for a subclass, whose
+        steps may differ)."""
+        from .. import _compiled_families
+        from ._compiled_family_glr import glr_pair_kernel
         from ._compiled_uniform import run_uniform_rows
 
-        if (type(self) is not Uniform or context.budget is not None or not context.family.harmonic_costs("confidence")
+        pair = None if context.family.harmonic_costs("confidence") else glr_pair_kernel(context.family)
+        if (type(self) is not Uniform or context.budget is not None
+                or not (context.family.harmonic_costs("confidence") or pair is not None)
                 or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
                 or np.shape(context.dispersion) != (context.n_arms,)):
             return None
+        code = -1 if pair is None else _compiled_families.kernel_code(pair)
         return run_uniform_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
-                                rewards, policy_generators)
+                                rewards, policy_generators, -1 if code is None else code)
 
     def block(self, context: RuleContext, counts: np.ndarray, t: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         """The pulls of :math:`\\min(K, T - t)` sequential steps from ``counts`` (R, K) with the uniforms (R, K):

@@ -102,9 +102,23 @@ def test_kl_lucb_on_gaussian_arms_runs_compiled_with_the_numpy_loops_records(exp
         context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion), delta=0.05)
         assert rule.compiled_plan(context) is not None
         assert_same(problem, rule, n_runs=4, max_samples=1500)
-    bernoulli = TopKProblem([0.7, 0.5, 0.3], 1, family="bernoulli")
-    context = RuleContext(3, 1, bernoulli.family, np.ones(3), delta=0.05)
+    poisson = TopKProblem([0.7, 0.5, 0.3], 1, family="poisson")
+    context = RuleContext(3, 1, poisson.family, np.ones(3), delta=0.05)
     assert rule.compiled_plan(context) is None
+
+
+@pytest.mark.parametrize("exploration", ["heuristic", "kaufmann"])
+def test_kl_lucb_on_bernoulli_arms_runs_compiled_with_the_numpy_loops_records(exploration):
+    # the Bernoulli KL bounds by kl_bound's bisection in the compiled loop: the records equal the numpy loop's bit
+    # for bit, with empirical means of 0 and 1 (the first pulls), ties in the means, k = 1 and k = K - 1, and
+    # Figure 4's instance of the experiments (theta = 0.9, ..., 0.1, k = 3)
+    rule = KLLUCB(exploration=exploration)
+    bernoulli = [problem for problem in problems() if problem.family.name == "bernoulli"]
+    bernoulli.append(TopKProblem(np.round(np.arange(9, 0, -1) / 10.0, 12), 3, family="bernoulli"))
+    for problem in bernoulli:
+        context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion), delta=0.05)
+        assert rule.compiled_plan(context) is not None
+        assert_same(problem, rule, n_runs=6, max_samples=3000)
 
 
 def test_subclasses_and_callable_rates_take_the_numpy_loop():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
+from allocopt.families import Bernoulli
 from allocopt.algorithms import Uniform, _compiled_loop, _compiled_uniform
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
@@ -24,6 +25,10 @@ PROBLEMS = {
     "equal means, unequal variances": TopKProblem([1.0, 0.9, 0.5, 0.5, 0.0], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0]),
     "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
     "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
+    # Bernoulli arms: the statistic of the compiled pair kernel, means of 0 and 1 and ties in the first pulls
+    "bernoulli, theta = 0.9, ..., 0.1, k = 3": TopKProblem(np.round(np.arange(9, 0, -1) / 10.0, 12), 3,
+                                                          family="bernoulli"),
+    "bernoulli, tied means, k = 3": TopKProblem([0.8, 0.6, 0.6, 0.3, 0.3], 3, family="bernoulli"),
 }
 
 
@@ -80,8 +85,8 @@ def test_every_hand_back_of_the_loop(monkeypatch):
 
 
 def test_the_loop_is_used_only_where_it_applies():
-    # Gaussian arms with a built-in threshold: the hook runs the compiled loop; a callable threshold, another
-    # family, a subclass or a fixed budget: None, the engine's numpy loop
+    # Gaussian arms (or a family with a compiled pair kernel) with a built-in threshold: the hook runs the compiled
+    # loop; a callable threshold, a family without a compiled pair kernel, a subclass or a fixed budget: None
     problem = PROBLEMS["k = 1"]
     context = RuleContext(4, 1, problem.family, np.asarray(problem.dispersion))
     counts, sums, t = np.ones((1, 4), dtype=np.int64), np.zeros((1, 4)), np.full(1, 4, dtype=np.int64)
@@ -95,8 +100,11 @@ def test_the_loop_is_used_only_where_it_applies():
         pass
 
     assert hook(Subclass(), HeuristicThreshold(), context) is None
-    bernoulli = TopKProblem([0.9, 0.5, 0.4, 0.1], 1, family="bernoulli")
-    assert hook(Uniform(), HeuristicThreshold(), RuleContext(4, 1, bernoulli.family, np.ones(4))) is None
+    class CustomBernoulli(Bernoulli):  # a family without a compiled pair kernel
+        def unit_confidence_pair(self, theta_top, theta_bottom, share_top, share_bottom):
+            return super().unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
+
+    assert hook(Uniform(), HeuristicThreshold(), RuleContext(4, 1, CustomBernoulli(), np.ones(4))) is None
     budget = RuleContext(4, 1, problem.family, np.asarray(problem.dispersion), budget=100)
     assert hook(Uniform(), HeuristicThreshold(), budget) is None
 
