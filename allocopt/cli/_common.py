@@ -142,7 +142,7 @@ def float_rows(text: str) -> list[list[float]]:
     return [float_list(row) for row in rows]
 
 
-NUMBER_LIST_TYPES = (float_list, float_rows)
+NUMBER_LIST_TYPES = (float_list, float_list_or_file, float_rows)
 """The argparse types of list-valued options (their values may start with '-', see :func:`is_number_list`)."""
 
 _LEADING_MINUS = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
