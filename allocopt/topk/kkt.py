@@ -398,7 +398,7 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
     violations = monotonicity_violations(problem, allocation, tol)
     status, message = _check_status(_relative_gap(certificate.gap, value), tol, non_binding, components, violations)
-    double_star = double_star_verdict(problem, allocation, tol, kind)
+    double_star = double_star_verdict(problem, allocation, tol, kind, value=value)
     return TopKCertificate(
         status=status, message=message, method=source, time=time.perf_counter() - started,
         psi=allocation, value=value, kind=kind, tol=tol, multipliers=multipliers, kkt_residual=residual, gap=certificate.gap,

@@ -318,8 +318,10 @@ def monotonicity_violations(problem: TopKProblem, psi: np.ndarray, tol: float) -
     return tuple(violations)
 
 
-def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence") -> DoubleStarVerdict:
-    """Check the conditions of Theorem 3.4 at ``psi`` (see the module docstring)."""
+def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence",
+                        value: float | None = None) -> DoubleStarVerdict:
+    """Check the conditions of Theorem 3.4 at ``psi`` (see the module docstring); ``value`` may pass
+    :math:`\\Gamma(\\psi)` when the caller has it (it is found by a scan of all pairs otherwise)."""
     theta = problem.theta
     worst_top, best_bottom = int(problem.top[-1]), int(problem.bottom[0])
     tied_top = np.sum(theta[problem.top] == theta[worst_top]) > 1
@@ -332,7 +334,8 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
         return DoubleStarVerdict(False, "the worst top arm or the best bottom arm is not unique (tied means), "
                                  "so the tied twin's pairs bind too and the binding graph is not a double star",
                                  None, None, float("nan"), float("nan"), gaussian)
-    value = problem.minimum_cost(psi, kind)[0]
+    if value is None:
+        value = problem.minimum_cost(psi, kind)[0]
     threshold = value * (1.0 + tol)
     n_top, n_bottom = problem.k, problem.n_arms - problem.k
     star_rows = np.concatenate([np.full(n_bottom, n_top - 1), np.arange(n_top)])  # (i_k, j) and (i, j_1)
