@@ -22,7 +22,7 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
   :func:`posterior_error_paths`.
 * fixed-budget elimination rules for the top M: :class:`NSAR` (``"nsar"``; ``"sar"`` is its p = 1 case,
   :func:`SAR`), :class:`SuccessiveRejects` (``"successive-rejects"``) and :class:`SequentialHalving`
-  (``"sequential-halving"``).
+  (``"sequential-halving"``); :class:`OptMAI` (``"optmai"``, Zhou, Chen, Li 2014) for a small aggregate regret.
 
 PAC identification (epsilon-top-k by the aggregate regret):
 
@@ -54,11 +54,16 @@ from .ugape import UGapE
 from .uniform import Uniform
 from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
                           successive_rejects_schedule)
+from .optmai import OPTMAI_BETA, OptMAI, OptMAIRounds, optmai_rounds
 from .adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
 from .clucb_pac import CLUCBPAC, CLUCBPACFixedBudget
 from .pac import pac_identify
 
 __all__ = [
+    "OPTMAI_BETA",
+    "OptMAI",
+    "OptMAIRounds",
+    "optmai_rounds",
     "POLICIES",
     "PosteriorConvergenceResult",
     "PosteriorPaths",

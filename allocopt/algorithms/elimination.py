@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -170,11 +170,15 @@ class _Rounds:
         """Cumulative pulls of an active arm at the end of each round (validates the budget)."""
         raise NotImplementedError
 
-    def _decide(self, values: np.ndarray, priority: np.ndarray, m: int) -> tuple[int, bool] | np.ndarray:
+    def _decide(self, context: RuleContext, round_index: int, values: np.ndarray, priority: np.ndarray,
+                m: int) -> tuple[int, bool] | tuple[np.ndarray, np.ndarray] | np.ndarray:
+        """Round ``round_index``'s decision on the active arms (their ``values`` and tie-break keys, ``m`` arms
+        still to accept): one arm and whether it is accepted, arrays of arms and whether each is accepted, or
+        an array of rejected arms (positions among the active arms)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def _decide_batch(self, rows: np.ndarray, values: np.ndarray, priority: np.ndarray, active: np.ndarray,
-                      accepted: np.ndarray, to_accept: np.ndarray) -> None:
+    def _decide_batch(self, context: RuleContext, round_index: np.ndarray, rows: np.ndarray, values: np.ndarray,
+                      priority: np.ndarray, active: np.ndarray, accepted: np.ndarray, to_accept: np.ndarray) -> None:
         raise NotImplementedError  # pragma: no cover - abstract
 
     # --- protocol ---------------------------------------------------------------------------------------------
@@ -222,8 +226,8 @@ class _Rounds:
             if round_index >= targets.size or np.any(counts[arms] < targets[round_index]):
                 break
             values = self._round_values(counts, sums, state)[arms]
-            decision = self._decide(values, _order(state["priority"])[arms], to_accept)
-            if isinstance(decision, tuple):  # one arm deactivated, accepted or rejected
+            decision = self._decide(context, round_index, values, _order(state["priority"])[arms], to_accept)
+            if isinstance(decision, tuple):  # arms deactivated, each accepted or rejected
                 position, accept = decision
                 accepted[arms[position]] = accept
                 active[arms[position]] = False
@@ -284,7 +288,8 @@ class _Rounds:
             values = self._round_values(counts[rows], sums[rows],
                                         {name: state[name][rows] for name in ("start_counts", "start_sums")
                                          if name in state})
-            self._decide_batch(rows, values, _order(state["priority"][rows]), active, accepted, to_accept[rows])
+            self._decide_batch(context, round_index[rows], rows, values, _order(state["priority"][rows]), active,
+                               accepted, to_accept[rows])
             if self.fresh_means:
                 state["start_counts"][rows] = counts[rows]
                 state["start_sums"][rows] = sums[rows]
@@ -329,6 +334,49 @@ def _fill_recommendation(k: int, accepted: np.ndarray, undecided: np.ndarray, me
     return np.nonzero(chosen)[1].reshape(-1, k)
 
 
+class EmpiricalGaps(NamedTuple):
+    """The empirical gaps of the active arms of R rows (:func:`empirical_gaps`)."""
+
+    gaps: np.ndarray
+    """(R, K): the gap of each active arm (-inf for the inactive ones)."""
+    in_top: np.ndarray
+    """(R, K): the arm is among the m empirically best active arms (ties: the run's random order)."""
+    above: np.ndarray
+    """(R,): the (m+1)-th largest active mean, sigma(m+1)."""
+
+
+def empirical_gaps(keys: np.ndarray, priority: np.ndarray, to_accept: np.ndarray) -> EmpiricalGaps:
+    r"""The empirical gaps of Successive Accepts and Rejects (Bubeck, Wang, Viswanathan 2013), row by row.
+
+    With the active arms' empirical means sorted :math:`\hat\mu_{\sigma(1)} \ge \hat\mu_{\sigma(2)} \ge \dots`
+    (ties in the run's random order ``priority``) and :math:`m` arms still to accept, the gap of
+    :math:`\sigma(\ell)` is :math:`\hat\mu_{\sigma(\ell)} - \hat\mu_{\sigma(m+1)}` for :math:`\ell \le m` and
+    :math:`\hat\mu_{\sigma(m)} - \hat\mu_{\sigma(\ell)}` otherwise.
+
+    Parameters
+    ----------
+    keys : ndarray, shape (R, K)
+        The empirical means, -inf for the inactive arms.
+    priority : ndarray, shape (R, K)
+        Tie-break keys (smaller first).
+    to_accept : ndarray of int, shape (R,)
+        m, with 1 <= m < the number of active arms.
+
+    Examples
+    --------
+    >>> gaps = empirical_gaps(np.array([[0.9, 0.5, 0.4, -np.inf]]), np.array([[0.0, 1.0, 2.0, 3.0]]), np.array([1]))
+    >>> gaps.gaps.round(2).tolist(), gaps.in_top.tolist(), gaps.above.tolist()
+    ([[0.4, 0.4, 0.5, -inf]], [[True, False, False, False]], [0.5])
+    """
+    order = np.lexsort((priority, -keys), axis=-1)
+    index = np.arange(keys.shape[0])
+    above = keys[index, order[index, to_accept]]
+    below = keys[index, order[index, to_accept - 1]]
+    in_top = _ranks(order) < to_accept[:, None]
+    gaps = np.where(in_top, keys - above[:, None], below[:, None] - keys)
+    return EmpiricalGaps(np.where(np.isfinite(keys), gaps, -np.inf), in_top, above)
+
+
 @dataclass(frozen=True)
 class NSAR(_Rounds):
     r"""Nonlinear Sequential Accepts and Rejects (Shahrampour and Tarokh 2017, Figure 1); SAR at p = 1.
@@ -368,28 +416,18 @@ class NSAR(_Rounds):
     def targets(self, context: RuleContext) -> np.ndarray:
         return _nsar_schedule(context.n_arms, context.budget_value(self.name), self.p, "NSAR")
 
-    def _decide(self, values, priority, to_accept):
-        order = np.lexsort((priority, -values))  # decreasing empirical mean; ties in the run's random order
-        above, below = values[order[to_accept]], values[order[to_accept - 1]]  # sigma(m+1), sigma(m)
-        in_top = np.zeros(values.size, dtype=bool)
-        in_top[order[:to_accept]] = True
-        gaps = np.where(in_top, values - above, below - values)
-        largest = np.flatnonzero(gaps == gaps.max())
+    def _decide(self, context, round_index, values, priority, to_accept):
+        gaps = empirical_gaps(values[None], priority[None], np.array([to_accept]))
+        largest = np.flatnonzero(gaps.gaps[0] == gaps.gaps[0].max())
         position = int(largest[np.argmin(priority[largest])])
-        return position, bool(values[position] > above)
+        return position, bool(values[position] > gaps.above[0])
 
-    def _decide_batch(self, rows, values, priority, active, accepted, to_accept):
+    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
         keys = np.where(active[rows], values, -np.inf)
-        order = np.lexsort((priority, -keys), axis=-1)
-        index = np.arange(rows.size)
-        above = keys[index, order[index, to_accept]]
-        below = keys[index, order[index, to_accept - 1]]
-        in_top = _ranks(order) < to_accept[:, None]
-        gaps = np.where(in_top, keys - above[:, None], below[:, None] - keys)
-        gaps = np.where(active[rows], gaps, -np.inf)
-        largest = gaps == gaps.max(axis=1, keepdims=True)
+        gaps = empirical_gaps(keys, priority, to_accept)
+        largest = gaps.gaps == gaps.gaps.max(axis=1, keepdims=True)
         position = np.argmin(np.where(largest, priority, np.inf), axis=1)
-        accept = keys[index, position] > above
+        accept = keys[np.arange(rows.size), position] > gaps.above
         accepted[rows[accept], position[accept]] = True
         active[rows, position] = False
 
@@ -431,10 +469,10 @@ class SuccessiveRejects(_Rounds):
     def targets(self, context: RuleContext) -> np.ndarray:
         return _successive_rejects_schedule(context.n_arms, context.budget_value(self.name), "SuccessiveRejects")
 
-    def _decide(self, values, priority, to_accept):
+    def _decide(self, context, round_index, values, priority, to_accept):
         return int(np.lexsort((priority, values))[0]), False  # the lowest empirical mean is rejected
 
-    def _decide_batch(self, rows, values, priority, active, accepted, to_accept):
+    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
         keys = np.where(active[rows], values, np.inf)
         position = np.lexsort((priority, keys), axis=-1)[:, 0]
         active[rows, position] = False
@@ -466,11 +504,11 @@ class SequentialHalving(_Rounds):
         return np.cumsum(_sequential_halving_schedule(context.n_arms, context.k, context.budget_value(self.name),
                                                       "SequentialHalving"))
 
-    def _decide(self, values, priority, to_accept):
+    def _decide(self, context, round_index, values, priority, to_accept):
         keep = max(to_accept, math.ceil(values.size / 2))
         return np.lexsort((priority, -values))[keep:]  # positions rejected
 
-    def _decide_batch(self, rows, values, priority, active, accepted, to_accept):
+    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
         keys = np.where(active[rows], values, -np.inf)
         n_active = active[rows].sum(axis=1)
         keep = np.maximum(to_accept, -(-n_active // 2))

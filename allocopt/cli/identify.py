@@ -71,8 +71,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "rate with a 95%% Clopper-Pearson interval, the lower bound T* kl(delta, 1-delta) and the ratio "
                     "E[tau]/(T* log(1/delta)). With --budget it runs the fixed-budget setting (error rate of the "
                     "recommendation at every budget; e.g. --policy sar, nsar, successive-rejects, sequential-halving, "
-                    "adaptive-topk-budget); with --pac --epsilon E --delta D the PAC setting (pulls and aggregate "
-                    "regret of a rule with its own stopping rule, default adaptive-topk).")
+                    "optmai, adaptive-topk-budget); with --pac --epsilon E --delta D the PAC setting (pulls and "
+                    "aggregate regret of a rule with its own stopping rule, default adaptive-topk).")
     add_instance_arguments(parser)
     parser.add_argument("--policy", default=None, choices=sorted(POLICIES),
                         help="sampling rule (default kkt-ts; adaptive-topk with --pac)")

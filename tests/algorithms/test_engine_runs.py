@@ -40,10 +40,11 @@ def _same(a, b):
 # rules that solve an allocation problem at every step are slow: a short horizon, and the non-Gaussian
 # families of the slowest one only in the slow suite
 _SOLVING = {"track-and-stop": 60, "fwga-ts": 18, "dt-ts": 40}
-# rules of the other settings have their own conformance tests: fixed budget only (test_elimination.py) and
+# rules of the other settings have their own conformance tests: fixed budget only (test_elimination.py,
+# test_optmai.py) and
 # PAC or its fixed-budget conversion (test_adaptive_topk.py)
 OTHER_SETTINGS = {"nsar", "sar", "successive-rejects", "sequential-halving", "adaptive-topk", "adaptive-topk-budget",
-                  "clucb-pac", "clucb-pac-budget"}
+                  "clucb-pac", "clucb-pac-budget", "optmai"}
 
 
 def _defined(name, family):
