@@ -30,7 +30,8 @@ on a 2-core machine.
 
 * ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``);
 * ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget,
-  AdaptiveTopK's fixed budget in both readings of a cut round (``examples/adaptive_topk_experiment.py``);
+  AdaptiveTopK's fixed budget in both readings of a cut round against CLUCB-PAC, uniform allocation and OptMAI
+  (``examples/adaptive_topk_experiment.py``);
 * ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to ``--lil-max-arms`` (default 1024) with
   ``--lil-runs`` runs per point (default 20) (``examples/lil_lucb_experiments.py``).
 """
