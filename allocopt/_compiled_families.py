@@ -30,10 +30,11 @@ engine's switch); :func:`pair_kernel` returns ``None`` when they are off or numb
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
+
+from ._numba import compile_once
 
 __all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_by_code", "weighted_pair"]
 
@@ -41,9 +42,7 @@ _LOG1PMX_SERIES_RADIUS = 0.05
 # the coefficients 1/(2n + 3), highest power first (allocopt.families._ATANH_TAIL)
 _T0, _T1, _T2, _T3, _T4, _T5 = (1.0 / (2 * n + 3) for n in range(5, -1, -1))
 
-_KERNELS: dict[str, Any] = {}
 _SWITCH: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 # (family name, kind) -> name of the scalar function below
 _PAIR_FUNCTIONS = {
@@ -74,28 +73,15 @@ def pair_kernel(family_name: str, kind: str):
     return _kernels()[name]
 
 
-def _kernels() -> dict[str, Any]:
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                _compile()
-    return _KERNELS
-
-
-def _compile() -> None:
-    import numba
-
-    compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # helpers first: the kernels call them by their global names
-    for name in ("_log1pmx", "_entropy", "_ratio_divergence", "_anchored"):
-        globals()[name] = compile_(globals()[name])
-    compiled = {name: compile_(globals()[name]) for name in set(_PAIR_FUNCTIONS.values())}
-    for name, function in compiled.items():
-        globals()[name] = function
-    globals()["pair_by_code"] = compiled["by_code"] = compile_(_pair_by_code)
-    globals()["weighted_pair"] = compiled["weighted"] = compile_(_weighted_pair)
-    compiled["loop"] = compile_(_pair_loop)
-    _KERNELS.update(compiled)
+# helpers first: the kernels call them by their global names, as they call the pair functions, pair_by_code and
+# weighted_pair
+_PAIR_NAMES = tuple(sorted(set(_PAIR_FUNCTIONS.values())))
+_kernels = compile_once(
+    globals(),
+    rebind=("_log1pmx", "_entropy", "_ratio_divergence", "_anchored", *_PAIR_NAMES, ("pair_by_code", "_pair_by_code"),
+            ("weighted_pair", "_weighted_pair")),
+    kernels={**{name: name for name in _PAIR_NAMES}, "by_code": "pair_by_code", "weighted": "weighted_pair",
+             "loop": "_pair_loop"})
 
 
 # the kernels by number, for compiled callers that select the family at run time (a function passed as an
@@ -110,14 +96,14 @@ def kernel_code(kernel) -> int | None:
     by :meth:`~allocopt.families.ExponentialFamily.compiled_pair`), or ``None`` for a kernel not defined here."""
     if kernel is None:
         return None
-    if not _CODE_OF:
+    code_of = _CODE_OF.get("codes")
+    if code_of is None:  # one assignment publishes the whole table to other threads
         kernels = _kernels()
-        with _LOCK:
-            _CODE_OF.update({kernels[name]: code for code, name in enumerate(_CODES)})
-    return _CODE_OF.get(kernel)
+        code_of = _CODE_OF["codes"] = {kernels[name]: code for code, name in enumerate(_CODES)}
+    return code_of.get(kernel)
 
 
-_CODE_OF: dict[Any, int] = {}
+_CODE_OF: dict[str, dict[Any, int]] = {}
 
 
 def _pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom):

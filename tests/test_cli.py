@@ -2,7 +2,8 @@
 
 Every example invocation declared by every registered subcommand (``EXAMPLES`` of each module in
 ``allocopt.cli.SUBCOMMANDS``) runs twice: in a real subprocess (``python -m allocopt ...``) and through
-``main()``. The first tests are the failures once reported against the command line.
+``main()``; in the default suite (``-m "not slow"``) the subprocess runs the first example of each exit status
+of each subcommand, and ``main()`` every example. The first tests are the failures once reported against the command line.
 """
 
 from __future__ import annotations
@@ -74,7 +75,21 @@ def test_every_subcommand_declares_good_and_bad_examples():
         assert ExitStatus.SUCCESS in statuses and ExitStatus.BAD_INPUT in statuses, name
 
 
-@pytest.mark.parametrize("item", EXAMPLES, ids=example_id)
+def process_examples(examples) -> list:
+    """Every example, those after the first of each (subcommand, exit statuses) pair marked slow: in the default
+    suite a real process runs each kind of outcome of each subcommand once (a process start and import costs about
+    as much as the example), and :func:`test_example_through_main` runs every example."""
+    seen = set()
+    params = []
+    for name, example in examples:
+        key = (name, frozenset(example.statuses))
+        params.append(pytest.param((name, example), id=example_id((name, example)),
+                                   marks=pytest.mark.slow if key in seen else ()))
+        seen.add(key)
+    return params
+
+
+@pytest.mark.parametrize("item", process_examples(EXAMPLES))
 def test_example_in_a_subprocess(item):
     name, example = item
     completed = run_process(name, *example.argv)

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
+
+from .._numba import compile_once
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
            "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets", "ugape_choice"]
@@ -46,8 +47,6 @@ AVAILABLE = importlib.util.find_spec("numba") is not None
 """Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
 
 _state = {"enabled": AVAILABLE}
-_KERNELS: dict[str, Any] = {}
-_KERNELS_LOCK = threading.Lock()
 
 
 def compiled_enabled() -> bool:
@@ -73,37 +72,16 @@ def compiled_kernels(enabled: bool):
         _state["enabled"] = previous
 
 
-def _kernels() -> dict[str, Any]:
-    """The compiled kernels, built on first use (numba is imported, and the machine code loaded from numba's
-    cache or compiled, only when a Gaussian batch needs them)."""
-    if _KERNELS:
-        return _KERNELS
-    with _KERNELS_LOCK:
-        if not _KERNELS:
-            _compile_kernels()
-    return _KERNELS
-
-
-def _compile_kernels() -> None:
-    import numba
-
-    # error_model="numpy": IEEE division (as numpy's) without Python's zero-division checks, which would
-    # keep the pair loops from vectorising
-    compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-    # the row kernels call _split_top_k, _glr_row, _gap_index_row, _pick_tied, _ugape_choice_row, _row_minima,
-    # _tracking_work and _kkt_tracking_lanes by their global names: they are compiled first (the callers after
-    # their callees)
-    globals()["_split_top_k"] = compile_(_split_top_k)
-    globals()["_glr_row"] = compile_(_glr_row)
-    globals()["_gap_index_row"] = compile_(_gap_index_row)
-    globals()["_pick_tied"] = compile_(_pick_tied)
-    globals()["_ugape_choice_row"] = compile_(_ugape_choice_row)
-    globals()["_row_minima"] = compile_(_row_minima)
-    globals()["_tracking_work"] = compile_(_tracking_work)
-    globals()["_kkt_tracking_lanes"] = compile_(_kkt_tracking_lanes)
-    _KERNELS.update(glr=compile_(_glr_rows), kkt_ts=compile_(_kkt_ts_rows),
-                    kkt_tracking=compile_(_kkt_tracking_rows), gap_indices=compile_(_gap_index_rows),
-                    ugape_choice=compile_(_ugape_choice_rows))
+# The compiled kernels, built on first use (numba is imported, and the machine code loaded from numba's cache or
+# compiled, only when a Gaussian batch needs them). The row kernels call _split_top_k, _glr_row, _gap_index_row,
+# _pick_tied, _ugape_choice_row, _row_minima, _tracking_work and _kkt_tracking_lanes by their global names: they
+# are compiled first (the callers after their callees).
+_kernels = compile_once(
+    globals(),
+    rebind=("_split_top_k", "_glr_row", "_gap_index_row", "_pick_tied", "_ugape_choice_row", "_row_minima",
+            "_tracking_work", "_kkt_tracking_lanes"),
+    kernels={"glr": "_glr_rows", "kkt_ts": "_kkt_ts_rows", "kkt_tracking": "_kkt_tracking_rows",
+             "gap_indices": "_gap_index_rows", "ugape_choice": "_ugape_choice_rows"})
 
 
 def _split_top_k(values, k, top, bottom, best_values, best_arms, member):

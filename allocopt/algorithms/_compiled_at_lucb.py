@@ -31,15 +31,13 @@ once per probed stage, and the arms at :math:`S(t)` from the bounds of the last 
 from __future__ import annotations
 
 import math
-import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ATLUCBStep", "compiled_at_lucb_step"]
+from .._numba import compile_once
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
+__all__ = ["ATLUCBStep", "compiled_at_lucb_step"]
 
 
 class ATLUCBStep(NamedTuple):
@@ -146,19 +144,12 @@ def _at_lucb_rows(means, counts, base_level, twice_variance, top, bottom, previo
             l[row] = -1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# the row kernel calls the helpers by their global names: they are compiled first (_probe calls _revise and _term)
+_COMPILED = compile_once(globals(), rebind=("_revise", "_term", "_pick", "_probe"), kernels={"rows": "_at_lucb_rows"})
 
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                # the row kernel calls the helpers by their global names: they are compiled first
-                for helper in (_revise, _term, _pick):
-                    globals()[helper.__name__] = compile_(helper)
-                globals()["_probe"] = compile_(_probe)  # calls _revise and _term
-                _KERNEL["rows"] = compile_(_at_lucb_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def compiled_at_lucb_step(means: np.ndarray, counts: np.ndarray, t: np.ndarray, variance: np.ndarray,

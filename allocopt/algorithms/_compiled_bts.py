@@ -28,12 +28,10 @@ A row leaves the compiled code at the start of a step (more uniforms, a longer t
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 from . import _compiled, _compiled_dt_ts
 from ._compiled_dt_ts import drive_glr_rows
 from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, empty_records
@@ -43,8 +41,6 @@ __all__ = ["run_bts_rows", "numpy_sum", "UNIFORM_STEPS"]
 UNIFORM_STEPS = 256
 """Steps of policy uniforms (K + 1 each) drawn per refill of a row (changes speed, never values)."""
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 # the compiled row functions once _kernel() has run
 _split_top_k = _compiled._split_top_k
 _pick_tied = _compiled._pick_tied
@@ -217,20 +213,15 @@ def _bts_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# the row functions of _compiled_dt_ts (and _compiled), and weighted_pair, called by their global names
+_COMPILED = compile_once(globals(), needs=(_compiled_dt_ts.compiled_row_functions, _families._kernels),
+                         shared=((_compiled_dt_ts, ("glr_work", "glr_check_row")),
+                                 (_compiled, ("_split_top_k", "_pick_tied"))),
+                         rebind=("_block_sum", "numpy_sum"), kernels={"rows": "_bts_rows"})
 
-                shared = _compiled_dt_ts.compiled_row_functions()  # and the row functions of _compiled
-                _families._kernels()  # weighted_pair, called by its module's global name
-                globals().update(shared, _split_top_k=_compiled._split_top_k, _pick_tied=_compiled._pick_tied)
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_block_sum"] = compile_(_block_sum)
-                globals()["numpy_sum"] = compile_(numpy_sum)
-                _KERNEL["rows"] = compile_(_bts_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def run_bts_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, threshold, max_samples: int,

@@ -61,11 +61,11 @@ ties, :math:`k = 1` and :math:`k = n - 1`, Gaussian and Bernoulli arms, and comp
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .._numba import compile_once
 from .._validation import fail
 from . import _compiled_lucb
 from ._compiled_lucb import (FIRST_TABLE_SIZE, UNIFORM_STEPS, _cached, _tree_combine, _tree_pick, _tree_set,
@@ -546,27 +546,19 @@ def _clucb_rows(rows, k, max_samples, budgets, anytime, tolerance, counts, sums,
             _write_top(row_in_top, recommendations[row, 0])
 
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
+# _compiled_lucb compiles the order's insertion steps first, called here by their global names
+_COMPILED = compile_once(globals(), needs=(_compiled_lucb._kernel,),
+                         shared=((_compiled_lucb, ("_before", "_sort_order", "_reposition", "_tree_combine",
+                                                   "_tree_set", "_tree_pick")),),
+                         rebind=("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_exchange",
+                                 "_adjusted_value", "_segment_build", "_refresh", "_exact_sums", "_touch",
+                                 "_near_extremes", "_rebuild_near"),
+                         kernels={"rows": "_clucb_rows"})
 
 
 def _kernel():
     """The compiled row kernel, built on first use (numba's cache keeps the machine code between processes)."""
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
-
-                _compiled_lucb._kernel()  # compiles the order's insertion steps, called here by their global names
-                for name in ("_before", "_sort_order", "_reposition", "_tree_combine", "_tree_set", "_tree_pick"):
-                    globals()[name] = getattr(_compiled_lucb, name)
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_write_top", "_extremes", "_track", "_swap_sides", "_mark", "_exchange",
-                             "_adjusted_value", "_segment_build", "_refresh", "_exact_sums", "_touch",
-                             "_near_extremes", "_rebuild_near"):
-                    globals()[name] = compile_(globals()[name])
-                _KERNEL["rows"] = compile_(_clucb_rows)
-    return _KERNEL["rows"]
+    return _COMPILED()["rows"]
 
 
 def _level_table(plan: ClucbPlan, largest: int) -> np.ndarray:

@@ -39,12 +39,12 @@ record and the solver diagnostics.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 from scipy import special
 
+from .._numba import compile_once
 from . import _compiled
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
@@ -57,8 +57,6 @@ UNIFORM_STEPS = 256
 LANES = 4
 """Rows whose steps the loop computes side by side (changes speed, never values)."""
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 # the compiled row functions once _kernel() has run
 _glr_row = _compiled._glr_row
 _split_top_k = _compiled._split_top_k
@@ -212,20 +210,15 @@ def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sum
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# _compiled compiles its row functions first, which the loop calls by their names
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels,),
+                         shared=((_compiled, ("_glr_row", "_split_top_k", "_tracking_work", "_kkt_tracking_lanes",
+                                              "_pick_tied")),),
+                         rebind=("glr_work", "glr_check_row"), kernels={"rows": "_dt_ts_rows"})
 
-                _compiled._kernels()  # compiles the row functions of _compiled, which the loop calls by their names
-                for name in ("_glr_row", "_split_top_k", "_tracking_work", "_kkt_tracking_lanes", "_pick_tied"):
-                    globals()[name] = getattr(_compiled, name)
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["glr_work"] = compile_(glr_work)
-                globals()["glr_check_row"] = compile_(glr_check_row)
-                _KERNEL["rows"] = compile_(_dt_ts_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def compiled_row_functions() -> dict[str, Any]:

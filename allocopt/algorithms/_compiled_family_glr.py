@@ -24,19 +24,14 @@ operations per step on a (R, k, K-k) grid, a third of Track-and-Stop's step.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled
 
 __all__ = ["glr_pair_kernel", "family_glr", "compiled_glr_row"]
-
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 def glr_pair_kernel(family: ExponentialFamily):
@@ -48,26 +43,20 @@ def glr_pair_kernel(family: ExponentialFamily):
     return pair if pair is not None and _families.kernel_code(pair) is not None else None
 
 
-def _kernel():
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
+# weighted_pair compiled first (called by its global name); the rows call the row function by its global name
+_COMPILED = compile_once(globals(), needs=(_families._kernels,), rebind=("_family_glr_row",),
+                         kernels={"row": "_family_glr_row", "rows": "_glr_rows"})
 
-                _families._kernels()  # weighted_pair compiled first (called by its global name)
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_family_glr_row"] = compile_(_family_glr_row)  # called by its global name
-                _KERNELS["row"] = globals()["_family_glr_row"]
-                _KERNELS["rows"] = compile_(_glr_rows)
-    return _KERNELS["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def compiled_glr_row():
     """The compiled row function ``(code, counts, means, dispersion, top, bottom) -> (value, position)`` of one
     run (shapes (K,), (k,), (K-k,)): :math:`Z_t` and the row-major position of its first minimal pair (for the
     compiled run loops that compute the statistic step by step)."""
-    _kernel()
-    return _KERNELS["row"]
+    return _COMPILED()["row"]
 
 
 def _family_glr_row(code, counts, means, dispersion, top, bottom):

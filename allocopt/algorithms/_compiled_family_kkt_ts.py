@@ -21,31 +21,22 @@ about sixty array operations per step, half of KKT-TS's step; the posterior samp
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 from ..families import ExponentialFamily
 from ._compiled_family_tracking import tracking_pair_kernel
 from .statistics import posterior_sample, top_k_order
 
 __all__ = ["family_kkt_ts_arms"]
 
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
+# weighted_pair compiled first (called by its global name)
+_COMPILED = compile_once(globals(), needs=(_families._kernels,), kernels={"rows": "_kkt_ts_rows"})
 
 
 def _kernel():
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
-
-                _families._kernels()  # weighted_pair compiled first (called by its global name)
-                _KERNELS["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_kkt_ts_rows)
-    return _KERNELS["rows"]
+    return _COMPILED()["rows"]
 
 
 def _kkt_ts_rows(code, theta, counts, dispersion, top, bottom, tie_uniforms, coin_uniforms, arms):

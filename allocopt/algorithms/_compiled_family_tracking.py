@@ -23,19 +23,14 @@ each time; the loop below evaluates each pair once per iteration in registers.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled
 
 __all__ = ["family_kkt_tracking", "tracking_pair_kernel"]
-
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 def tracking_pair_kernel(family: ExponentialFamily, kind: str = "confidence"):
@@ -46,15 +41,12 @@ def tracking_pair_kernel(family: ExponentialFamily, kind: str = "confidence"):
     return pair if _families.kernel_code(pair) is not None else None
 
 
-def _kernel():
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
+# weighted_pair compiled first (called by its global name)
+_COMPILED = compile_once(globals(), needs=(_families._kernels,), kernels={"rows": "_tracking_rows"})
 
-                _families._kernels()  # weighted_pair compiled first (called by its global name)
-                _KERNELS["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_tracking_rows)
-    return _KERNELS["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def _tracking_rows(code, theta, dispersion, top, bottom, iterations, psi):

@@ -12,19 +12,15 @@ on it. The logarithm is the C library's here and numpy's there; they agree on th
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
+from .._numba import compile_once
 from .confidence_bounds import BISECTION_STEPS
 
 __all__ = ["KL_BOUND_FAMILIES", "kl_bound", "compile_bounds"]
 
 KL_BOUND_FAMILIES = ("gaussian", "bernoulli")
 """The families whose KL bounds are compiled (their codes are their positions here)."""
-
-_LOCK = threading.Lock()
-_COMPILED: dict[str, bool] = {}
 
 
 def _xlogy(x, y):
@@ -67,15 +63,9 @@ def _kl_bound(family_code, mean, level, upper, twice_variance):
 kl_bound = _kl_bound
 
 
+_COMPILED = compile_once(globals(), rebind=("_xlogy", ("kl_bound", "_kl_bound")))
+
+
 def compile_bounds() -> None:
     """Compile :func:`kl_bound` (once per process; numba's cache keeps the machine code between processes)."""
-    global kl_bound
-    if not _COMPILED:
-        with _LOCK:
-            if not _COMPILED:
-                import numba
-
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_xlogy"] = compile_(_xlogy)
-                kl_bound = compile_(_kl_bound)
-                _COMPILED["done"] = True
+    _COMPILED()

@@ -35,11 +35,9 @@ records.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
+from .._numba import compile_once
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
 from ._compiled_lucb import rate_table
@@ -49,10 +47,6 @@ __all__ = ["run_racing_rows", "RACING_FAMILIES"]
 
 UNIFORM_STEPS = 4096
 """Rounds of policy uniforms drawn per refill of a row (changes speed, never values)."""
-
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
-
 
 
 def _extreme_arm(values, members, largest, uniform):
@@ -210,18 +204,13 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# kl_bound compiled first (called by its module attribute), the helpers before the loop that calls them by name
+_COMPILED = compile_once(globals(), needs=(_bounds.compile_bounds,), rebind=("_extreme_arm", "_rank_members"),
+                         kernels={"rows": "_racing_rows"})
 
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["_extreme_arm"] = compile_(_extreme_arm)
-                globals()["_rank_members"] = compile_(_rank_members)
-                _bounds.compile_bounds()  # kl_bound compiled first (called by its module attribute)
-                _KERNEL["rows"] = compile_(_racing_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 RACING_FAMILIES = _bounds.KL_BOUND_FAMILIES

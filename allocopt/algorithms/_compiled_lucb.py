@@ -45,11 +45,11 @@ and compare the records.
 
 from __future__ import annotations
 
-import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from .._numba import compile_once
 from .._validation import fail
 from . import _compiled_kl_bounds as _bounds
 from ..complexity.lil import lil_radius
@@ -408,24 +408,16 @@ def _lucb_rows(rows, kind, radius_kind, k, max_samples, per_step, counts, sums, 
                         _tree_set(row_high, row_high_counts, size, moved, np.inf if member else -value)
 
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
+# kl_bound compiled first (called by its module attribute); the kernel calls the helpers by their global names
+_COMPILED = compile_once(globals(), needs=(_bounds.compile_bounds,),
+                         rebind=("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_tree_combine",
+                                 "_tree_set", "_tree_pick", "_scan_pick"),
+                         kernels={"rows": "_lucb_rows"})
 
 
 def _kernel():
     """The compiled row kernel, built on first use (numba's cache keeps the machine code between processes)."""
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
-
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                _bounds.compile_bounds()  # kl_bound compiled first (called by its module attribute)
-                for name in ("_before", "_sort_order", "_reposition", "_radius", "_revised_value", "_tree_combine",
-                             "_tree_set", "_tree_pick", "_scan_pick"):
-                    globals()[name] = compile_(globals()[name])  # the kernel calls them by their global names
-                _KERNEL["rows"] = compile_(_lucb_rows)
-    return _KERNEL["rows"]
+    return _COMPILED()["rows"]
 
 
 # ----------------------------------------------------------------------------------------- tables

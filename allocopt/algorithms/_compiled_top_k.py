@@ -17,11 +17,11 @@ or K is (see :data:`COMPILED_TOP_K_LIMIT`) and the numpy sort otherwise.
 
 from __future__ import annotations
 
-import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from .._numba import compile_once
 from . import _compiled
 
 __all__ = ["TopKSplit", "compiled_top_k_order", "COMPILED_TOP_K_LIMIT"]
@@ -29,9 +29,6 @@ __all__ = ["TopKSplit", "compiled_top_k_order", "COMPILED_TOP_K_LIMIT"]
 COMPILED_TOP_K_LIMIT = 64
 """Largest k for which :func:`~allocopt.algorithms.statistics.top_k_order` uses the compiled kernel (the insertion
 of the k best stays short); the choice changes speed, never the result."""
-
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 class TopKSplit(NamedTuple):
@@ -50,17 +47,13 @@ def _top_k_rows(values, k, top, bottom):
         _split_top_k(values[row], k, top[row], bottom[row], best_values, best_arms, member)
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# _compiled._split_top_k compiled first, called by its global name
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels,), shared=((_compiled, ("_split_top_k",)),),
+                         kernels={"rows": "_top_k_rows"})
 
-                kernels = _compiled._kernels()  # compiles _compiled._split_top_k first
-                del kernels
-                globals()["_split_top_k"] = _compiled._split_top_k
-                _KERNEL["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_top_k_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def compiled_top_k_order(values: np.ndarray, k: int) -> TopKSplit:

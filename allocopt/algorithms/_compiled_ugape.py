@@ -26,11 +26,9 @@ records.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
+from .._numba import compile_once
 from . import _compiled
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
@@ -41,8 +39,6 @@ __all__ = ["run_ugape_rows"]
 UNIFORM_STEPS = 4096
 """Steps of policy uniforms drawn per refill of a row (changes speed, never values)."""
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 _gap_index_row = _compiled._gap_index_row  # the compiled row functions once _kernel() has run
 _ugape_choice_row = _compiled._ugape_choice_row
 
@@ -100,17 +96,14 @@ def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, 
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# _compiled compiles the row functions, which the loop calls by their names
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels,),
+                         shared=((_compiled, ("_gap_index_row", "_ugape_choice_row")),),
+                         kernels={"rows": "_ugape_rows"})
 
-                _compiled._kernels()  # compiles the row functions, which the loop calls by their names
-                globals()["_gap_index_row"] = _compiled._gap_index_row
-                globals()["_ugape_choice_row"] = _compiled._ugape_choice_row
-                _KERNEL["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_ugape_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def run_ugape_rows(k: int, epsilon: float, exploration: str, delta: float, variance: np.ndarray, max_samples: int,

@@ -30,11 +30,9 @@ records.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
+from .._numba import compile_once
 from . import _compiled, _compiled_family_glr
 from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
     drive_rows, empty_records
@@ -46,8 +44,6 @@ UNIFORM_STEPS = 4096
 FIRST_TABLE_SIZE = 1 << 14
 """Entries of a new threshold table (doubled as needed)."""
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 _glr_row = _compiled._glr_row  # the compiled row functions once _kernel() has run
 _split_top_k = _compiled._split_top_k
 _family_glr_row = _compiled_family_glr._family_glr_row
@@ -130,18 +126,16 @@ def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+# _compiled compiles _split_top_k and _glr_row, and _compiled_family_glr its row function: the loop calls them by
+# their names
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels, _compiled_family_glr.compiled_glr_row),
+                         shared=((_compiled, ("_glr_row", "_split_top_k")),
+                                 (_compiled_family_glr, ("_family_glr_row",))),
+                         kernels={"rows": "_uniform_rows"})
 
-                _compiled._kernels()  # compiles _split_top_k and _glr_row, which the loop calls by their names
-                globals()["_glr_row"] = _compiled._glr_row
-                globals()["_split_top_k"] = _compiled._split_top_k
-                globals()["_family_glr_row"] = _compiled_family_glr.compiled_glr_row()
-                _KERNEL["rows"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_uniform_rows)
-    return _KERNEL["rows"]
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def threshold_table(threshold, checkpoints: np.ndarray, largest: int) -> np.ndarray:

@@ -19,17 +19,16 @@ time the numpy twins); without numba the numpy twin runs.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
 
+from .._numba import compile_once
+
 __all__ = ["star_kernel"]
 
 _EPS = float(np.finfo(float).eps)
-_KERNELS: dict[str, Any] = {}
 _SWITCH: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 def star_kernel():
@@ -45,15 +44,14 @@ def star_kernel():
     return _kernel()
 
 
-def _kernel():
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
+_STAR = compile_once(globals(), kernels={"star": "_star_rows"})
+# both iteration loops call the helpers by their global names: they are compiled first
+_ITERATIONS = compile_once(globals(), rebind=("_gaussian_pair", "_certify_iterate"),
+                           kernels={"tracking": "_tracking_gaussian", "fwga": "_fwga_gaussian"})
 
-                # error_model="numpy": IEEE division (inf, nan) as in numpy, without Python's exceptions
-                _KERNELS["star"] = numba.njit(cache=True, nogil=True, error_model="numpy")(_star_rows)
-    return _KERNELS["star"]
+
+def _kernel():
+    return _STAR()["star"]
 
 
 def _star_rows(theta, variance, k, start, has_start, max_newton, feasibility, negative_multiplier, psi_out, mu_out,
@@ -253,18 +251,7 @@ def fwga_kernel():
 def _iteration_kernel(name: str):
     if star_kernel() is None:
         return None
-    if name not in _KERNELS:
-        with _LOCK:
-            if name not in _KERNELS:
-                import numba
-
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                # both loops call the helpers by their global names: they are compiled first
-                globals()["_gaussian_pair"] = compile_(_gaussian_pair)
-                globals()["_certify_iterate"] = compile_(_certify_iterate)
-                _KERNELS["tracking"] = compile_(_tracking_gaussian)
-                _KERNELS["fwga"] = compile_(_fwga_gaussian)
-    return _KERNELS[name]
+    return _ITERATIONS()[name]
 
 
 def _tracking_gaussian(theta_top, theta_bottom, inverse_top, inverse_bottom, top, bottom, dispersion, iterations,

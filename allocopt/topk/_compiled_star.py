@@ -39,19 +39,17 @@ instances.
 from __future__ import annotations
 
 import math
-import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 
 __all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
            "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 class StarSolution(NamedTuple):
@@ -75,20 +73,12 @@ class StarCertificate(NamedTuple):
     complementarity: float
 
 
-def _kernels() -> dict[str, Any]:
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
-
-                _families._kernels()  # pair_by_code compiled first
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                for name in ("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows", "_star_batch",
-                             "_star_instance"):
-                    globals()[name] = compile_(globals()[name])  # called by their global names: in this order
-                _KERNELS.update(solve=_solve_star, certificate=_certificate, rows=_star_rows, batch=_star_batch,
-                                instance=_star_instance)
-    return _KERNELS
+# pair_by_code compiled first; the functions are called by their global names: compiled in this order
+_kernels = compile_once(globals(), needs=(_families._kernels,),
+                        rebind=("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows", "_star_batch",
+                                "_star_instance"),
+                        kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
+                                 "batch": "_star_batch", "instance": "_star_instance"})
 
 
 def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, target, start):

@@ -50,12 +50,12 @@ numba on first use; the pure Python functions are kept as their twins (the tests
 
 from __future__ import annotations
 
-import threading
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from .. import _compiled_families as _families
+from .._numba import compile_once
 from ._forest import ForestLayout
 from ._groups import Reduced
 
@@ -76,8 +76,6 @@ _BINDING = 1e-12
 
 # the Gaussian pair kernel's number in the families' shared kernels (allocopt._compiled_families.pair_by_code)
 _GAUSSIAN_CODE = _families._CODES.index("_gaussian_pair")
-_KERNELS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 class TransportForest(NamedTuple):
@@ -374,19 +372,16 @@ _PURE: dict[str, Any] = {"potentials": staircase_potentials, "moves": north_west
          "tree": staircase_tree, "scan": harmonic_scan}
 
 
-def transport_kernels(compiled: bool = True) -> dict[str, Any]:
+# the scan calls the families' compiled weighted_pair by its module name: compiled first
+_KERNELS = compile_once(globals(), needs=(_families._kernels,),
+                        kernels={name: function.__name__ for name, function in _PURE.items()})
+
+
+def transport_kernels(compiled: bool = True) -> Mapping[str, Any]:
     """The staircase walks: compiled with numba (on first use), or the pure Python twins (``compiled=False``)."""
     if not compiled:
         return _PURE
-    if not _KERNELS:
-        with _LOCK:
-            if not _KERNELS:
-                import numba
-
-                _families._kernels()  # the scan calls the families' compiled weighted_pair by its module name
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                _KERNELS.update({name: compile_(function) for name, function in _PURE.items()})
-    return _KERNELS
+    return _KERNELS()
 
 
 class _Sorted(NamedTuple):

@@ -1,0 +1,142 @@
+r"""Lazy, thread-safe numba compilation: one helper for every compiled module of the package.
+
+A compiled module keeps its kernels as plain Python functions and builds them on first use, so that importing
+allocopt never imports numba, and a process that never runs a compiled path never loads its machine code.
+:func:`compile_once` describes what a module compiles; calling the object it returns compiles it the first time
+and returns the same mapping of compiled kernels every time after.
+
+Every function is compiled with :data:`NJIT_OPTIONS`:
+
+- ``cache=True``: numba keeps the machine code on disk between processes;
+- ``nogil=True``: the kernels release the GIL, so that thread pools run them side by side;
+- ``error_model="numpy"``: IEEE division (``inf``, ``nan``) as in numpy, without Python's zero-division checks
+  (which raise, and keep the pair loops from vectorising).
+
+A numba function calls another jitted function by its global name, resolved when the caller is compiled: such
+callees are *rebound*, i.e. the module's global name is replaced by the compiled function, callees before their
+callers; functions that other compiled modules define are compiled there first and *shared* (copied into this
+module's globals under the same name).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import ModuleType
+from typing import Any, Callable, Mapping, Sequence, Union
+
+__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once"]
+
+NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
+"""The options of ``numba.njit`` for every compiled function of the package."""
+
+Rebinding = Union[str, tuple[str, str]]
+
+
+class CompiledOnce:
+    """The compiled kernels of one module, built by the first call (see :func:`compile_once`)."""
+
+    def __init__(self, namespace: dict[str, Any], needs: Sequence[Callable[[], object]],
+                 shared: Sequence[tuple[ModuleType, Sequence[str]]], rebind: Sequence[Rebinding],
+                 kernels: Mapping[str, str]) -> None:
+        self._namespace = namespace
+        self._needs = tuple(needs)
+        self._shared = tuple((module, tuple(names)) for module, names in shared)
+        self._rebind = tuple((item, item) if isinstance(item, str) else tuple(item) for item in rebind)
+        self._kernels_spec = dict(kernels)
+        self._lock = threading.Lock()
+        # None until every function is compiled and rebound: one assignment publishes the finished mapping,
+        # so a thread that reads it outside the lock never sees a half-built one
+        self._kernels: dict[str, Any] | None = None
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the kernels have been built (in this process)."""
+        return self._kernels is not None
+
+    def __call__(self) -> Mapping[str, Any]:
+        kernels = self._kernels
+        if kernels is None:
+            with self._lock:
+                kernels = self._kernels
+                if kernels is None:
+                    kernels = self._kernels = self._compile()
+        return kernels
+
+    def _compile(self) -> dict[str, Any]:
+        import numba
+
+        for need in self._needs:
+            need()
+        namespace = self._namespace
+        for module, names in self._shared:
+            for name in names:
+                namespace[name] = getattr(module, name)
+        njit = numba.njit(**NJIT_OPTIONS)
+        rebound = {}
+        for target, source in self._rebind:  # in this order: callees before their callers
+            namespace[target] = rebound[target] = njit(namespace[source])
+        return {key: rebound[name] if name in rebound else njit(namespace[name])
+                for key, name in self._kernels_spec.items()}
+
+
+def compile_once(namespace: dict[str, Any], *, needs: Sequence[Callable[[], object]] = (),
+                 shared: Sequence[tuple[ModuleType, Sequence[str]]] = (), rebind: Sequence[Rebinding] = (),
+                 kernels: Mapping[str, str] | None = None) -> CompiledOnce:
+    """Describe a module's lazy compilation; the returned object compiles on its first call, once.
+
+    The first call, under a lock (so that threads calling at once compile once and all get the same kernels),
+    imports numba and, in this order:
+
+    1. calls each of ``needs`` (other modules' compilations whose compiled functions this module calls);
+    2. copies each ``(module, names)`` of ``shared`` into ``namespace``: ``namespace[name] = module.name``;
+    3. compiles each function of ``rebind`` with :data:`NJIT_OPTIONS` and rebinds it in ``namespace``: a name
+       ``"f"`` replaces ``f`` by its compiled version, a pair ``("g", "f")`` binds ``g`` to the compiled ``f``;
+    4. builds the mapping ``{key: compiled namespace[name]}`` of ``kernels``, reusing the compiled function of a
+       rebound name and compiling (without rebinding) any other.
+
+    Every later call returns that same mapping without locking.
+
+    Parameters
+    ----------
+    namespace : dict
+        The module's ``globals()``: the functions are looked up, and rebound, there.
+    needs : sequence of callables, optional
+        Called first, without arguments (e.g. another module's compiled-kernel getter).
+    shared : sequence of (module, names), optional
+        Compiled functions of other modules called here by their global names.
+    rebind : sequence of str or (str, str), optional
+        The functions called by their global names, callees before their callers.
+    kernels : mapping of str to str, optional
+        The kernels returned by the call, by key, as names in ``namespace``.
+
+    Returns
+    -------
+    CompiledOnce
+        Call it for the mapping of compiled kernels; ``.compiled`` says whether that has happened.
+
+    Examples
+    --------
+    numba caches only functions defined in a file: a small module written to a temporary folder shows the steps.
+
+    >>> import importlib.util, pathlib, tempfile
+    >>> import numpy as np
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "halves.py"
+    >>> _ = path.write_text("def _half(x):\\n    return 0.5 * x\\n\\n\\n"
+    ...                     "def _sum_of_halves(values):\\n"
+    ...                     "    total = 0.0\\n"
+    ...                     "    for value in values:\\n"
+    ...                     "        total += _half(value)\\n"
+    ...                     "    return total\\n")
+    >>> spec = importlib.util.spec_from_file_location("halves", path)
+    >>> module = importlib.util.module_from_spec(spec)
+    >>> spec.loader.exec_module(module)
+    >>> lazy = compile_once(module.__dict__, rebind=("_half",), kernels={"sum": "_sum_of_halves"})
+    >>> lazy.compiled
+    False
+    >>> kernels = lazy()
+    >>> lazy.compiled, lazy() is kernels, kernels["sum"].targetoptions["nogil"]
+    (True, True, True)
+    >>> kernels["sum"](np.array([1.0, 3.0])), module._half.py_func(3.0)
+    (2.0, 1.5)
+    """
+    return CompiledOnce(namespace, needs, shared, rebind, {} if kernels is None else kernels)
