@@ -52,7 +52,8 @@ def assert_same(problem: TopKProblem, rule, **options):
 @pytest.mark.parametrize("rule", sorted(RULES))
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_the_compiled_loops_keep_the_numpy_loop_records(rule, name):
-    slow = assert_same(PROBLEMS[name], RULES[rule]())
+    # DT-TS's numpy twin solves 100 KKT-Tracking iterations in numpy at every step: 2 runs of it, 4 of BTS
+    slow = assert_same(PROBLEMS[name], RULES[rule](), n_runs=2 if rule == "dt-ts" else 4)
     if rule == "dt-ts":  # one solve per step
         assert np.array_equal(slow.diagnostics["solver_calls"], slow.pulls.sum(axis=1) - PROBLEMS[name].n_arms)
 
@@ -74,10 +75,12 @@ def test_dt_ts_records_do_not_depend_on_the_lanes(monkeypatch, lanes):
 
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_every_hand_back_of_the_loops(monkeypatch, rule):
-    # 3 steps of uniforms per refill and a threshold table of 16 pulls: the rows leave the compiled code for more
-    # uniforms and a longer table many times, and for reward buffers (the engine's buffers of a few hundred rewards)
+    # 3 steps of uniforms per refill, a threshold table of 16 pulls and reward buffers of 8 rewards (the buffer
+    # holds at most BUFFER_VALUES rewards for all rows and arms, and at least 8 per stream): the rows leave the
+    # compiled code for more uniforms, a longer table and more rewards many times within a few hundred pulls
     module = {"dt-ts": _compiled_dt_ts, "bts": _compiled_bts}[rule]
     monkeypatch.setattr(module, "UNIFORM_STEPS", 3)
+    monkeypatch.setattr(rewards, "BUFFER_VALUES", 8)
     monkeypatch.setattr(_compiled_loop_table_module(), "FIRST_TABLE_SIZE", 16)
     hand_backs = {"reward": 0, "uniforms": 0, "table": 0}
     refill, table = _compiled_loop.refill_rows, _compiled_dt_ts.threshold_table  # both loops' driver's table
@@ -93,7 +96,7 @@ def test_every_hand_back_of_the_loops(monkeypatch, rule):
 
     monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
     monkeypatch.setattr(_compiled_dt_ts, "threshold_table", counted_table)
-    assert_same(PROBLEMS["k = 1"], RULES[rule](), deltas=(0.1, 0.01, 0.001), max_samples=20_000, n_runs=3)
+    assert_same(PROBLEMS["k = 1"], RULES[rule](), deltas=(0.1,), max_samples=3000, n_runs=2)
     assert min(hand_backs.values()) >= 2, hand_backs
 
 
