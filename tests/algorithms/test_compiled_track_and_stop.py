@@ -50,14 +50,21 @@ def assert_same(problem: TopKProblem, rule=None, **options):
     count of rows handed back to the numpy solver."""
     rule = rule or TrackAndStop()
     solve, hand_backs = track_and_stop.solve_allocations, [0]
+    loop, loops = _compiled_track_and_stop.run_track_and_stop_rows, [0]
 
     def counted(context, means, *args):  # called by the compiled loop only for the rows it hands back
         hand_backs[0] += means.shape[0]
         return solve(context, means, *args)
 
+    def counted_loop(*args):
+        loops[0] += 1
+        return loop(*args)
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(track_and_stop, "solve_allocations", counted)
+        patch.setattr(_compiled_track_and_stop, "run_track_and_stop_rows", counted_loop)
         fast = records(problem, rule, compiled=True, **options)
+    assert loops[0] == 1  # the batch ran in the compiled loop
     slow = records(problem, rule, compiled=False, **options)
     for name in ("times", "recommendations", "stopped", "pulls", "steps", "replication_steps"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
