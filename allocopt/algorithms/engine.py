@@ -20,9 +20,9 @@ in the compiled loop of :mod:`allocopt.algorithms._compiled_lucb` instead, with 
 compiled kernels are enabled, the run is batched and has one confidence level and no statistic of the caller's.
 A rule with a ``compiled_rows`` method (CLUCB-PAC and its fixed-budget form) runs a batched run without a statistic
 of the caller's through it, where it does not return None: its own compiled loop, with the records of these steps.
-So does a rule with a ``compiled_glr_rows`` method (uniform sampling, DT-TS, BTS) in a fixed-confidence run stopped by
-the Chernoff statistic; that hook also receives the threshold. A compiled loop may report the rule's diagnostics
-(``RowRecords.diagnostics``), which the engine records as the numpy loop does.
+So does a rule with a ``compiled_glr_rows`` method (uniform sampling, DT-TS, BTS, Track-and-Stop) in a
+fixed-confidence run stopped by the Chernoff statistic; that hook also receives the threshold. A compiled loop may
+report the rule's diagnostics (``RowRecords.diagnostics``), which the engine records as the numpy loop does.
 
 Before the rule's first step every arm is pulled ``rule.initial_pulls`` times (default once), in arm order.
 Rewards and policy uniforms come from the common-random-number streams of :mod:`.rewards`, so the outcome
@@ -322,7 +322,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             and compiled_enabled() and hasattr(rule, "compiled_glr_rows")):  # a rule stopped by the Chernoff statistic
         compiled = rule.compiled_glr_rows(context, checkpoints, threshold, max_samples, counts, sums, t, rewards,
                                           uniform_streams.generators)
-    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC, uniform, DT-TS, BTS): the same steps and records
+    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC, uniform, DT-TS, BTS, TaS): same steps, records
         records.times[:], records.recommendations[:], records.stopped[:] = (compiled.times, compiled.recommendations,
                                                                             compiled.stopped)
         records.pulls[:] = counts

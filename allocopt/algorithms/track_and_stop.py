@@ -26,6 +26,13 @@ Batched solves
     A batched step collects the runs whose allocation is due and calls :func:`solve_allocations` once for all
     of them. Today it loops over the runs calling :func:`~allocopt.solve_topk` (warm-started from each run's
     previous exact solution); a batched solver can replace its body without touching the rule.
+
+Compiled run loop
+    A batched fixed-confidence run on Gaussian arms stopped by the Chernoff statistic with a built-in threshold, with
+    D-tracking and the exact solver (with at most a ``tol``) at every step, runs in the compiled loop
+    :func:`allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (the engine's ``compiled_glr_rows``
+    hook): the same steps with the same records and diagnostics bit for bit; the rows whose double star the batch
+    solver does not accept are solved by :func:`solve_allocations` as here.
 """
 
 from __future__ import annotations
@@ -222,6 +229,30 @@ class TrackAndStop:
         if self.update == "geometric":
             return (last_solve < 0) | (t >= 2 * last_solve)
         return (last_solve < 0) | ((t - n_arms) % int(self.update) == 0)
+
+    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
+                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
+        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms, D-tracking, the exact
+        solver (with at most a ``tol``) at every step, a built-in threshold and no budget through
+        :func:`~allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (None otherwise, or for a
+        subclass, whose steps may differ)."""
+        import inspect
+
+        from ..topk._exact import FAST_PATH_PAIRS
+        from ..topk.batch import solve_topk_batch
+        from ._compiled_track_and_stop import run_track_and_stop_rows
+        from .stopping import HeuristicThreshold, TheoreticalThreshold
+
+        n_arms, k = context.n_arms, context.k
+        if (type(self) is not TrackAndStop or self.tracking != "d" or self.update != "every"
+                or not _uses_batch_solver(self.solver, self.solver_options) or context.budget is not None
+                or context.family.name != "gaussian" or not context.family.harmonic_costs("confidence")
+                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
+                or np.shape(context.dispersion) != (n_arms,) or k * (n_arms - k) > FAST_PATH_PAIRS):
+            return None
+        tol = self.solver_options.get("tol", inspect.signature(solve_topk_batch).parameters["tol"].default)
+        return run_track_and_stop_rows(context, tol, checkpoints, threshold, max_samples, counts, sums, t, rewards,
+                                       policy_generators)
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms, t, counts = context.n_arms, int(view.t), view.counts

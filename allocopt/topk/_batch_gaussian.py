@@ -48,6 +48,8 @@ _EPS = np.finfo(float).eps
 _FEASIBILITY = 1e-10
 _NEGATIVE_MULTIPLIER = 1e-12
 _NO_START = np.zeros(1)  # the compiled kernel's start argument when there is none (not read)
+MAX_NEWTON = 60
+"""Newton steps of the balance at most (:func:`gaussian_double_star`, :func:`gaussian_forest`)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ def _double_star_numpy(theta: np.ndarray, variance: np.ndarray, k: int, start: n
 
 
 def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start: np.ndarray | None = None,
-                         max_newton: int = 60) -> DoubleStarBatch:
+                         max_newton: int = MAX_NEWTON) -> DoubleStarBatch:
     """Solve and check the double star of every row (the compiled kernel where numba is available, else its
     numpy twin; both give the same numbers bit for bit).
 
@@ -289,7 +291,7 @@ class ForestBatch(NamedTuple):
 
 
 def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: np.ndarray,
-                    edge_bottom: np.ndarray, max_newton: int = 60) -> ForestBatch | None:
+                    edge_bottom: np.ndarray, max_newton: int = MAX_NEWTON) -> ForestBatch | None:
     r"""The KKT solution of every row on one binding forest, in closed form up to one balance per tree.
 
     On a tree the edge equations :math:`x_i + x_j = \Delta_{ij}^2/2` (homogeneous scale, :math:`x_a =

@@ -118,14 +118,26 @@ def _arm_sums(problem: TopKProblem, psi: np.ndarray, multipliers: PairMultiplier
     return _ArmSums(top_sums, bottom_sums, weights, terms.cost)
 
 
+def scalar_certified_gap(bound: float, value: float, relative_error: float, terms: int) -> float:
+    """:func:`certified_gap` of one pair of floats, with the same operations in the same order as its array form
+    (plain Python, so that a compiled run loop can compile it too).
+
+    Examples
+    --------
+    >>> bool(scalar_certified_gap(1.0, 0.5, 0.0, 1) == certified_gap(np.array([1.0]), np.array([0.5]))[0])
+    True
+    """
+    allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (abs(bound) + abs(value))
+                 + max(terms, 1) * _EPS * abs(bound))
+    return max(bound - value, 0.0) + allowance
+
+
 def certified_gap(bound, value, relative_error: float = ROUNDING_ALLOWANCE, terms: int = 1):
     """``bound - value`` (clipped at zero) plus the allowance for evaluation error: ``relative_error`` (the
     instance's :meth:`~allocopt.topk.TopKProblem.evaluation_error`) on both, and one rounding per term of the
     largest per-arm sum of the bound; scalars or arrays."""
     if type(bound) is float and type(value) is float:  # one pair of numbers: the same formula on Python floats
-        allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (abs(bound) + abs(value))
-                     + max(terms, 1) * _EPS * abs(bound))
-        return max(bound - value, 0.0) + allowance
+        return scalar_certified_gap(bound, value, relative_error, terms)
     bound, value = np.asarray(bound, dtype=float), np.asarray(value, dtype=float)
     magnitude_bound, magnitude_value = np.abs(bound), np.abs(value)
     allowance = (max(relative_error, ROUNDING_ALLOWANCE) * (magnitude_bound + magnitude_value)
