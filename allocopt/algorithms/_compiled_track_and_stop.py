@@ -44,14 +44,12 @@ record and the solver diagnostics.
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import numpy as np
 
 from ..topk import _compiled as _topk_compiled
 from ..topk import certificate as _certificate
 from ..topk.certificate import ROUNDING_ALLOWANCE
+from .._numba import compile_once
 from ..topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from . import _compiled, _compiled_bts, _compiled_dt_ts
 from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, drive_rows, empty_records
@@ -66,8 +64,6 @@ NEED_SOLVE = 6
 statuses of :mod:`allocopt.algorithms._compiled_loop`)."""
 SOLVED, FALLBACK, HAND_BACK = range(3)
 
-_KERNEL: dict[str, Any] = {}
-_LOCK = threading.Lock()
 # the compiled row functions once _kernel() has run
 glr_work = _compiled_dt_ts.glr_work
 glr_check_row = _compiled_dt_ts.glr_check_row
@@ -190,21 +186,23 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
             selects[row] += 1
 
 
-def _kernel():
-    if not _KERNEL:
-        with _LOCK:
-            if not _KERNEL:
-                import numba
+def _bind_star_kernel() -> None:
+    """The batch solver's compiled double-star kernel under the name the loop calls it by."""
+    globals()["_star_rows"] = _topk_compiled._kernel()
 
-                shared = _compiled_dt_ts.compiled_row_functions()  # and the row functions of _compiled
-                _compiled_bts._kernel()  # numpy_sum
-                globals().update(shared, _pick_tied=_compiled._pick_tied, numpy_sum=_compiled_bts.numpy_sum,
-                                 _star_rows=_topk_compiled._kernel())
-                compile_ = numba.njit(cache=True, nogil=True, error_model="numpy")
-                globals()["scalar_certified_gap"] = compile_(_certificate.scalar_certified_gap)
-                globals()["_exact_allocation"] = compile_(_exact_allocation)
-                _KERNEL["rows"] = compile_(_track_and_stop_rows)
-    return _KERNEL["rows"]
+
+# the row functions of _compiled_dt_ts (and, through it, of _compiled), _compiled_bts's numpy_sum and the batch
+# solver's double star are compiled first: the loop calls them by their names
+_COMPILED = compile_once(globals(), needs=(_compiled_dt_ts.compiled_row_functions, _compiled_bts._kernel,
+                                           _bind_star_kernel),
+                         shared=((_compiled_dt_ts, ("glr_work", "glr_check_row")), (_compiled, ("_pick_tied",)),
+                                 (_compiled_bts, ("numpy_sum",))),
+                         rebind=("scalar_certified_gap", "_exact_allocation"),
+                         kernels={"rows": "_track_and_stop_rows"})
+
+
+def _kernel():
+    return _COMPILED()["rows"]
 
 
 def run_track_and_stop_rows(context, tol: float, checkpoints: np.ndarray, threshold, max_samples: int,
