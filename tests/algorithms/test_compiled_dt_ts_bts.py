@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import BTS, DTTS, _compiled_bts, _compiled_dt_ts, _compiled_loop, rewards
+from allocopt.algorithms import BTS, DTTS, _compiled_bts, _compiled_dt_ts, rewards
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -74,7 +74,7 @@ def test_dt_ts_records_do_not_depend_on_the_lanes(monkeypatch, lanes):
 
 
 @pytest.mark.parametrize("rule", sorted(RULES))
-def test_every_hand_back_of_the_loops(monkeypatch, rule):
+def test_every_hand_back_of_the_loops(count_hand_backs, monkeypatch, rule):
     # 3 steps of uniforms per refill, a threshold table of 16 pulls and reward buffers of 8 rewards (the buffer
     # holds at most BUFFER_VALUES rewards for all rows and arms, and at least 8 per stream): the rows leave the
     # compiled code for more uniforms, a longer table and more rewards many times within a few hundred pulls
@@ -82,20 +82,7 @@ def test_every_hand_back_of_the_loops(monkeypatch, rule):
     monkeypatch.setattr(module, "UNIFORM_STEPS", 3)
     monkeypatch.setattr(rewards, "BUFFER_VALUES", 8)
     monkeypatch.setattr(_compiled_loop_table_module(), "FIRST_TABLE_SIZE", 16)
-    hand_backs = {"reward": 0, "uniforms": 0, "table": 0}
-    refill, table = _compiled_loop.refill_rows, _compiled_dt_ts.threshold_table  # both loops' driver's table
-
-    def counted_refill(rows, need_reward, need_uniforms, *args):
-        hand_backs["reward"] += int(need_reward.sum())
-        hand_backs["uniforms"] += int(need_uniforms.sum())
-        refill(rows, need_reward, need_uniforms, *args)
-
-    def counted_table(*args):
-        hand_backs["table"] += 1
-        return table(*args)
-
-    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
-    monkeypatch.setattr(_compiled_dt_ts, "threshold_table", counted_table)
+    hand_backs = count_hand_backs(_compiled_dt_ts, "threshold_table")
     assert_same(PROBLEMS["k = 1"], RULES[rule](), deltas=(0.1,), max_samples=3000, n_runs=2)
     assert min(hand_backs.values()) >= 2, hand_backs
 

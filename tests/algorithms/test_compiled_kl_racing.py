@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import (KLElimination, _compiled_kl_bounds, _compiled_kl_racing, _compiled_loop,
+from allocopt.algorithms import (KLElimination, _compiled_kl_bounds, _compiled_kl_racing,
                                  _compiled_lucb)
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
@@ -61,26 +61,13 @@ def test_the_kalyanakrishnan_rate_and_the_sample_cap():
         assert_same(problem, rule=rule, max_samples=333)
 
 
-def test_every_hand_back_of_the_loop(monkeypatch):
+def test_every_hand_back_of_the_loop(count_hand_backs, monkeypatch):
     # 2 rounds of uniforms per refill and a rate table of 16 pulls: the rows leave the compiled code for more
     # uniforms and a longer table many times, and for reward buffers (the engine's buffers of a few hundred rewards)
     monkeypatch.setattr(_compiled_kl_racing, "UNIFORM_STEPS", 2)
     monkeypatch.setattr(_compiled_lucb, "FIRST_TABLE_SIZE", 16)
     monkeypatch.setattr(_compiled_lucb, "_TABLES", {})
-    hand_backs = {"reward": 0, "uniforms": 0, "rate": 0}
-    refill, table = _compiled_loop.refill_rows, _compiled_kl_racing.rate_table
-
-    def counted_refill(rows, need_reward, need_uniforms, *args):
-        hand_backs["reward"] += int(need_reward.sum())
-        hand_backs["uniforms"] += int(need_uniforms.sum())
-        refill(rows, need_reward, need_uniforms, *args)
-
-    def counted_table(*args):
-        hand_backs["rate"] += 1
-        return table(*args)
-
-    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
-    monkeypatch.setattr(_compiled_kl_racing, "rate_table", counted_table)
+    hand_backs = count_hand_backs(_compiled_kl_racing, "rate_table", "rate")
     assert_same(PROBLEMS["k = 1"], delta=0.001, max_samples=20_000)
     assert min(hand_backs.values()) >= 2, hand_backs
 

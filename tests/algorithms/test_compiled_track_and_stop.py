@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.algorithms import _compiled_loop, _compiled_track_and_stop, _compiled_uniform, rewards, track_and_stop
+from allocopt.algorithms import _compiled_track_and_stop, _compiled_uniform, rewards, track_and_stop
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -121,27 +121,14 @@ def test_forced_exploration(monkeypatch):
     assert forced_steps[0] > 0  # the premise, counted in the numpy loop
 
 
-def test_every_hand_back_of_the_loop(monkeypatch):
+def test_every_hand_back_of_the_loop(count_hand_backs, monkeypatch):
     # 3 uniforms per refill and a threshold table of 16 pulls: the rows leave the compiled code for more uniforms and
     # a longer table many times, for reward buffers (buffers of 16 rewards instead of the engine's few hundred: the
     # block size changes no reward), and for the numpy solver (the clustered instance)
     monkeypatch.setattr(_compiled_track_and_stop, "UNIFORM_STEPS", 3)
     monkeypatch.setattr(rewards.RewardStreams.__init__, "__defaults__", (16,))
     monkeypatch.setattr(_compiled_uniform, "FIRST_TABLE_SIZE", 16)
-    counts = {"reward": 0, "uniforms": 0, "table": 0}
-    refill, table = _compiled_loop.refill_rows, _compiled_track_and_stop.threshold_table
-
-    def counted_refill(rows, need_reward, need_uniforms, *args):
-        counts["reward"] += int(need_reward.sum())
-        counts["uniforms"] += int(need_uniforms.sum())
-        refill(rows, need_reward, need_uniforms, *args)
-
-    def counted_table(*args):
-        counts["table"] += 1
-        return table(*args)
-
-    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
-    monkeypatch.setattr(_compiled_track_and_stop, "threshold_table", counted_table)
+    counts = count_hand_backs(_compiled_track_and_stop, "threshold_table")
     _, hand_backs = assert_same(PROBLEMS["clustered"], deltas=CLUSTERED_DELTAS, max_samples=3000, n_runs=3)
     assert min(counts.values()) >= 2 and hand_backs >= 2, (counts, hand_backs)
 

@@ -12,7 +12,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.families import Bernoulli
-from allocopt.algorithms import Uniform, _compiled_loop, _compiled_uniform
+from allocopt.algorithms import Uniform, _compiled_uniform
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
@@ -61,25 +61,12 @@ def test_the_theoretical_threshold_and_the_sample_cap():
     assert_same(problem, threshold=TheoreticalThreshold(1.2, 3.0), max_samples=400)
 
 
-def test_every_hand_back_of_the_loop(monkeypatch):
+def test_every_hand_back_of_the_loop(count_hand_backs, monkeypatch):
     # 5 uniforms per refill and a threshold table of 16 pulls: the rows leave the compiled code for more uniforms
     # and a longer table many times, and for reward buffers (the engine's buffers of a few hundred rewards)
     monkeypatch.setattr(_compiled_uniform, "UNIFORM_STEPS", 5)
     monkeypatch.setattr(_compiled_uniform, "FIRST_TABLE_SIZE", 16)
-    hand_backs = {"reward": 0, "uniforms": 0, "table": 0}
-    refill, table = _compiled_loop.refill_rows, _compiled_uniform.threshold_table
-
-    def counted_refill(rows, need_reward, need_uniforms, *args):
-        hand_backs["reward"] += int(need_reward.sum())
-        hand_backs["uniforms"] += int(need_uniforms.sum())
-        refill(rows, need_reward, need_uniforms, *args)
-
-    def counted_table(*args):
-        hand_backs["table"] += 1
-        return table(*args)
-
-    monkeypatch.setattr(_compiled_loop, "refill_rows", counted_refill)
-    monkeypatch.setattr(_compiled_uniform, "threshold_table", counted_table)
+    hand_backs = count_hand_backs(_compiled_uniform, "threshold_table")
     assert_same(PROBLEMS["k = 1"], deltas=(0.1, 0.01, 0.001), max_samples=20_000)
     assert min(hand_backs.values()) >= 2, hand_backs
 
