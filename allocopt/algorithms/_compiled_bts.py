@@ -7,7 +7,7 @@ replication in one compiled loop and hands back only what the engine records, so
 the numpy loop's:
 
 * **the same statistic and records** as the compiled loops of uniform sampling and DT-TS
-  (:func:`allocopt.algorithms._compiled_dt_ts.glr_check_row`).
+  (:func:`allocopt.algorithms._compiled_loop.glr_check_row`).
 * **the same step**, operation by operation as :meth:`allocopt.algorithms.BTS.select_batch` for Gaussian arms:
   the posterior sample (the quantiles :math:`\Phi^{-1}(u)` by ``scipy.special.ndtri`` in numpy when a row's
   uniforms are drawn); its stable top-k; :math:`\tilde\imath_k` the first smallest of the top arms and
@@ -32,9 +32,9 @@ import numpy as np
 
 from .. import _compiled_families as _families
 from .._numba import compile_once
-from . import _compiled, _compiled_dt_ts
+from . import _compiled, _compiled_loop
 from ._compiled_dt_ts import drive_glr_rows
-from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, empty_records
+from ._compiled_loop import RUNNING, RowRecords, empty_records
 
 __all__ = ["run_bts_rows", "numpy_sum", "UNIFORM_STEPS"]
 
@@ -44,8 +44,9 @@ UNIFORM_STEPS = 256
 # the compiled row functions once _kernel() has run
 _split_top_k = _compiled._split_top_k
 _pick_tied = _compiled._pick_tied
-glr_work = _compiled_dt_ts.glr_work
-glr_check_row = _compiled_dt_ts.glr_check_row
+glr_work = _compiled_loop.glr_work
+glr_check_row = _compiled_loop.glr_check_row
+pull_arm = _compiled_loop.pull_arm
 
 GAUSSIAN = _families._CODES.index("_gaussian_pair")
 """The Gaussian pair kernel's number in :func:`allocopt._compiled_families.pair_by_code`."""
@@ -132,8 +133,6 @@ def _bts_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer
     n_bottom = n_arms - k
     n_pairs = n_arms - 1
     per_step = n_arms + 1
-    n_block = buffer.shape[2]
-    n_uniforms = uniforms.shape[1]
     glr = glr_work(n_arms, k)
     top, bottom = np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64)
     best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
@@ -147,10 +146,8 @@ def _bts_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer
         status[row] = RUNNING
         while True:
             # 1-3. the Chernoff statistic, the records, done or capped
-            state = glr_check_row(row, k, max_samples, dispersion, counts, sums, t, rates, done, times,
-                                  recommendations, stopped, need, glr)
-            if state == RUNNING and uniform_position[row] + per_step > n_uniforms:
-                state = NEED_UNIFORMS
+            state = glr_check_row(row, k, max_samples, -1, dispersion, counts, sums, t, rates, done, times,
+                                  recommendations, stopped, need, uniforms, uniform_position, per_step, glr)
             if state != RUNNING:
                 status[row] = state
                 break
@@ -202,20 +199,14 @@ def _bts_rows(rows, k, max_samples, dispersion, counts, sums, t, selects, buffer
                     gathered_bottom[j] = squares[bottom[j]]
                 pull_top = numpy_sum(gathered_top, 0, k) < numpy_sum(gathered_bottom, 0, n_bottom)
             arm = pair_top[chosen] if pull_top else pair_bottom[chosen]
-            if position[row, arm] >= n_block:
-                status[row], need[row] = NEED_REWARD, arm
+            if not pull_arm(row, arm, buffer, position, sums, counts, t, selects, status, need):
                 break
             uniform_position[row] += per_step
-            sums[row, arm] += buffer[row, arm, position[row, arm]]
-            position[row, arm] += 1
-            counts[row, arm] += 1
-            t[row] += 1
-            selects[row] += 1
 
 
-# the row functions of _compiled_dt_ts (and _compiled), and weighted_pair, called by their global names
-_COMPILED = compile_once(globals(), needs=(_compiled_dt_ts.compiled_row_functions, _families._kernels),
-                         shared=((_compiled_dt_ts, ("glr_work", "glr_check_row")),
+# the row functions of _compiled_loop (and _compiled), and weighted_pair, called by their global names
+_COMPILED = compile_once(globals(), needs=(_compiled_loop.compiled_row_functions, _families._kernels),
+                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS),
                                  (_compiled, ("_split_top_k", "_pick_tied"))),
                          rebind=("_block_sum", "numpy_sum"), kernels={"rows": "_bts_rows"})
 

@@ -13,8 +13,9 @@ records, so the records are bit-identical to the numpy loop's:
   (:func:`allocopt.algorithms._compiled._glr_row`) on the means ``sums / counts``, compared with
   :math:`\beta(t, \delta)` from a table filled by the threshold in numpy
   (:func:`~allocopt.algorithms._compiled_uniform.threshold_table`); a level crossed for the first time records
-  :math:`t` and the empirical top-k, the sample cap records the open levels, not stopped (:func:`glr_check_row`,
-  which the compiled BTS loop shares).
+  :math:`t` and the empirical top-k, the sample cap records the open levels, not stopped (the row function
+  :func:`allocopt.algorithms._compiled_loop.glr_check_row` that every loop stopped by the Chernoff statistic
+  shares).
 * **the same step.** The posterior sample :math:`\tilde\theta_a = S_a/N_a + \sqrt{\sigma_a^2/N_a}\,\Phi^{-1}(u_a)`
   (the quantiles :math:`\Phi^{-1}(u)` computed by ``scipy.special.ndtri`` in numpy when a row's uniforms are
   drawn, as :func:`allocopt.algorithms.statistics.posterior_sample` computes them); its top-k by the stable split
@@ -39,18 +40,15 @@ record and the solver diagnostics.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy import special
 
 from .._numba import compile_once
-from . import _compiled
-from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
-    drive_rows, empty_records
+from . import _compiled, _compiled_loop
+from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
 
-__all__ = ["run_dt_ts_rows", "drive_glr_rows", "glr_check_row", "glr_work", "LANES", "UNIFORM_STEPS"]
+__all__ = ["run_dt_ts_rows", "drive_glr_rows", "LANES", "UNIFORM_STEPS"]
 
 UNIFORM_STEPS = 256
 """Steps of policy uniforms (K + 1 each) drawn per refill of a row (changes speed, never values)."""
@@ -58,54 +56,13 @@ LANES = 4
 """Rows whose steps the loop computes side by side (changes speed, never values)."""
 
 # the compiled row functions once _kernel() has run
-_glr_row = _compiled._glr_row
 _split_top_k = _compiled._split_top_k
 _tracking_work = _compiled._tracking_work
 _kkt_tracking_lanes = _compiled._kkt_tracking_lanes
 _pick_tied = _compiled._pick_tied
-
-
-def glr_work(n_arms, k):
-    """The work arrays of :func:`glr_check_row` for K arms and the top k."""
-    n_bottom = n_arms - k
-    return (np.empty(n_arms), np.empty(n_arms), np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64),
-            np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_), np.empty(n_bottom),
-            np.empty(n_bottom), np.empty(n_bottom))
-
-
-def glr_check_row(row, k, max_samples, dispersion, counts, sums, t, rates, done, times, recommendations, stopped,
-                  need, work):
-    """Steps 1-3 of the engine's loop for one row stopped by the Chernoff statistic: :data:`RUNNING` (the row
-    pulls next), :data:`STOPPED` (every level stopped), :data:`CAPPED` (the open levels recorded at the cap) or
-    :data:`NEED_TABLE` (``need[row]`` = the pull count the threshold table must reach; nothing recorded)."""
-    means, inverse, top, bottom, best_values, best_arms, member, mean_bottom, inverse_bottom, cost = work
-    n_arms = counts.shape[1]
-    if t[row] >= rates.shape[0]:
-        need[row] = t[row]
-        return NEED_TABLE
-    for arm in range(n_arms):
-        means[arm] = sums[row, arm] / counts[row, arm]
-    value = _glr_row(counts[row], means, dispersion, k, top, bottom, inverse, best_values, best_arms, member,
-                     mean_bottom, inverse_bottom, cost)[0]
-    finished = True
-    for check in range(rates.shape[1]):
-        if not done[row, check]:
-            if value > rates[t[row], check]:
-                done[row, check] = True
-                stopped[row, check] = True
-                times[row, check] = t[row]
-                recommendations[row, check, :] = top
-            else:
-                finished = False
-    if finished:
-        return STOPPED
-    if t[row] >= max_samples:
-        for check in range(rates.shape[1]):
-            if not done[row, check]:
-                times[row, check] = t[row]
-                recommendations[row, check, :] = top
-        return CAPPED
-    return RUNNING
+glr_work = _compiled_loop.glr_work
+glr_check_row = _compiled_loop.glr_check_row
+pull_arm = _compiled_loop.pull_arm
 
 
 def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sums, t, selects, buffer, position,
@@ -115,8 +72,6 @@ def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sum
     n_arms = counts.shape[1]
     n_bottom = n_arms - k
     per_step = n_arms + 1
-    n_block = buffer.shape[2]
-    n_uniforms = uniforms.shape[1]
     glr = glr_work(n_arms, k)
     tracking = _tracking_work(lanes, k, n_bottom)
     best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
@@ -144,10 +99,8 @@ def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sum
                     next_pending += 1
                     status[lane_row[lane]] = RUNNING
                 row = lane_row[lane]
-                state = glr_check_row(row, k, max_samples, dispersion, counts, sums, t, rates, done, times,
-                                      recommendations, stopped, need, glr)
-                if state == RUNNING and uniform_position[row] + per_step > n_uniforms:
-                    state = NEED_UNIFORMS
+                state = glr_check_row(row, k, max_samples, -1, dispersion, counts, sums, t, rates, done, times,
+                                      recommendations, stopped, need, uniforms, uniform_position, per_step, glr)
                 if state == RUNNING:
                     break
                 status[row] = state
@@ -193,8 +146,7 @@ def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sum
             for arm in range(n_arms):
                 lag[arm] = t[row] * target[arm] - counts[row, arm]
             chosen = _pick_tied(arms, lag, True, uniforms[row, uniform_position[row] + n_arms])
-            if position[row, chosen] >= n_block:
-                status[row], need[row] = NEED_REWARD, chosen
+            if not pull_arm(row, chosen, buffer, position, sums, counts, t, selects, status, need):
                 lane_row[lane] = -1
                 continue
             if fresh:
@@ -203,29 +155,17 @@ def _dt_ts_rows(rows, k, max_samples, iterations, lanes, dispersion, counts, sum
                 fallbacks[row] += 1
             calls[row] += 1
             uniform_position[row] += per_step
-            sums[row, chosen] += buffer[row, chosen, position[row, chosen]]
-            position[row, chosen] += 1
-            counts[row, chosen] += 1
-            t[row] += 1
-            selects[row] += 1
 
 
-# _compiled compiles its row functions first, which the loop calls by their names
-_COMPILED = compile_once(globals(), needs=(_compiled._kernels,),
-                         shared=((_compiled, ("_glr_row", "_split_top_k", "_tracking_work", "_kkt_tracking_lanes",
-                                              "_pick_tied")),),
-                         rebind=("glr_work", "glr_check_row"), kernels={"rows": "_dt_ts_rows"})
+# _compiled and _compiled_loop compile their row functions first, which the loop calls by their names
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels, _compiled_loop.compiled_row_functions),
+                         shared=((_compiled, ("_split_top_k", "_tracking_work", "_kkt_tracking_lanes", "_pick_tied")),
+                                 (_compiled_loop, _compiled_loop.ROW_FUNCTIONS)),
+                         kernels={"rows": "_dt_ts_rows"})
 
 
 def _kernel():
     return _COMPILED()["rows"]
-
-
-def compiled_row_functions() -> dict[str, Any]:
-    """The compiled :func:`glr_work` and :func:`glr_check_row` (for the other compiled loops that share them),
-    compiled on first use."""
-    _kernel()
-    return {"glr_work": glr_work, "glr_check_row": glr_check_row}
 
 
 def run_dt_ts_rows(k: int, dispersion: np.ndarray, iterations: int, checkpoints: np.ndarray, threshold,
@@ -246,15 +186,9 @@ def run_dt_ts_rows(k: int, dispersion: np.ndarray, iterations: int, checkpoints:
         The confidence levels.
     threshold : callable
         :math:`\beta(t, \delta)`, elementwise over numpy arrays.
-    max_samples : int
-    counts, sums : ndarray, shape (R, K)
-        int64 counts and float64 sums of the rewards.
-    t : ndarray, shape (R,)
-        int64 pulls so far.
-    rewards : RewardStreams
-        The batch's reward streams (read from their buffers; refilled by them).
-    policy_generators : list of numpy.random.Generator
-        Each row's policy stream, not yet drawn from.
+    max_samples, counts, sums, t, rewards, policy_generators
+        The sample cap and the batch's state and streams, as every compiled run loop takes them
+        (:mod:`allocopt.algorithms._compiled_loop`).
 
     Returns
     -------

@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import compile_once
-from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
-    drive_rows, empty_records
+from . import _compiled_loop
+from ._compiled_loop import CAPPED, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, drive_rows, \
+    empty_records
 from ._compiled_lucb import rate_table
 from . import _compiled_kl_bounds as _bounds
 
@@ -47,6 +48,11 @@ __all__ = ["run_racing_rows", "RACING_FAMILIES"]
 
 UNIFORM_STEPS = 4096
 """Rounds of policy uniforms drawn per refill of a row (changes speed, never values)."""
+
+# the compiled row functions of _compiled_loop once _kernel() has run
+table_missing = _compiled_loop.table_missing
+reward_missing = _compiled_loop.reward_missing
+add_reward = _compiled_loop.add_reward
 
 
 def _extreme_arm(values, members, largest, uniform):
@@ -89,7 +95,6 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
                  uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, times, recommendations, stopped,
                  status, need):
     n_arms = counts.shape[1]
-    n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
     means = np.empty(n_arms)
     remaining, leaders = np.empty(n_arms, np.bool_), np.empty(n_arms, np.bool_)
@@ -97,8 +102,8 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
     for row in rows:
         status[row] = RUNNING
         while True:
-            if t[row] >= rates.shape[0]:
-                status[row], need[row] = NEED_TABLE, t[row]
+            if table_missing(row, t, rates, need):
+                status[row] = NEED_TABLE
                 break
             # the round's decision at t (racing_decision), with the tie-break uniforms of the previous round
             n_accepted = 0
@@ -179,16 +184,15 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
                 status[row] = NEED_UNIFORMS
                 break
             allowed = max(max_samples - t[row], 1)
-            short = -1
+            short = False
             pulls = 0
             for arm in range(n_arms):
                 if remaining[arm] and pulls < allowed:
                     pulls += 1
-                    if position[row, arm] >= n_block:
-                        short = arm
+                    if reward_missing(row, arm, buffer, position, status, need):
+                        short = True
                         break
-            if short >= 0:
-                status[row], need[row] = NEED_REWARD, short
+            if short:
                 break
             tie_uniforms[row, 0] = uniforms[row, uniform_position[row]]
             tie_uniforms[row, 1] = uniforms[row, uniform_position[row] + 1]
@@ -197,15 +201,16 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
             for arm in range(n_arms):
                 if remaining[arm] and pulls < allowed:
                     pulls += 1
-                    sums[row, arm] += buffer[row, arm, position[row, arm]]
-                    position[row, arm] += 1
-                    counts[row, arm] += 1
+                    add_reward(row, arm, buffer, position, sums, counts)
             t[row] += pulls
             selects[row] += 1
 
 
-# kl_bound compiled first (called by its module attribute), the helpers before the loop that calls them by name
-_COMPILED = compile_once(globals(), needs=(_bounds.compile_bounds,), rebind=("_extreme_arm", "_rank_members"),
+# kl_bound compiled first (called by its module attribute), and _compiled_loop's row functions (shared); the helpers
+# before the loop that calls them by name
+_COMPILED = compile_once(globals(), needs=(_bounds.compile_bounds, _compiled_loop.compiled_row_functions),
+                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS),),
+                         rebind=("_extreme_arm", "_rank_members"),
                          kernels={"rows": "_racing_rows"})
 
 
@@ -235,15 +240,9 @@ def run_racing_rows(k: int, accept: bool, exploration: str, delta: float, varian
         The confidence level.
     variance : ndarray, shape (K,)
         The arms' variances (Gaussian arms; unused for Bernoulli arms).
-    max_samples : int
-    counts, sums : ndarray, shape (R, K)
-        int64 counts and float64 sums of the rewards.
-    t : ndarray, shape (R,)
-        int64 pulls so far.
-    rewards : RewardStreams
-        The batch's reward streams (read from their buffers; refilled by them).
-    policy_generators : list of numpy.random.Generator
-        Each row's policy stream, not yet drawn from.
+    max_samples, counts, sums, t, rewards, policy_generators
+        The sample cap and the batch's state and streams, as every compiled run loop takes them
+        (:mod:`allocopt.algorithms._compiled_loop`).
     family : {"gaussian", "bernoulli"}
         The arms' family (:data:`RACING_FAMILIES`).
 

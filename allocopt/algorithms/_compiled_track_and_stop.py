@@ -10,7 +10,7 @@ microseconds per replication-step, mostly the numpy and Python calls around the 
 only what the engine records, so the records are bit-identical to the numpy loop's:
 
 * **the same statistic and records** as the compiled loops of uniform sampling, DT-TS and BTS
-  (:func:`allocopt.algorithms._compiled_dt_ts.glr_check_row`).
+  (:func:`allocopt.algorithms._compiled_loop.glr_check_row`).
 * **the same allocation.** The means ``sums / counts`` in :func:`~allocopt.solve_topk_batch`'s order (stable,
   decreasing); a row whose k-th and (k+1)-th largest means tie (or with a mean that is not finite) is an invalid
   instance there, so the rule keeps its previous allocation and counts a fallback. Otherwise the double star of
@@ -51,8 +51,8 @@ from ..topk import certificate as _certificate
 from ..topk.certificate import ROUNDING_ALLOWANCE
 from .._numba import compile_once
 from ..topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
-from . import _compiled, _compiled_bts, _compiled_dt_ts
-from ._compiled_loop import NEED_REWARD, NEED_UNIFORMS, RUNNING, RowRecords, drive_rows, empty_records
+from . import _compiled, _compiled_bts, _compiled_loop
+from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
 
 __all__ = ["run_track_and_stop_rows", "NEED_SOLVE", "UNIFORM_STEPS"]
@@ -65,8 +65,9 @@ statuses of :mod:`allocopt.algorithms._compiled_loop`)."""
 SOLVED, FALLBACK, HAND_BACK = range(3)
 
 # the compiled row functions once _kernel() has run
-glr_work = _compiled_dt_ts.glr_work
-glr_check_row = _compiled_dt_ts.glr_check_row
+glr_work = _compiled_loop.glr_work
+glr_check_row = _compiled_loop.glr_check_row
+pull_arm = _compiled_loop.pull_arm
 numpy_sum = _compiled_bts.numpy_sum
 _pick_tied = _compiled._pick_tied
 _star_rows = _topk_compiled._star_rows
@@ -116,8 +117,6 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
                          uniform_position, rates, done, times, recommendations, stopped, status, need, psi, fallbacks,
                          calls, handed, handed_ok, handed_psi):
     n_arms = counts.shape[1]
-    n_block = buffer.shape[2]
-    n_uniforms = uniforms.shape[1]
     glr = glr_work(n_arms, k)
     means, target, lag = np.empty(n_arms), np.empty(n_arms), np.empty(n_arms)
     order, forced = np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
@@ -131,10 +130,8 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
         status[row] = RUNNING
         while True:
             # 1-3. the Chernoff statistic, the records, done or capped
-            state = glr_check_row(row, k, max_samples, dispersion, counts, sums, t, rates, done, times,
-                                  recommendations, stopped, need, glr)
-            if state == RUNNING and uniform_position[row] >= n_uniforms:
-                state = NEED_UNIFORMS
+            state = glr_check_row(row, k, max_samples, -1, dispersion, counts, sums, t, rates, done, times,
+                                  recommendations, stopped, need, uniforms, uniform_position, 1, glr)
             if state != RUNNING:
                 status[row] = state
                 break
@@ -169,8 +166,7 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
                 for arm in range(n_arms):
                     lag[arm] = t[row] * target[arm] - counts[row, arm]
                 chosen = _pick_tied(arms, lag, True, uniform)
-            if position[row, chosen] >= n_block:
-                status[row], need[row] = NEED_REWARD, chosen
+            if not pull_arm(row, chosen, buffer, position, sums, counts, t, selects, status, need):
                 break
             if fresh:
                 psi[row, :] = target
@@ -179,11 +175,6 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
             calls[row] += 1
             handed[row] = False
             uniform_position[row] += 1
-            sums[row, chosen] += buffer[row, chosen, position[row, chosen]]
-            position[row, chosen] += 1
-            counts[row, chosen] += 1
-            t[row] += 1
-            selects[row] += 1
 
 
 def _bind_star_kernel() -> None:
@@ -191,11 +182,11 @@ def _bind_star_kernel() -> None:
     globals()["_star_rows"] = _topk_compiled._kernel()
 
 
-# the row functions of _compiled_dt_ts (and, through it, of _compiled), _compiled_bts's numpy_sum and the batch
+# the row functions of _compiled_loop (and, through it, of _compiled), _compiled_bts's numpy_sum and the batch
 # solver's double star are compiled first: the loop calls them by their names
-_COMPILED = compile_once(globals(), needs=(_compiled_dt_ts.compiled_row_functions, _compiled_bts._kernel,
+_COMPILED = compile_once(globals(), needs=(_compiled_loop.compiled_row_functions, _compiled_bts._kernel,
                                            _bind_star_kernel),
-                         shared=((_compiled_dt_ts, ("glr_work", "glr_check_row")), (_compiled, ("_pick_tied",)),
+                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS), (_compiled, ("_pick_tied",)),
                                  (_compiled_bts, ("numpy_sum",))),
                          rebind=("scalar_certified_gap", "_exact_allocation"),
                          kernels={"rows": "_track_and_stop_rows"})
@@ -219,8 +210,11 @@ def run_track_and_stop_rows(context, tol: float, checkpoints: np.ndarray, thresh
         K, k, the Gaussian family and the arms' variances (``context.dispersion``, shape (K,)).
     tol : float
         The exact solver's certified relative gap (``solve_topk_batch``'s ``tol``).
-    checkpoints, threshold, max_samples, counts, sums, t, rewards, policy_generators
+    checkpoints, threshold
         As for :func:`~allocopt.algorithms._compiled_dt_ts.run_dt_ts_rows`.
+    max_samples, counts, sums, t, rewards, policy_generators
+        The sample cap and the batch's state and streams, as every compiled run loop takes them
+        (:mod:`allocopt.algorithms._compiled_loop`).
 
     Returns
     -------

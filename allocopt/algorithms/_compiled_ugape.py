@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import compile_once
-from . import _compiled
-from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
-    drive_rows, empty_records
+from . import _compiled, _compiled_loop
+from ._compiled_loop import CAPPED, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, drive_rows, \
+    empty_records
 from ._compiled_lucb import rate_table
 
 __all__ = ["run_ugape_rows"]
@@ -41,13 +41,14 @@ UNIFORM_STEPS = 4096
 
 _gap_index_row = _compiled._gap_index_row  # the compiled row functions once _kernel() has run
 _ugape_choice_row = _compiled._ugape_choice_row
+table_missing = _compiled_loop.table_missing
+pull_arm = _compiled_loop.pull_arm
 
 
 
 def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, selects, buffer, position, uniforms,
                 uniform_position, rates, times, recommendations, stopped, status, need):
     n_arms = counts.shape[1]
-    n_block = buffer.shape[2]
     n_uniforms = uniforms.shape[1]
     radius, upper, lower, index = np.empty(n_arms), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms)
     chosen, others = np.empty(k, dtype=np.int64), np.empty(n_arms - k, dtype=np.int64)
@@ -59,8 +60,8 @@ def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, 
         status[row] = RUNNING
         while True:
             # the bounds, the gap indices, J_t and B_{J_t} at t (UGapE.radius, gap_indices)
-            if t[row] >= rates.shape[0]:
-                status[row], need[row] = NEED_TABLE, t[row]
+            if table_missing(row, t, rates, need):
+                status[row] = NEED_TABLE
                 break
             beta = rates[t[row]]
             for arm in range(n_arms):
@@ -85,20 +86,15 @@ def _ugape_rows(rows, k, epsilon, max_samples, twice_variance, counts, sums, t, 
             place = uniform_position[row]
             arm = _ugape_choice_row(others, upper, chosen, lower, radius, uniforms[row, place],
                                     uniforms[row, place + 1], uniforms[row, place + 2])
-            if position[row, arm] >= n_block:
-                status[row], need[row] = NEED_REWARD, arm
+            if not pull_arm(row, arm, buffer, position, sums, counts, t, selects, status, need):
                 break
             uniform_position[row] += 3
-            sums[row, arm] += buffer[row, arm, position[row, arm]]
-            position[row, arm] += 1
-            counts[row, arm] += 1
-            t[row] += 1
-            selects[row] += 1
 
 
-# _compiled compiles the row functions, which the loop calls by their names
-_COMPILED = compile_once(globals(), needs=(_compiled._kernels,),
-                         shared=((_compiled, ("_gap_index_row", "_ugape_choice_row")),),
+# _compiled and _compiled_loop compile the row functions, which the loop calls by their names
+_COMPILED = compile_once(globals(), needs=(_compiled._kernels, _compiled_loop.compiled_row_functions),
+                         shared=((_compiled, ("_gap_index_row", "_ugape_choice_row")),
+                                 (_compiled_loop, _compiled_loop.ROW_FUNCTIONS)),
                          kernels={"rows": "_ugape_rows"})
 
 
@@ -122,15 +118,9 @@ def run_ugape_rows(k: int, epsilon: float, exploration: str, delta: float, varia
         The confidence level.
     variance : ndarray, shape (K,)
         The arms' sub-Gaussian variances.
-    max_samples : int
-    counts, sums : ndarray, shape (R, K)
-        int64 counts and float64 sums of the rewards.
-    t : ndarray, shape (R,)
-        int64 pulls so far.
-    rewards : RewardStreams
-        The batch's reward streams (read from their buffers; refilled by them).
-    policy_generators : list of numpy.random.Generator
-        Each row's policy stream, not yet drawn from.
+    max_samples, counts, sums, t, rewards, policy_generators
+        The sample cap and the batch's state and streams, as every compiled run loop takes them
+        (:mod:`allocopt.algorithms._compiled_loop`).
 
     Examples
     --------

@@ -33,9 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import compile_once
-from . import _compiled, _compiled_family_glr
-from ._compiled_loop import CAPPED, NEED_REWARD, NEED_TABLE, NEED_UNIFORMS, RUNNING, STOPPED, RowRecords, \
-    drive_rows, empty_records
+from . import _compiled_loop
+from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
 
 __all__ = ["run_uniform_rows", "threshold_table"]
 
@@ -44,63 +43,26 @@ UNIFORM_STEPS = 4096
 FIRST_TABLE_SIZE = 1 << 14
 """Entries of a new threshold table (doubled as needed)."""
 
-_glr_row = _compiled._glr_row  # the compiled row functions once _kernel() has run
-_split_top_k = _compiled._split_top_k
-_family_glr_row = _compiled_family_glr._family_glr_row
-
+# the compiled row functions of _compiled_loop once _kernel() has run
+glr_work = _compiled_loop.glr_work
+glr_check_row = _compiled_loop.glr_check_row
+pull_arm = _compiled_loop.pull_arm
 
 
 def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t, selects, buffer, position, uniforms,
                   uniform_position, rates, done, times, recommendations, stopped, status, need):
     n_arms = counts.shape[1]
-    n_bottom = n_arms - k
-    n_check = rates.shape[1]
-    n_block = buffer.shape[2]
-    n_uniforms = uniforms.shape[1]
-    means, inverse = np.empty(n_arms), np.empty(n_arms)
-    top, bottom = np.empty(k, dtype=np.int64), np.empty(n_bottom, dtype=np.int64)
-    best_values, best_arms, member = np.empty(k), np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)
-    mean_bottom, inverse_bottom, cost = np.empty(n_bottom), np.empty(n_bottom), np.empty(n_bottom)
+    glr = glr_work(n_arms, k)
     for row in rows:
         status[row] = RUNNING
         while True:
-            # 1. the Chernoff statistic and the empirical top-k (engine.run_replications, _chernoff)
-            if t[row] >= rates.shape[0]:
-                status[row], need[row] = NEED_TABLE, t[row]
-                break
-            for arm in range(n_arms):
-                means[arm] = sums[row, arm] / counts[row, arm]
-            if family_code < 0:  # Gaussian arms: the closed-form costs
-                value = _glr_row(counts[row], means, dispersion, k, top, bottom, inverse, best_values, best_arms,
-                                 member, mean_bottom, inverse_bottom, cost)[0]
-            else:  # the family's compiled pair kernel (_compiled_family_glr), on the stable top-k
-                _split_top_k(means, k, top, bottom, best_values, best_arms, member)
-                value = _family_glr_row(family_code, counts[row], means, dispersion, top, bottom)[0]
-            # 2. the levels whose threshold is crossed for the first time; 3. done or capped
-            finished = True
-            for check in range(n_check):
-                if not done[row, check]:
-                    if value > rates[t[row], check]:
-                        done[row, check] = True
-                        stopped[row, check] = True
-                        times[row, check] = t[row]
-                        recommendations[row, check, :] = top
-                    else:
-                        finished = False
-            if finished:
-                status[row] = STOPPED
-                break
-            if t[row] >= max_samples:
-                for check in range(n_check):
-                    if not done[row, check]:
-                        times[row, check] = t[row]
-                        recommendations[row, check, :] = top
-                status[row] = CAPPED
+            # 1-3. the Chernoff statistic, the records, done or capped (and a uniform for the step)
+            state = glr_check_row(row, k, max_samples, family_code, dispersion, counts, sums, t, rates, done, times,
+                                  recommendations, stopped, need, uniforms, uniform_position, 1, glr)
+            if state != RUNNING:
+                status[row] = state
                 break
             # 4. a least-pulled arm, the floor(u c)-th of the c of them (random_candidate), and its reward
-            if uniform_position[row] >= n_uniforms:
-                status[row] = NEED_UNIFORMS
-                break
             least = counts[row, 0]
             for arm in range(1, n_arms):
                 least = min(least, counts[row, arm])
@@ -115,22 +77,15 @@ def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t
                         chosen = arm
                         break
                     pick -= 1
-            if position[row, chosen] >= n_block:
-                status[row], need[row] = NEED_REWARD, chosen
+            if not pull_arm(row, chosen, buffer, position, sums, counts, t, selects, status, need):
                 break
             uniform_position[row] += 1
-            sums[row, chosen] += buffer[row, chosen, position[row, chosen]]
-            position[row, chosen] += 1
-            counts[row, chosen] += 1
-            t[row] += 1
-            selects[row] += 1
 
 
-# _compiled compiles _split_top_k and _glr_row, and _compiled_family_glr its row function: the loop calls them by
-# their names
-_COMPILED = compile_once(globals(), needs=(_compiled._kernels, _compiled_family_glr.compiled_glr_row),
-                         shared=((_compiled, ("_glr_row", "_split_top_k")),
-                                 (_compiled_family_glr, ("_family_glr_row",))),
+# _compiled_loop compiles the row functions (and, first, those of _compiled and _compiled_family_glr they call):
+# the loop calls them by their names
+_COMPILED = compile_once(globals(), needs=(_compiled_loop.compiled_row_functions,),
+                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS),),
                          kernels={"rows": "_uniform_rows"})
 
 
@@ -174,15 +129,9 @@ def run_uniform_rows(k: int, dispersion: np.ndarray, checkpoints: np.ndarray, th
         The confidence levels.
     threshold : callable
         :math:`\beta(t, \delta)`, elementwise over numpy arrays.
-    max_samples : int
-    counts, sums : ndarray, shape (R, K)
-        int64 counts and float64 sums of the rewards.
-    t : ndarray, shape (R,)
-        int64 pulls so far.
-    rewards : RewardStreams
-        The batch's reward streams (read from their buffers; refilled by them).
-    policy_generators : list of numpy.random.Generator
-        Each row's policy stream, not yet drawn from.
+    max_samples, counts, sums, t, rewards, policy_generators
+        The sample cap and the batch's state and streams, as every compiled run loop takes them
+        (:mod:`allocopt.algorithms._compiled_loop`).
     family_code : int, default -1
         -1 for Gaussian arms (closed-form costs), else the number of the family's compiled confidence pair kernel
         (:func:`allocopt._compiled_families.kernel_code`): the statistic of
