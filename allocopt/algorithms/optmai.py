@@ -40,6 +40,7 @@ random order of the arms drawn once per run. OptMAI needs the budget (``anytime 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -57,18 +58,22 @@ r"""The default :math:`\beta = \frac34 e^{0.2} \approx 0.916`: the pulls per arm
 
 
 class OptMAIRounds(NamedTuple):
-    """OptMAI's schedule for n arms, K and the budget Q (:func:`optmai_rounds`)."""
+    """OptMAI's schedule for n arms, K and the budget Q (:func:`optmai_rounds`; read-only arrays)."""
 
     sizes: np.ndarray
     """|S_r|: the active arms of round r (while no early end)."""
-    removed: np.ndarray
-    """The arms round r removes: floor(|S_r|/4), at least one in Accept-Reject."""
     pulls: np.ndarray
     """New pulls of each active arm in round r: floor((1 - beta) beta^r Q / |S_r|)."""
     targets: np.ndarray
     """Cumulative pulls of an arm active through round r."""
     quantile_rounds: int
     """How many rounds are Quantile-Elimination rounds (those with |S_r| > 4K)."""
+
+    @property
+    def removed(self) -> np.ndarray:
+        """The arms round r removes, |S_r| - |S_{r+1}| (|S_r| in the last round): floor(|S_r|/4), at least one in
+        Accept-Reject."""
+        return self.sizes - np.append(self.sizes[1:], 0)
 
 
 def optmai_rounds(n_arms: int, k: int, budget: int, beta: float = OPTMAI_BETA) -> OptMAIRounds:
@@ -93,22 +98,29 @@ def optmai_rounds(n_arms: int, k: int, budget: int, beta: float = OPTMAI_BETA) -
     k = as_int(k, "optmai_rounds", "k", low=1, high=n_arms - 1)
     budget = as_int(budget, "optmai_rounds", "budget", low=n_arms,
                     requirement=f"an integer >= n = {n_arms} (one pull per arm)")
-    beta = _beta(beta, "optmai_rounds")
-    sizes, removed = [], []
+    return _schedule(n_arms, k, budget, _beta(beta, "optmai_rounds"))
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule(n_arms: int, k: int, budget: int, beta: float) -> OptMAIRounds:
+    """:func:`optmai_rounds` on valid arguments, computed once per (n, K, Q, beta): a rule's every step reads the
+    same schedule (its arrays are read-only, since the calls share them)."""
+    sizes = []
     size = n_arms
-    while size > 4 * k:
+    while size > 4 * k:  # Quantile-Elimination: floor(|S_r|/4) removed
         sizes.append(size)
-        removed.append(size // 4)
         size -= size // 4
     quantile_rounds = len(sizes)
-    while size > 0:
+    while size > 0:  # Accept-Reject: max(1, floor(|S_r|/4)) removed
         sizes.append(size)
-        removed.append(max(1, size // 4))
-        size -= removed[-1]
+        size -= max(1, size // 4)
     sizes_array = np.array(sizes, dtype=np.int64)
     share = (1.0 - beta) * beta ** np.arange(sizes_array.size) * budget
     pulls = np.floor(share / sizes_array).astype(np.int64)
-    return OptMAIRounds(sizes_array, np.array(removed, dtype=np.int64), pulls, np.cumsum(pulls), quantile_rounds)
+    targets = np.cumsum(pulls)
+    for array in (sizes_array, pulls, targets):
+        array.flags.writeable = False
+    return OptMAIRounds(sizes_array, pulls, targets, quantile_rounds)
 
 
 def _beta(beta, func: str) -> float:
@@ -151,7 +163,7 @@ class OptMAI(_Rounds):
         budget = context.budget_value(self.name)
         if budget < context.n_arms:
             fail("OptMAI", "budget", f"an integer >= K = {context.n_arms} (one pull per arm)", budget)
-        return optmai_rounds(context.n_arms, context.k, budget, self.beta)
+        return _schedule(int(context.n_arms), int(context.k), int(budget), self.beta)  # (the beta is checked)
 
     def targets(self, context: RuleContext) -> np.ndarray:
         return self.rounds(context).targets
