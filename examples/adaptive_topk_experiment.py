@@ -56,14 +56,13 @@ from pathlib import Path
 import numpy as np
 
 from allocopt import TopKProblem
-from allocopt._rng import root_entropy
-from allocopt._validation import fail
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_docs_section
 from allocopt.algorithms import (AdaptiveTopKFixedBudget, BatchPullEach, CLUCBPACFixedBudget, OptMAI, PullEach,
                                  identify_fixed_budget)
-from allocopt.algorithms.rewards import PolicyStreams, RewardStreams
+from allocopt.algorithms.rewards import PolicyStreams, RewardStreams, stream_entropy
 from allocopt.algorithms.statistics import empirical_means
 from allocopt.complexity import adaptive_topk_sample_complexity, aggregate_regret, h_t_eps
+from allocopt.exceptions import InvalidArgumentError
 from allocopt.simulate import binomial_confidence_interval, paired_mean_difference
 from allocopt.testing.bandit_instances import synthetic_p, two_group, uniform
 
@@ -148,9 +147,10 @@ class DivideBudget:
         n_arms, k = problem.n_arms, problem.k
         budgets = np.unique(np.asarray(budgets, dtype=np.int64))
         if budgets[0] <= n_arms:
-            fail("DivideBudget.shared_recommendations", "budgets", f"budgets larger than n = {n_arms} (so that "
-                 "every budget pulls a block after the initial pulls)", budgets[0])
-        entropy = root_entropy(rng, "DivideBudget.shared_recommendations")
+            raise InvalidArgumentError(f"The 'budgets' parameter of DivideBudget.shared_recommendations must be "
+                                       f"budgets larger than n = {n_arms} (so that every budget pulls a block after "
+                                       f"the initial pulls). Got {int(budgets[0])} instead.")
+        entropy = stream_entropy(rng)  # the streams of identify_fixed_budget(..., rng=rng)
         runs = np.arange(n_runs)
         priority = np.array([cls._order(uniform, n_arms) for uniform in PolicyStreams(entropy, runs, 1).next(runs)[:, 0]])
         share, extra = np.divmod(budgets, n_arms)

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._rng import RandomLike, root_entropy
 from .._validation import fail
 from ..families import ExponentialFamily
 
-__all__ = ["RewardStreams", "PolicyStreams", "draw_rewards", "stream_seed_states", "REWARD_BLOCK", "BUFFER_VALUES",
-           "UNIFORM_BLOCK"]
+__all__ = ["RewardStreams", "PolicyStreams", "draw_rewards", "stream_seed_states", "stream_entropy", "REWARD_BLOCK",
+           "BUFFER_VALUES", "UNIFORM_BLOCK"]
 
 REWARD_BLOCK = 256
 """Rewards drawn per refill of an arm's buffer (at most; see :data:`BUFFER_VALUES`)."""
@@ -48,6 +49,25 @@ UNIFORM_BLOCK = 256
 """Steps of policy uniforms drawn per refill."""
 
 _HALF_ULP = 2.0 ** -54  # random() returns multiples of 2**-53 in [0, 1); adding half a step lands in (0, 1)
+
+
+def stream_entropy(rng: RandomLike) -> int:
+    """The ``entropy`` of the streams of the experiment that a runner (:func:`~allocopt.algorithms.identify`,
+    :func:`~allocopt.algorithms.identify_fixed_budget`, ...) runs with ``rng=``: :class:`RewardStreams` and
+    :class:`PolicyStreams` built from it read the rewards and policy uniforms of that experiment's replications.
+
+    A nonnegative integer is its own entropy and a SeedSequence gives its entropy (both reproducible); a Generator
+    contributes one draw (two calls give two experiments); None draws fresh entropy from the operating system.
+
+    Examples
+    --------
+    >>> stream_entropy(7), stream_entropy(np.random.SeedSequence(7))
+    (7, 7)
+    >>> uniforms = PolicyStreams(stream_entropy(7), [0, 1], per_step=3).next(np.arange(2))  # replications 0, 1
+    >>> uniforms.shape, bool(((0 < uniforms) & (uniforms < 1)).all())
+    ((2, 3), True)
+    """
+    return root_entropy(rng, "stream_entropy")
 
 
 def draw_rewards(family: ExponentialFamily, mean: float, dispersion: float, size: int,
