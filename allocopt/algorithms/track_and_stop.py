@@ -24,8 +24,12 @@ Solver failures
 
 Batched solves
     A batched step collects the runs whose allocation is due and calls :func:`solve_allocations` once for all
-    of them. Today it loops over the runs calling :func:`~allocopt.solve_topk` (warm-started from each run's
-    previous exact solution); a batched solver can replace its body without touching the rule.
+    of them. With the exact solver and no option but ``tol`` that is one call of
+    :func:`~allocopt.solve_topk_batch` on the empirical means of those runs (moved inside the mean domain as
+    above), certified row by row (a row's answer does not depend on the other rows); a row is accepted when the
+    batch reports it ``"optimal"`` and its allocation is finite and nonnegative, and the accepted allocations are
+    normalised to sum to 1. Any other solver or option is called run by run through :func:`~allocopt.solve_topk`,
+    warm-started from the run's previous result.
 
 Compiled run loop
     A batched fixed-confidence run on Gaussian arms stopped by the Chernoff statistic with a built-in threshold, with
@@ -236,10 +240,8 @@ class TrackAndStop:
         solver (with at most a ``tol``) at every step, a built-in threshold and no budget through
         :func:`~allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (None otherwise, or for a
         subclass, whose steps may differ)."""
-        import inspect
-
         from ..topk._exact import FAST_PATH_PAIRS
-        from ..topk.batch import solve_topk_batch
+        from ..topk.batch import BATCH_TOL
         from ._compiled_track_and_stop import run_track_and_stop_rows
         from .stopping import HeuristicThreshold, TheoreticalThreshold
 
@@ -250,7 +252,7 @@ class TrackAndStop:
                 or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
                 or np.shape(context.dispersion) != (n_arms,) or k * (n_arms - k) > FAST_PATH_PAIRS):
             return None
-        tol = self.solver_options.get("tol", inspect.signature(solve_topk_batch).parameters["tol"].default)
+        tol = self.solver_options.get("tol", BATCH_TOL)  # solve_allocations leaves it to solve_topk_batch
         return run_track_and_stop_rows(context, tol, checkpoints, threshold, max_samples, counts, sums, t, rewards,
                                        policy_generators)
 

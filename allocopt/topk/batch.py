@@ -43,9 +43,13 @@ from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem, _readonly
 
-__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES"]
+__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES", "BATCH_TOL"]
 
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
+BATCH_TOL = 1e-9
+r"""The default ``tol`` of :func:`solve_topk_batch`: a row is ``"optimal"`` when its certified gap is at most
+``tol`` times its value :math:`\Gamma(\psi)` (also the tolerance of Track-and-Stop's compiled loop when the rule
+leaves ``tol`` to the batch solver)."""
 _OPTIMAL, _NOT_CERTIFIED, _INVALID = range(3)  # the row statuses as codes while a batch is solved
 _STATUS_WORDS = np.array(BATCH_STATUSES)
 
@@ -277,7 +281,7 @@ def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, ki
 
 
 def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
-                     variance: ArrayLike = 1.0, kind: str = "confidence", tol: float = 1e-9,
+                     variance: ArrayLike = 1.0, kind: str = "confidence", tol: float = BATCH_TOL,
                      warm_start: ArrayLike | None = None) -> TopKBatchResult:
     r"""Solve R top-k allocation problems :math:`\max_{\psi} \min_{i,j} C_{ij}(\psi)` exactly, with one
     certificate per instance.
@@ -294,7 +298,7 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
         Gaussian variance (one value or one per arm, shared by the rows).
     kind : {"confidence", "budget"}
         Costs :math:`C_{ij}` or :math:`B_{ij}` (identical for Gaussian arms).
-    tol : float, default 1e-9
+    tol : float, default :data:`BATCH_TOL` (1e-9)
         Certified relative gap below which a row is ``"optimal"``.
     warm_start : array_like of shape (R, K), optional
         Previous allocations (for example the previous step's ``psi``); positive rows start the Gaussian
