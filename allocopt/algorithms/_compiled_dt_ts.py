@@ -45,7 +45,7 @@ from scipy import special
 
 from .._numba import compile_once
 from . import _compiled, _compiled_loop
-from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
+from ._compiled_loop import RUNNING, RowRecords, SolverRows, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
 
 __all__ = ["run_dt_ts_rows", "drive_glr_rows", "LANES", "UNIFORM_STEPS"]
@@ -212,18 +212,16 @@ def run_dt_ts_rows(k: int, dispersion: np.ndarray, iterations: int, checkpoints:
     records = empty_records(n_rows, checkpoints.shape[0], k)
     done = np.zeros((n_rows, checkpoints.shape[0]), dtype=np.bool_)
     dispersion = np.ascontiguousarray(dispersion, dtype=float)
-    psi = np.full((n_rows, n_arms), 1.0 / n_arms)  # DTTS.init_state: uniform before the first solve
-    fallbacks = np.zeros(n_rows, dtype=np.int64)
-    calls = np.zeros(n_rows, dtype=np.int64)
+    solver = SolverRows.start(n_rows, n_arms)  # DTTS.init_state: uniform before the first solve
     quantiles = np.empty((n_rows, UNIFORM_STEPS * (n_arms + 1)))
 
     def run(pending, uniforms, uniform_position, rates, status, need):
         kernel(pending, k, max_samples, int(iterations), LANES, dispersion, counts, sums, t, records.selects,
                rewards.buffer, rewards.position, uniforms, quantiles, uniform_position, rates, done, records.times,
-               records.recommendations, records.stopped, status, need, psi, fallbacks, calls)
+               records.recommendations, records.stopped, status, need, solver.psi, solver.fallbacks, solver.calls)
 
     drive_glr_rows(run, threshold, checkpoints, t, quantiles, rewards, policy_generators)
-    return records._replace(diagnostics={"solver_fallbacks": fallbacks, "solver_calls": calls})
+    return records._replace(diagnostics=solver.diagnostics())
 
 
 def drive_glr_rows(run, threshold, checkpoints: np.ndarray, t: np.ndarray, quantiles: np.ndarray, rewards,

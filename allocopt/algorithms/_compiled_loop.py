@@ -46,7 +46,7 @@ from ._compiled_lucb import refill_rows
 
 __all__ = ["RUNNING", "STOPPED", "CAPPED", "NEED_REWARD", "NEED_UNIFORMS", "NEED_TABLE", "RowRecords",
            "empty_records", "drive_rows", "reward_missing", "add_reward", "pull_arm", "table_missing", "glr_work",
-           "glr_check_row", "compiled_row_functions", "ROW_FUNCTIONS"]
+           "glr_check_row", "compiled_row_functions", "ROW_FUNCTIONS", "SolverRows"]
 
 RUNNING, STOPPED, CAPPED, NEED_REWARD, NEED_UNIFORMS, NEED_TABLE = range(6)
 
@@ -61,6 +61,33 @@ class RowRecords(NamedTuple):
     stopped: np.ndarray
     selects: np.ndarray
     diagnostics: dict[str, np.ndarray] | None = None
+
+
+class SolverRows(NamedTuple):
+    """The per-row state of a loop whose rule solves an allocation problem at every step (DT-TS, Track-and-Stop):
+    the allocation the row tracks, shape (R, K), and the counts of solver fallbacks (the previous allocation kept)
+    and of solver calls, shape (R,), which the loop reports as its diagnostics."""
+
+    psi: np.ndarray
+    fallbacks: np.ndarray
+    calls: np.ndarray
+
+    @classmethod
+    def start(cls, n_rows: int, n_arms: int) -> SolverRows:
+        """The state before the first solve: the uniform allocation (the rules' ``init_state``), no call.
+
+        Examples
+        --------
+        >>> rows = SolverRows.start(2, 4)
+        >>> rows.psi[0].tolist(), rows.calls.tolist()
+        ([0.25, 0.25, 0.25, 0.25], [0, 0])
+        """
+        return cls(np.full((n_rows, n_arms), 1.0 / n_arms), np.zeros(n_rows, dtype=np.int64),
+                   np.zeros(n_rows, dtype=np.int64))
+
+    def diagnostics(self) -> dict[str, np.ndarray]:
+        """The diagnostics ``solver_fallbacks`` and ``solver_calls`` of each row, as the engine reports them."""
+        return {"solver_fallbacks": self.fallbacks, "solver_calls": self.calls}
 
 
 def empty_records(n_rows: int, n_check: int, k: int) -> RowRecords:

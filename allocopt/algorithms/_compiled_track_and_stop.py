@@ -52,7 +52,7 @@ from ..topk.certificate import ROUNDING_ALLOWANCE
 from .._numba import compile_once
 from ..topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from . import _compiled, _compiled_bts, _compiled_loop
-from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
+from ._compiled_loop import RUNNING, RowRecords, SolverRows, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
 
 __all__ = ["run_track_and_stop_rows", "NEED_SOLVE", "UNIFORM_STEPS"]
@@ -241,9 +241,7 @@ def run_track_and_stop_rows(context, tol: float, checkpoints: np.ndarray, thresh
     records = empty_records(n_rows, checkpoints.shape[0], k)
     done = np.zeros((n_rows, checkpoints.shape[0]), dtype=np.bool_)
     dispersion = np.ascontiguousarray(context.dispersion, dtype=float)
-    psi = np.full((n_rows, n_arms), 1.0 / n_arms)  # TrackAndStop.init_state: uniform before the first solve
-    fallbacks = np.zeros(n_rows, dtype=np.int64)
-    calls = np.zeros(n_rows, dtype=np.int64)
+    solver = SolverRows.start(n_rows, n_arms)  # TrackAndStop.init_state: uniform before the first solve
     handed = np.zeros(n_rows, dtype=np.bool_)
     handed_ok = np.zeros(n_rows, dtype=np.bool_)
     handed_psi = np.full((n_rows, n_arms), np.nan)
@@ -257,9 +255,10 @@ def run_track_and_stop_rows(context, tol: float, checkpoints: np.ndarray, thresh
             handed[solve], handed_ok[solve], handed_psi[solve] = True, ok, new_psi
         kernel(pending, k, max_samples, float(tol), dispersion, counts, sums, t, records.selects, rewards.buffer,
                rewards.position, uniforms, uniform_position, rates, done, records.times, records.recommendations,
-               records.stopped, status, need, psi, fallbacks, calls, handed, handed_ok, handed_psi)
+               records.stopped, status, need, solver.psi, solver.fallbacks, solver.calls, handed, handed_ok,
+               handed_psi)
 
     drive_rows(run, threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1),
                lambda largest: threshold_table(threshold, checkpoints, largest), n_rows, UNIFORM_STEPS, rewards,
                policy_generators)
-    return records._replace(diagnostics={"solver_fallbacks": fallbacks, "solver_calls": calls})
+    return records._replace(diagnostics=solver.diagnostics())
