@@ -40,7 +40,7 @@ the experiments' form of :math:`U` (:math:`\log((1+\epsilon)t + 2)`), as the pap
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -278,15 +278,20 @@ def _lil_eps(version: str, eps: float | None, func: str) -> float:
     return as_float(eps, func, "eps", low=0.0, high=1.0, low_open=True, high_open=True)
 
 
+@dataclass(frozen=True)
 class _LilRule(_BoundCrossing):
-    """Shared LIL machinery: version, epsilon, the algorithm's delta and sigma."""
+    """Shared LIL machinery: the parameters ``version``, ``eps`` and ``form`` of every lil' rule (checked when a
+    rule is made), epsilon, the algorithm's delta and sigma."""
 
     families = SUBGAUSSIAN_FAMILIES  # LIL radii of sub-Gaussian rewards: the runners refuse the other families
 
-    version: str
-    eps: float | None
-    form: str
-    union: str = "theorem-3.1"  # which error bound fixes the faithful delta
+    version: str = "heuristic"
+    eps: float | None = None
+    form: str = "experiments"
+    union: ClassVar[str] = "theorem-3.1"  # which error bound fixes the faithful delta
+
+    def __post_init__(self):
+        self._validate()
 
     def _validate(self) -> None:
         func = type(self).__name__
@@ -394,13 +399,7 @@ class LilLUCB(_UniformRadii):
     True
     """
 
-    version: str = "heuristic"
-    eps: float | None = None
-    form: str = "experiments"
     name = "lil-lucb"
-
-    def __post_init__(self):
-        self._validate()
 
 
 @dataclass(frozen=True)
@@ -424,13 +423,7 @@ class LUCBPlusPlus(_SplitRadii):
     True
     """
 
-    version: str = "heuristic"
-    eps: float | None = None
-    form: str = "experiments"
     name = "lucb++"
-
-    def __post_init__(self):
-        self._validate()
 
 
 @dataclass(frozen=True)
@@ -458,13 +451,7 @@ class LilRandLUCB(_SplitRadii):
     True
     """
 
-    version: str = "heuristic"
-    eps: float | None = None
-    form: str = "experiments"
     name = "lil-rand-lucb"
-
-    def __post_init__(self):
-        self._validate()
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return 3
@@ -509,13 +496,7 @@ class LilCLUCB(_UniformRadii):
     True
     """
 
-    version: str = "heuristic"
-    eps: float | None = None
-    form: str = "experiments"
     name = "lil-clucb"
-
-    def __post_init__(self):
-        self._validate()
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return 1

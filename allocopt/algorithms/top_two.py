@@ -89,13 +89,25 @@ def transportation_costs(context: RuleContext, counts: np.ndarray, means: np.nda
     return np.where(arms == leader[..., None], np.inf, cost)
 
 
-def _check_beta(beta, func: str) -> None:
-    as_float(beta, func, "beta", low=0.0, high=1.0, low_open=True, high_open=True,
-             requirement="a probability in the open interval (0, 1)")
+@dataclass(frozen=True)
+class _TopTwo:
+    """What the three rules share: the leader's probability ``beta`` (checked when a rule is made) and k = 1."""
+
+    beta: float = 0.5
+    max_k = 1
+    uses_glr = False
+
+    def __post_init__(self):
+        as_float(self.beta, type(self).__name__, "beta", low=0.0, high=1.0, low_open=True, high_open=True,
+                 requirement="a probability in the open interval (0, 1)")
 
 
-def _leader(theta: np.ndarray, uniforms) -> np.ndarray:
-    return random_candidate(theta == theta.max(axis=-1, keepdims=True), uniforms)
+def _sampled_leader(context, counts, sums, uniforms) -> np.ndarray:
+    """TTTS's and T3C's leader: the arg max of a posterior sample (``uniforms[..., :K]``), ties broken with
+    ``uniforms[..., K]``."""
+    n_arms = context.n_arms
+    theta = posterior_sample(context.family, context.dispersion, counts, sums, uniforms[..., :n_arms])
+    return random_candidate(theta == theta.max(axis=-1, keepdims=True), uniforms[..., n_arms])
 
 
 def _t3c_challenger(context, counts, means, leader, uniforms):
@@ -104,7 +116,7 @@ def _t3c_challenger(context, counts, means, leader, uniforms):
 
 
 @dataclass(frozen=True)
-class T3C:
+class T3C(_TopTwo):
     """Top-two transportation cost (module docstring). ``beta``: the leader's probability, in (0, 1).
 
     Examples
@@ -116,13 +128,7 @@ class T3C:
     True
     """
 
-    beta: float = 0.5
     name = "t3c"
-    max_k = 1
-    uses_glr = False
-
-    def __post_init__(self):
-        _check_beta(self.beta, "T3C")
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return context.n_arms + 3
@@ -132,9 +138,7 @@ class T3C:
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms = context.n_arms
-        # leader: the arg max of a posterior sample
-        theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:n_arms])
-        leader = int(_leader(theta, uniforms[n_arms]))
+        leader = int(_sampled_leader(context, view.counts, view.sums, uniforms))
         if uniforms[n_arms + 1] < self.beta:
             return leader
         # challenger: the smallest transportation cost W(leader, b) at the empirical means
@@ -142,14 +146,13 @@ class T3C:
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms = context.n_arms
-        theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])
-        leader = _leader(theta, uniforms[:, n_arms])
+        leader = _sampled_leader(context, view.counts, view.sums, uniforms)
         challenger = _t3c_challenger(context, view.counts, view.means, leader, uniforms[:, n_arms + 2])
         return np.where(uniforms[:, n_arms + 1] < self.beta, leader, challenger)
 
 
 @dataclass(frozen=True)
-class TTTS:
+class TTTS(_TopTwo):
     """Top-two Thompson sampling (module docstring).
 
     Parameters
@@ -168,15 +171,12 @@ class TTTS:
     True
     """
 
-    beta: float = 0.5
     max_resamples: int = 8
     name = "ttts"
-    max_k = 1
-    uses_glr = False
     diagnostic_names = ("resample_fallbacks",)
 
     def __post_init__(self):
-        _check_beta(self.beta, "TTTS")
+        super().__post_init__()
         as_int(self.max_resamples, "TTTS", "max_resamples", low=1)
 
     def uniforms_per_step(self, context: RuleContext) -> int:
@@ -195,9 +195,7 @@ class TTTS:
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms = context.n_arms
-        # leader: the arg max of a posterior sample
-        theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:n_arms])
-        leader = int(_leader(theta, uniforms[n_arms]))
+        leader = int(_sampled_leader(context, view.counts, view.sums, uniforms))
         if uniforms[n_arms + 1] < self.beta:
             return leader
         # challenger: re-sample until the arg max is another arm
@@ -211,8 +209,7 @@ class TTTS:
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms = context.n_arms
-        theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])
-        leader = _leader(theta, uniforms[:, n_arms])
+        leader = _sampled_leader(context, view.counts, view.sums, uniforms)
         arms = leader.copy()
         pending = np.flatnonzero(uniforms[:, n_arms + 1] >= self.beta)
         for attempt in range(int(self.max_resamples)):
@@ -230,7 +227,7 @@ class TTTS:
 
 
 @dataclass(frozen=True)
-class TTEI:
+class TTEI(_TopTwo):
     """Top-two expected improvement for Gaussian arms (module docstring). ``beta``: the leader's probability.
 
     Examples
@@ -242,14 +239,8 @@ class TTEI:
     True
     """
 
-    beta: float = 0.5
     name = "ttei"
-    max_k = 1
     families = ("gaussian",)
-    uses_glr = False
-
-    def __post_init__(self):
-        _check_beta(self.beta, "TTEI")
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return 3

@@ -18,15 +18,11 @@ from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
 from allocopt.algorithms.stopping import HeuristicThreshold, TheoreticalThreshold
+from twin_problems import GAUSSIAN_PROBLEMS, assert_same_records
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
-PROBLEMS = {
-    "paper, 20 arms, k = 5": TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25),
-    "equal means, unequal variances": TopKProblem([1.0, 0.9, 0.5, 0.5, 0.0], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0]),
-    "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
-    "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
-}
+PROBLEMS = GAUSSIAN_PROBLEMS
 RULES = {"dt-ts": DTTS, "bts": BTS}
 
 
@@ -41,8 +37,7 @@ def records(problem: TopKProblem, rule, *, compiled: bool, deltas=(0.1, 0.01), t
 def assert_same(problem: TopKProblem, rule, **options):
     fast = records(problem, rule, compiled=True, **options)
     slow = records(problem, rule, compiled=False, **options)
-    for name in ("times", "recommendations", "stopped", "pulls", "steps", "replication_steps"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert_same_records(fast, slow)
     assert sorted(fast.diagnostics) == sorted(slow.diagnostics)
     for name in slow.diagnostics:
         assert np.array_equal(fast.diagnostics[name], slow.diagnostics[name]), name

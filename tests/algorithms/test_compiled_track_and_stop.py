@@ -21,14 +21,12 @@ from allocopt.algorithms.protocol import RuleContext
 from allocopt.algorithms.stopping import HeuristicThreshold, TheoreticalThreshold
 from allocopt.algorithms.track_and_stop import TrackAndStop
 from allocopt.topk.certificate import certified_gap
+from twin_problems import GAUSSIAN_PROBLEMS, assert_same_records
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
 PROBLEMS = {
-    "paper, 20 arms, k = 5": TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25),
-    "equal means, unequal variances": TopKProblem([1.0, 0.9, 0.5, 0.5, 0.0], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0]),
-    "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
-    "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
+    **GAUSSIAN_PROBLEMS,
     # top and bottom arms in two tight clusters: the double star of these means fails its check (the test below
     # shows it), so that rows near them are handed back to the numpy solver; with the levels CLUSTERED_DELTAS the runs
     # last long enough for the clusters to form in the empirical means
@@ -66,8 +64,7 @@ def assert_same(problem: TopKProblem, rule=None, **options):
         fast = records(problem, rule, compiled=True, **options)
     assert loops[0] == 1  # the batch ran in the compiled loop
     slow = records(problem, rule, compiled=False, **options)
-    for name in ("times", "recommendations", "stopped", "pulls", "steps", "replication_steps"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert_same_records(fast, slow)
     assert sorted(fast.diagnostics) == sorted(slow.diagnostics) == ["solver_calls", "solver_fallbacks"]
     for name in slow.diagnostics:
         assert np.array_equal(fast.diagnostics[name], slow.diagnostics[name]), name

@@ -17,14 +17,12 @@ from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms.engine import run_replications
 from allocopt.algorithms.protocol import RuleContext
 from allocopt.algorithms.stopping import HeuristicThreshold, TheoreticalThreshold
+from twin_problems import GAUSSIAN_PROBLEMS, assert_same_records
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
 PROBLEMS = {
-    "paper, 20 arms, k = 5": TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25),
-    "equal means, unequal variances": TopKProblem([1.0, 0.9, 0.5, 0.5, 0.0], 2, variance=[0.25, 1.0, 0.5, 0.3, 2.0]),
-    "k = 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 1, variance=1.0),
-    "k = K - 1": TopKProblem([1.0, 0.8, 0.5, 0.2], 3, variance=1.0),
+    **GAUSSIAN_PROBLEMS,
     # Bernoulli arms: the statistic of the compiled pair kernel, means of 0 and 1 and ties in the first pulls
     "bernoulli, theta = 0.9, ..., 0.1, k = 3": TopKProblem(np.round(np.arange(9, 0, -1) / 10.0, 12), 3,
                                                           family="bernoulli"),
@@ -44,8 +42,7 @@ def records(problem: TopKProblem, *, compiled: bool, deltas=(0.1, 0.01), thresho
 def assert_same(problem: TopKProblem, **options) -> None:
     fast = records(problem, compiled=True, **options)
     slow = records(problem, compiled=False, **options)
-    for name in ("times", "recommendations", "stopped", "pulls", "steps", "replication_steps"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert_same_records(fast, slow)
 
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
