@@ -42,7 +42,10 @@ def test_schedule_matches_the_definition_and_fits_in_the_budget(n_arms, k, budge
     assert rounds.sizes.tolist() == sizes and rounds.pulls.tolist() == pulls
     assert rounds.quantile_rounds == quantile
     assert rounds.targets.tolist() == np.cumsum(pulls).tolist()
-    assert (rounds.sizes[1:] == rounds.sizes[:-1] - rounds.removed[:-1]).all()
+    # the arms each round removes, by the definition: a quarter, at least one in Accept-Reject
+    assert rounds.removed.tolist() == [size // 4 if r < quantile else max(1, size // 4) for r, size in enumerate(sizes)]
+    # computed once per (n, K, Q, beta): the same read-only schedule at every call
+    assert optmai_rounds(n_arms, k, budget) is rounds and not rounds.targets.flags.writeable
     # the shares sum to Q (1 - beta^R) < Q
     assert int((rounds.sizes * rounds.pulls).sum()) <= budget
     assert OPTMAI_BETA == pytest.approx(float(mpmath.mpf(3) / 4 * mpmath.exp(mpmath.mpf("0.2"))), rel=1e-15)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allocopt.algorithms.rewards import (REWARD_BLOCK, RewardStreams, reward_generator, stream_generators,
-                                       stream_seed_states)
+from allocopt.algorithms.rewards import (REWARD_BLOCK, RewardStreams, reward_generator, stream_entropy,
+                                       stream_generators, stream_seed_states)
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
 
@@ -88,3 +88,15 @@ def test_stream_generators_draw_what_reward_generator_draws():
 def test_stream_seed_states_refuse_indices_beyond_one_word():
     with pytest.raises(AllocoptError, match="'replications' parameter of stream_seed_states"):
         stream_seed_states(1, [2**32], 2)
+
+
+def test_stream_entropy_follows_the_runners_rule_and_names_a_bad_seed():
+    # a nonnegative integer is its own entropy and a SeedSequence gives its entropy, as the runners read rng=
+    # (the experiment of examples/adaptive_topk_experiment.py reads the engine's streams through it: a test compares
+    # those records with the engine's, tests/algorithms/test_divide_budget_shared.py)
+    assert stream_entropy(7) == 7
+    assert stream_entropy(np.random.SeedSequence(2**40 + 3)) == 2**40 + 3
+    first, second = np.random.default_rng(5), np.random.default_rng(5)
+    assert stream_entropy(first) == int(second.integers(0, 2**63 - 1))  # a Generator contributes one draw
+    with pytest.raises(AllocoptError, match="'rng' parameter of stream_entropy"):
+        stream_entropy(-1)
