@@ -19,10 +19,11 @@ the numpy loop's:
   empirical top-k (in increasing arm order); at the sample cap the open levels record :math:`t` and the top-k, not
   stopped; the number of steps is counted as the engine counts them.
 * **the same randomness.** The pull is a least-pulled arm, the :math:`\lfloor uc \rfloor`-th of the :math:`c` of
-  them in arm order (:func:`allocopt._rng.random_candidate`), with one uniform per step from the row's policy
-  stream; rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams` buffers. The loop
-  leaves the compiled code, before changing a row's state, when the row needs a reward buffer, more uniforms or
-  a longer threshold table (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
+  them in arm order (:func:`allocopt._rng.random_candidate`'s rule, by the compiled row function
+  :func:`allocopt.algorithms._compiled._pick_tied`), with one uniform per step from the row's policy stream;
+  rewards are read from the engine's :class:`~allocopt.algorithms.rewards.RewardStreams` buffers. The loop leaves
+  the compiled code, before changing a row's state, when the row needs a reward buffer, more uniforms or a longer
+  threshold table (:func:`allocopt.algorithms._compiled_loop.drive_rows` supplies them).
 
 The tests run the engine with this loop and with the numpy loop (``compiled_kernels(False)``) and compare the
 records.
@@ -33,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import compile_once
-from . import _compiled_loop
+from . import _compiled, _compiled_loop
 from ._compiled_loop import RUNNING, RowRecords, drive_rows, empty_records
 
 __all__ = ["run_uniform_rows", "threshold_table"]
@@ -43,7 +44,8 @@ UNIFORM_STEPS = 4096
 FIRST_TABLE_SIZE = 1 << 14
 """Entries of a new threshold table (doubled as needed)."""
 
-# the compiled row functions of _compiled_loop once _kernel() has run
+# the compiled row functions of _compiled_loop and _compiled once _kernel() has run
+_pick_tied = _compiled._pick_tied
 glr_work = _compiled_loop.glr_work
 glr_check_row = _compiled_loop.glr_check_row
 pull_arm = _compiled_loop.pull_arm
@@ -53,6 +55,7 @@ def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t
                   uniform_position, rates, done, times, recommendations, stopped, status, need):
     n_arms = counts.shape[1]
     glr = glr_work(n_arms, k)
+    arms = np.arange(n_arms)
     for row in rows:
         status[row] = RUNNING
         while True:
@@ -63,29 +66,16 @@ def _uniform_rows(rows, k, max_samples, family_code, dispersion, counts, sums, t
                 status[row] = state
                 break
             # 4. a least-pulled arm, the floor(u c)-th of the c of them (random_candidate), and its reward
-            least = counts[row, 0]
-            for arm in range(1, n_arms):
-                least = min(least, counts[row, arm])
-            n_least = 0
-            for arm in range(n_arms):
-                n_least += counts[row, arm] == least
-            pick = min(int(uniforms[row, uniform_position[row]] * n_least), max(n_least - 1, 0))
-            chosen = 0
-            for arm in range(n_arms):
-                if counts[row, arm] == least:
-                    if pick == 0:
-                        chosen = arm
-                        break
-                    pick -= 1
+            chosen = _pick_tied(arms, counts[row], False, uniforms[row, uniform_position[row]])
             if not pull_arm(row, chosen, buffer, position, sums, counts, t, selects, status, need):
                 break
             uniform_position[row] += 1
 
 
-# _compiled_loop compiles the row functions (and, first, those of _compiled and _compiled_family_glr they call):
-# the loop calls them by their names
+# _compiled_loop compiles the row functions (and, first, those of _compiled, _pick_tied among them, and of
+# _compiled_family_glr): the loop calls them by their names
 _COMPILED = compile_once(globals(), needs=(_compiled_loop.compiled_row_functions,),
-                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS),),
+                         shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS), (_compiled, ("_pick_tied",))),
                          kernels={"rows": "_uniform_rows"})
 
 
