@@ -91,6 +91,17 @@ def _rank_members(values, members, count, chosen):
         chosen[best] = True
 
 
+def _race_sets(row, accepted, eliminated, remaining):
+    """``remaining`` := the row's survivors R (neither accepted nor eliminated); returns :math:`|S|` and :math:`|R|`."""
+    n_accepted = 0
+    n_remaining = 0
+    for arm in range(accepted.shape[1]):
+        remaining[arm] = not (accepted[row, arm] or eliminated[row, arm])
+        n_accepted += accepted[row, arm]
+        n_remaining += remaining[arm]
+    return n_accepted, n_remaining
+
+
 def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, counts, sums, t, selects, buffer, position,
                  uniforms, uniform_position, tie_uniforms, accepted, eliminated, rates, times, recommendations, stopped,
                  status, need):
@@ -106,12 +117,7 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
                 status[row] = NEED_TABLE
                 break
             # the round's decision at t (racing_decision), with the tie-break uniforms of the previous round
-            n_accepted = 0
-            n_remaining = 0
-            for arm in range(n_arms):
-                remaining[arm] = not (accepted[row, arm] or eliminated[row, arm])
-                n_accepted += accepted[row, arm]
-                n_remaining += remaining[arm]
+            n_accepted, n_remaining = _race_sets(row, accepted, eliminated, remaining)
             still_open = n_accepted < k and n_accepted + n_remaining > k
             beta = rates[t[row]]
             for arm in range(n_arms):
@@ -156,12 +162,7 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
                 if accept_now:
                     accepted[row, best] = True
             # the stop (|S| = k or |S| + |R| = k), then the cap: S and the best survivors are recorded either way
-            n_accepted = 0
-            n_remaining = 0
-            for arm in range(n_arms):
-                remaining[arm] = not (accepted[row, arm] or eliminated[row, arm])
-                n_accepted += accepted[row, arm]
-                n_remaining += remaining[arm]
+            n_accepted, n_remaining = _race_sets(row, accepted, eliminated, remaining)
             finished = n_accepted == k or n_accepted + n_remaining == k
             if finished or t[row] >= max_samples:
                 _rank_members(means, remaining, k - n_accepted, chosen)
@@ -210,7 +211,7 @@ def _racing_rows(rows, k, accept, max_samples, family_code, twice_variance, coun
 # before the loop that calls them by name
 _COMPILED = compile_once(globals(), needs=(_bounds.compile_bounds, _compiled_loop.compiled_row_functions),
                          shared=((_compiled_loop, _compiled_loop.ROW_FUNCTIONS),),
-                         rebind=("_extreme_arm", "_rank_members"),
+                         rebind=("_extreme_arm", "_rank_members", "_race_sets"),
                          kernels={"rows": "_racing_rows"})
 
 
