@@ -23,7 +23,8 @@ new point and repeating converges to the exact solution (a fixed point satisfies
 the surrogate matches values and gradients there); Gaussian arms need one pass.
 
 Everything is vectorised over the nodes of one tree level; the Python loop runs over levels (two for a
-double star).
+double star). Forests deeper than ``DEEP_FOREST`` levels sweep in compiled loops instead
+(:mod:`allocopt.topk._forest_sweeps`, the same arithmetic bit for bit).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _forest_sweeps as _sweeps
 from ._batch_gaussian import double_star_edges
+from ._forest_sweeps import DEEP_FOREST
 from ._graph import SMALL_GRAPH, connected_components
 from ._groups import Reduced
 from ._pairs import PairTerms
@@ -304,6 +307,8 @@ def _coefficient_of(layout: ForestLayout, a: np.ndarray, b: np.ndarray, nodes: n
 
 def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int) -> _Affine:
     """u_v = alpha_v + beta_v s_(tree of v) from the surrogate edge equations, level by level."""
+    if len(layout.levels) > DEEP_FOREST:
+        return _Affine(*_sweeps.affine_propagation(layout, a, b, n_groups))
     alpha, beta = np.zeros(n_groups), np.zeros(n_groups)
     beta[layout.roots] = 1.0
     own = np.ones(n_groups)  # coefficient of v in its parent edge
@@ -325,13 +330,16 @@ def _peel(layout: ForestLayout, coefficient_parent_side: np.ndarray, own: np.nda
 
     Node v's equation: sum over its edges e of nu_e * coef(e, v) = demand_v.
     """
-    inflow = np.zeros(n_groups)
-    multiplier = np.zeros(n_groups)
-    for level in reversed(layout.levels[1:]):
-        parents = layout.parent[level]
-        multiplier[level] = (demand[level] - inflow[level]) / own[level]
-        inflow += np.bincount(parents, weights=multiplier[level] * coefficient_parent_side[level],
-                              minlength=n_groups)
+    if len(layout.levels) > DEEP_FOREST:
+        multiplier, inflow = _sweeps.peel(layout, coefficient_parent_side, own, demand, n_groups)
+    else:
+        inflow = np.zeros(n_groups)
+        multiplier = np.zeros(n_groups)
+        for level in reversed(layout.levels[1:]):
+            parents = layout.parent[level]
+            multiplier[level] = (demand[level] - inflow[level]) / own[level]
+            inflow += np.bincount(parents, weights=multiplier[level] * coefficient_parent_side[level],
+                                  minlength=n_groups)
     roots = layout.roots
     return _Peeled(multiplier, demand[roots] - inflow[roots], demand[roots] + np.abs(inflow[roots]))
 
@@ -378,6 +386,8 @@ def tree_null_vector(layout: ForestLayout, own: np.ndarray, parent_side: np.ndar
     product form overflows beyond ratios of about :math:`10^{308}` along a path); the exponential of such a
     sum carries an error of :math:`|\log z_v|` ulps, which is why the solver keeps the product.
     """
+    if not log_scale and len(layout.levels) > DEEP_FOREST:
+        return _sweeps.null_vector(layout, own, parent_side, n_nodes)
     values = np.zeros(n_nodes) if log_scale else np.ones(n_nodes)
     for level in layout.levels[1:]:
         if log_scale:
