@@ -223,9 +223,11 @@ class _Checker:
         # Gaussian arms above BLOCK_PAIRS pairs: the compiled scan (the family's costs bit for bit)
         self.compiled = (reduced.family.harmonic_costs(reduced.kind)
                          and reduced.n_top * reduced.n_bottom > _COMPILED_SCAN_PAIRS)
-        # above ENVELOPE_PAIRS pairs the pivots' checks evaluate only the pairs that meet on the two lower
-        # envelopes (allocopt.topk._envelope: the same minimum, in O(K log K))
-        self.envelope = envelope_code(reduced) if reduced.n_top * reduced.n_bottom > ENVELOPE_PAIRS else None
+        # other families above ENVELOPE_PAIRS pairs: the pivots' checks evaluate only the pairs that meet on the
+        # two lower envelopes (allocopt.topk._envelope: the same minimum, in O(K log K)); Gaussian arms keep the
+        # scans (closed-form costs, compiled above _COMPILED_SCAN_PAIRS), whose transport start rarely pivots
+        self.envelope = (envelope_code(reduced) if reduced.n_top * reduced.n_bottom > ENVELOPE_PAIRS
+                         and not reduced.family.harmonic_costs(reduced.kind) else None)
 
     def _envelope_scan(self, psi: np.ndarray, threshold: float, limit: int) -> PairScan:
         """The exact minimum over all pairs from the pairs that meet on the lower envelopes, listing those of
