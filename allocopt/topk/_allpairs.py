@@ -53,7 +53,8 @@ class PairScan:
 
     ``minimum`` is the smallest cost over all pairs (exact), at pair ``(argmin_row, argmin_col)``;
     ``rows, cols, costs`` list the pairs with cost below the threshold (at most ``limit`` of them, the
-    smallest), positions in the top/bottom orders of the scanned problem.
+    smallest), positions in the top/bottom orders of the scanned problem. ``every_pair`` is False for the
+    exact solver's envelope checks (:mod:`allocopt.topk._envelope`), whose minimum no certificate relies on.
     """
 
     minimum: float
@@ -62,6 +63,7 @@ class PairScan:
     rows: np.ndarray
     cols: np.ndarray
     costs: np.ndarray
+    every_pair: bool = True
 
 
 def _pair_bound(family, theta_top, theta_bottom, w_top, w_bottom, low, high):

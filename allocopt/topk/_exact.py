@@ -31,6 +31,7 @@ only when the certified relative gap is at most ``tol`` (default :math:`10^{-9}`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -239,8 +240,9 @@ class _Checker:
         costs = reduced.terms(psi, rows, cols).cost
         best = int(np.argmin(costs))
         below = costs < threshold
-        return _listed(float(costs[best]), int(rows[best]), int(cols[best]), [rows[below]], [cols[below]],
-                       [costs[below]], limit)
+        listed = _listed(float(costs[best]), int(rows[best]), int(cols[best]), [rows[below]], [cols[below]],
+                         [costs[below]], limit)
+        return dataclasses.replace(listed, every_pair=False)
 
     def _compiled_scan(self, psi: np.ndarray, threshold, limit: int):
         """The all-pairs scan by :func:`~allocopt.topk._gaussian_transport.harmonic_scan` (the same minimum and
@@ -798,7 +800,7 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     psi_groups = solution.psi
     psi = reduced.expand_allocation(psi_groups)
     value = None
-    if scan is not None and scan.minimum >= 1.0 - _FEASIBILITY:
+    if scan is not None and scan.every_pair and scan.minimum >= 1.0 - _FEASIBILITY:
         total = float(reduced.multiplicity @ psi_groups)
         value = min(scan.minimum, float(np.min(solution.edge_costs))) / total
     nu = np.maximum(solution.nu, 0.0)

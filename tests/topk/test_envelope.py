@@ -156,6 +156,32 @@ def test_a_pair_the_envelopes_miss_is_found_by_the_confirming_scan(monkeypatch):
     assert answer.value == pytest.approx(reference.value, rel=2e-9)
 
 
+def test_no_certificate_rests_on_an_envelope_minimum():
+    # an allocation that is not optimal (the Gaussian surrogate's forest solution of two Bernoulli clusters,
+    # perturbed; premise: some pair is violated), reported with a check that saw no violated pair, as envelopes that missed them
+    # would: the value certified must be Gamma(psi) over every pair, not the check's minimum
+    import time
+
+    from allocopt.topk._allpairs import PairScan
+    from allocopt.topk._surrogate_start import surrogate_forest
+
+    problem = topk_instance_class("two clusters", 400, family="bernoulli")
+    reduced = reduce_problem(problem, "confidence")
+    located = surrogate_forest(reduced)
+    solution = _forest.solve_forest(reduced, located.layout, located.psi)
+    # moved off the forest's equations: some pairs fall below 1
+    solution = dataclasses.replace(solution, psi=solution.psi * np.random.default_rng(3).uniform(0.9, 1.1,
+                                                                                                 reduced.n_groups))
+    every = reduced.terms(solution.psi, *np.divmod(np.arange(reduced.n_top * reduced.n_bottom), reduced.n_bottom))
+    assert every.cost.min() < 1.0 - 1e-6  # premise: violated pairs
+    blind = PairScan(1.0, 0, 0, np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), every_pair=False)
+    answer = exact._result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(), 0,
+                           "test", blind)
+    gamma = problem.minimum_cost(answer.psi, "confidence")[0]
+    assert answer.value == pytest.approx(gamma, rel=1e-12)
+    assert answer.status != "optimal"
+
+
 def test_means_ulps_apart_at_the_envelopes_scale():
     # 400 Bernoulli arms on consecutive floats around 1/2 (costs about 1e-30): certified, and the same optimum
     # with the envelopes as with the all-pairs scans
