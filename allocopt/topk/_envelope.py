@@ -266,43 +266,41 @@ def _merge(code, theta, eta, w, breaks_a, arms_a, count_a, breaks_b, arms_b, cou
 
 def _envelope(code, theta, eta, w, low, high):
     # the lower envelope of the arms' functions on [low, high]: breaks (pieces + 1) and arms (pieces), by
-    # merging envelopes pairwise, level by level
+    # merging envelopes pairwise, level by level. Envelope e of a level has the pieces
+    # arms[starts[e]: starts[e] + counts[e]] and the breaks breaks[starts[e] + e: starts[e] + e + counts[e] + 1]
+    # (one more break than pieces, laid out in the same order)
     n = theta.shape[0]
     capacity = 4 * n + 4
     breaks = np.empty(capacity)
     arms = np.empty(capacity, dtype=np.int64)
-    starts = np.empty(n + 1, dtype=np.int64)  # envelope e: pieces arms[starts[e]: starts[e] + counts[e]]
+    starts = np.empty(n, dtype=np.int64)
     counts = np.empty(n, dtype=np.int64)
-    # each envelope e owns breaks[starts[e] + e: ...] (one more break than pieces)
     for a in range(n):
         starts[a] = a
         counts[a] = 1
         arms[a] = a
         breaks[2 * a] = low
         breaks[2 * a + 1] = high
-    break_starts = np.empty(n + 1, dtype=np.int64)
-    for a in range(n):
-        break_starts[a] = 2 * a
     n_envelopes = n
     while n_envelopes > 1:
         new_breaks = np.empty(capacity)
         new_arms = np.empty(capacity, dtype=np.int64)
-        new_starts = np.empty(n + 1, dtype=np.int64)
-        new_break_starts = np.empty(n + 1, dtype=np.int64)
+        new_starts = np.empty(n, dtype=np.int64)
         new_counts = np.empty(n, dtype=np.int64)
         position = 0
-        break_position = 0
         merged = 0
         for e in range(0, n_envelopes, 2):
             new_starts[merged] = position
-            new_break_starts[merged] = break_position
+            break_position = position + merged
+            first = starts[e] + e
             if e + 1 == n_envelopes:
                 count = counts[e]
                 for p in range(count):
                     new_arms[position + p] = arms[starts[e] + p]
                 for p in range(count + 1):
-                    new_breaks[break_position + p] = breaks[break_starts[e] + p]
+                    new_breaks[break_position + p] = breaks[first + p]
             else:
+                second = starts[e + 1] + e + 1
                 limit = 3 * (counts[e] + counts[e + 1]) + 2
                 if position + limit > new_arms.shape[0] or break_position + limit + 1 > new_breaks.shape[0]:
                     grown = max(2 * new_arms.shape[0], position + limit + 1, break_position + limit + 2)
@@ -313,19 +311,17 @@ def _envelope(code, theta, eta, w, low, high):
                     extended_breaks[:break_position] = new_breaks[:break_position]
                     new_breaks = extended_breaks
                 count = _merge(code, theta, eta, w,
-                               breaks[break_starts[e]:break_starts[e] + counts[e] + 1],
-                               arms[starts[e]:starts[e] + counts[e]], counts[e],
-                               breaks[break_starts[e + 1]:break_starts[e + 1] + counts[e + 1] + 1],
+                               breaks[first:first + counts[e] + 1], arms[starts[e]:starts[e] + counts[e]], counts[e],
+                               breaks[second:second + counts[e + 1] + 1],
                                arms[starts[e + 1]:starts[e + 1] + counts[e + 1]], counts[e + 1],
                                new_breaks[break_position:], new_arms[position:])
             new_counts[merged] = count
             position += count
-            break_position += count + 1
             merged += 1
-        breaks, arms, starts, break_starts, counts = new_breaks, new_arms, new_starts, new_break_starts, new_counts
+        breaks, arms, starts, counts = new_breaks, new_arms, new_starts, new_counts
         n_envelopes = merged
     count = counts[0]
-    return breaks[break_starts[0]:break_starts[0] + count + 1].copy(), arms[starts[0]:starts[0] + count].copy()
+    return breaks[:count + 1].copy(), arms[:count].copy()
 
 
 def _meetings(breaks_top, arms_top, breaks_bottom, arms_bottom):
