@@ -7,8 +7,9 @@
 2. Per-iteration cost of ``fwga`` and ``kkt-tracking`` against a plain numpy loop of KKT-Tracking's update.
 3. Batch: ``solve_topk_batch`` on R = 10^4 instances at K = 20: noisy Gaussian means, noisy Bernoulli means,
    and empirical Bernoulli means (which tie). ``--batch-only`` runs only this section.
-4. Scale: every instance class, both families, k = K/2, K = 10^3 by default (``--scale 1000 10000 100000``
-   for more): time, certified relative gap, pivots and status. Each row runs in its own process with a time
+4. Scale: every instance class, Gaussian and Bernoulli arms (``--families`` for others), both kinds of cost
+   (``--kinds``), k = K/2, K = 10^3 by default (``--scale 1000 10000 100000`` for more): time, certified
+   relative gap, pivots and status. Each row runs in its own process with a time
    limit (``--limit`` seconds), so a slow class is reported as such instead of stopping the run.
    ``--no-scale`` leaves it out (sections 1-3 only).
 
@@ -170,36 +171,40 @@ def batch(lines: list[str], n_rows: int) -> None:
         print(lines[-1], flush=True)
 
 
-def scale_row(name: str, family: str, n_arms: int) -> dict:
+def scale_row(name: str, family: str, n_arms: int, kind: str = "confidence") -> dict:
     problem = topk_instance_class(name, n_arms, family)
     started = time.perf_counter()
-    result = solve_topk(problem)
+    result = solve_topk(problem, kind=kind)
     elapsed = time.perf_counter() - started
     return {"time": elapsed, "relative_gap": float(result.relative_gap), "pivots": int(result.iterations),
             "status": result.status}
 
 
-def scale(lines: list[str], sizes, limit: float) -> None:
+def scale(lines: list[str], sizes, limit: float, families=("gaussian", "bernoulli"),
+          kinds=("confidence", "budget")) -> None:
     lines.append(f"\n## Scale: exact solver, k = K/2 (time limit {limit:.0f} s per row)\n")
-    lines.append("| class | family | K | time [s] | certified rel. gap | pivots | status |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines.append("| class | family | kind | K | time [s] | certified rel. gap | pivots | status |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     environment = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
     for name in TOPK_INSTANCE_CLASSES:
-        for family in ("gaussian",) if name == "heteroscedastic" else ("gaussian", "bernoulli"):
-            for n_arms in sizes:
-                command = [sys.executable, __file__, "--scale-row", name, family, str(n_arms)]
-                try:
-                    output = subprocess.run(command, capture_output=True, text=True, timeout=limit,
-                                            env=environment, check=True).stdout
-                    row = json.loads(output.strip().splitlines()[-1])
-                    cells = (f"{row['time']:.2f} | {row['relative_gap']:.1e} | {row['pivots']} | "
-                             f"{row['status']}")
-                except subprocess.TimeoutExpired:
-                    cells = f"> {limit:.0f} | | | time limit"
-                except subprocess.CalledProcessError as error:
-                    cells = f"| | | error: {error.stderr.strip().splitlines()[-1][:60]}"
-                lines.append(f"| {name} | {family} | {n_arms} | {cells} |")
-                print(lines[-1], flush=True)
+        for family in ("gaussian",) if name == "heteroscedastic" else families:
+            if name == "heteroscedastic" and "gaussian" not in families:
+                continue
+            for kind in kinds:
+                for n_arms in sizes:
+                    command = [sys.executable, __file__, "--scale-row", name, family, str(n_arms), kind]
+                    try:
+                        output = subprocess.run(command, capture_output=True, text=True, timeout=limit,
+                                                env=environment, check=True).stdout
+                        row = json.loads(output.strip().splitlines()[-1])
+                        cells = (f"{row['time']:.2f} | {row['relative_gap']:.1e} | {row['pivots']} | "
+                                 f"{row['status']}")
+                    except subprocess.TimeoutExpired:
+                        cells = f"> {limit:.0f} | | | time limit"
+                    except subprocess.CalledProcessError as error:
+                        cells = f"| | | error: {error.stderr.strip().splitlines()[-1][:60]}"
+                    lines.append(f"| {name} | {family} | {kind} | {n_arms} | {cells} |")
+                    print(lines[-1], flush=True)
 
 
 def kept_scale_section(text: str) -> list[str]:
@@ -351,11 +356,16 @@ def main() -> None:
     parser.add_argument("--latency-only", action="store_true", help="only the latency rows (section 1)")
     parser.add_argument("--batch-only", action="store_true", help="only the batch rows (section 3)")
     parser.add_argument("--no-scale", action="store_true", help="sections 1-3 without the scale table")
-    parser.add_argument("--scale-row", nargs=3, metavar=("CLASS", "FAMILY", "K"), help=argparse.SUPPRESS)
+    parser.add_argument("--families", nargs="*", default=["gaussian", "bernoulli"],
+                        choices=["gaussian", "bernoulli", "poisson", "exponential"],
+                        help="families of the scale table")
+    parser.add_argument("--kinds", nargs="*", default=["confidence", "budget"], choices=["confidence", "budget"],
+                        help="kinds of cost of the scale table")
+    parser.add_argument("--scale-row", nargs=4, metavar=("CLASS", "FAMILY", "K", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.scale_row:
-        name, family, n_arms = args.scale_row
-        print(json.dumps(scale_row(name, family, int(n_arms))))
+        name, family, n_arms, kind = args.scale_row
+        print(json.dumps(scale_row(name, family, int(n_arms), kind)))
         return
     header = machine()
     print(header, flush=True)
@@ -369,7 +379,7 @@ def main() -> None:
     iterations(lines)
     batch(lines, 2000 if args.quick else 10_000)
     if args.scale and not args.no_scale:
-        scale(lines, args.scale, args.limit)
+        scale(lines, args.scale, args.limit, tuple(args.families), tuple(args.kinds))
     if args.all:
         ratios((20, 50, 100, 200), 2)
         large()

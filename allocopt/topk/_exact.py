@@ -15,8 +15,9 @@ of *binding forests*:
    least 1 (:mod:`allocopt.topk._allpairs`, vectorised over blocks of pairs, pruned by a closed-form lower
    bound; above ``ENVELOPE_PAIRS`` group pairs first on the pairs that meet on the two lower envelopes,
    :mod:`allocopt.topk._envelope`, the same minimum in :math:`O(K \log K)`, and a forest that passes is
-   confirmed by the scan over every pair). Both hold exactly at the optimum (Theorem 3.5), so the forest is
-   final;
+   confirmed by the scan over every pair up to ``CONFIRM_PAIRS`` pairs; above, the certificate's value is the
+   envelope minimum less a rounding allowance, ``ENVELOPE_ROUNDING``). Both hold exactly at the optimum
+   (Theorem 3.5), so the forest is final;
 5. otherwise one pivot: the edge with the most negative multiplier leaves (splitting its tree), or the most
    violated pair enters (joining two trees, or closing a cycle whose leaving edge is chosen by the linearised
    ratio test on the multipliers), and step 3 repeats;
@@ -92,6 +93,13 @@ ENVELOPE_PAIRS = 1 << 15
 # pivots tried from the Gaussian surrogate's forest when the checks run on the envelopes: each pivot then costs a
 # forest solve and an O(K log K) check, far less than a barrier round
 _ENVELOPE_SURROGATE_PIVOTS = 100
+# above this many group pairs a forest that passes the envelope check is not confirmed by the scan over every
+# pair (2.5e9 logarithmic costs at K = 10^5, minutes; below it, seconds), and the certificate's value is the
+# envelope minimum less ENVELOPE_ROUNDING (relative): each of the envelopes' decisions between two arms errs only
+# where their values agree to rounding (a few ulps, relative), and over the log2 K levels of merging the
+# envelopes' error stays below 1e-13 relative; the allowance is ten times that
+CONFIRM_PAIRS = 1 << 27
+ENVELOPE_ROUNDING = 1e-12
 
 
 class _Start(NamedTuple):
@@ -229,6 +237,8 @@ class _Checker:
         # scans (closed-form costs, compiled above _COMPILED_SCAN_PAIRS), whose transport start rarely pivots
         self.envelope = (envelope_code(reduced) if reduced.n_top * reduced.n_bottom > ENVELOPE_PAIRS
                          and not reduced.family.harmonic_costs(reduced.kind) else None)
+        # the envelope checks are confirmed by the scan over every pair up to CONFIRM_PAIRS pairs
+        self.confirmed = self.envelope is None or reduced.n_top * reduced.n_bottom <= CONFIRM_PAIRS
 
     def _envelope_scan(self, psi: np.ndarray, threshold: float, limit: int) -> PairScan:
         """The exact minimum over all pairs from the pairs that meet on the lower envelopes, listing those of
@@ -606,9 +616,10 @@ class _Search:
             scale = np.max(np.abs(solution.nu))
             negative = solution.nu < -_NEGATIVE_MULTIPLIER * scale
             scan = self.checker.scan(psi)
-            if self.checker.envelope is not None and scan.costs.size == 0 and not negative.any():
-                # the envelopes propose, every pair confirms: an answer's certificate rests on the minimum over
-                # all pairs evaluated one by one (means a few ulps apart can hide a pair from the envelopes)
+            if (self.checker.envelope is not None and self.checker.confirmed and scan.costs.size == 0
+                    and not negative.any()):
+                # the envelopes propose, every pair confirms (where that takes seconds, not minutes): an answer's
+                # certificate rests on the minimum over all pairs evaluated one by one
                 scan = self.checker.scan(psi, every_pair=True)
             # the best forest so far, kept as the fallback answer (its certificate says how good it is)
             score = (max(0.0, 1.0 - scan.minimum) + float(np.max(np.maximum(-solution.nu, 0.0)) / scale)
@@ -800,9 +811,16 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     psi_groups = solution.psi
     psi = reduced.expand_allocation(psi_groups)
     value = None
+    total = float(reduced.multiplicity @ psi_groups)
     if scan is not None and scan.every_pair and scan.minimum >= 1.0 - _FEASIBILITY:
-        total = float(reduced.multiplicity @ psi_groups)
         value = min(scan.minimum, float(np.min(solution.edge_costs))) / total
+    elif (reduced.n_top * reduced.n_bottom > CONFIRM_PAIRS and solution.psi.size
+          and envelope_code(reduced) is not None and not reduced.family.harmonic_costs(kind)):
+        # too many pairs to evaluate one by one: the envelope minimum at the answer, less its rounding allowance
+        # (CONFIRM_PAIRS), computed afresh so that no check's scan stands in for it
+        rows, cols = envelope_pairs(reduced, psi_groups)
+        minimum = float(reduced.terms(psi_groups, rows, cols).cost.min()) * (1.0 - ENVELOPE_ROUNDING)
+        value = min(minimum, float(np.min(solution.edge_costs))) / total
     nu = np.maximum(solution.nu, 0.0)
     mu = _expand_multipliers(problem, reduced, layout, nu)
     status = None if solution.converged else "not_certified"

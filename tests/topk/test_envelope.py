@@ -156,15 +156,19 @@ def test_a_pair_the_envelopes_miss_is_found_by_the_confirming_scan(monkeypatch):
     assert answer.value == pytest.approx(reference.value, rel=2e-9)
 
 
-def test_no_certificate_rests_on_an_envelope_minimum():
+@pytest.mark.parametrize("confirm_pairs", [exact.CONFIRM_PAIRS, 1000])
+def test_no_certificate_rests_on_a_checks_minimum(confirm_pairs, monkeypatch):
     # an allocation that is not optimal (the Gaussian surrogate's forest solution of two Bernoulli clusters,
     # perturbed; premise: some pair is violated), reported with a check that saw no violated pair, as envelopes that missed them
-    # would: the value certified must be Gamma(psi) over every pair, not the check's minimum
+    # would: the value certified must be Gamma(psi) over every pair, not the check's minimum; with the confirming
+    # scans (confirm_pairs above the problem's pairs) and without them (below: the value is then the envelope
+    # minimum at the answer, computed afresh, less its rounding allowance)
     import time
 
     from allocopt.topk._allpairs import PairScan
     from allocopt.topk._surrogate_start import surrogate_forest
 
+    monkeypatch.setattr(exact, "CONFIRM_PAIRS", confirm_pairs)
     problem = topk_instance_class("two clusters", 400, family="bernoulli")
     reduced = reduce_problem(problem, "confidence")
     located = surrogate_forest(reduced)
@@ -175,11 +179,41 @@ def test_no_certificate_rests_on_an_envelope_minimum():
     every = reduced.terms(solution.psi, *np.divmod(np.arange(reduced.n_top * reduced.n_bottom), reduced.n_bottom))
     assert every.cost.min() < 1.0 - 1e-6  # premise: violated pairs
     blind = PairScan(1.0, 0, 0, np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), every_pair=False)
-    answer = exact._result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(), 0,
-                           "test", blind)
+    scans = []
+    every_pair_scan = TopKProblem.minimum_cost
+    with monkeypatch.context() as patch:
+        patch.setattr(TopKProblem, "minimum_cost", lambda *args, **kwargs: scans.append(1) or every_pair_scan(*args, **kwargs))
+        answer = exact._result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(),
+                               0, "test", blind)
+    # the certificate scans every pair exactly when the problem has at most CONFIRM_PAIRS pairs
+    assert bool(scans) == (reduced.n_top * reduced.n_bottom <= confirm_pairs)
     gamma = problem.minimum_cost(answer.psi, "confidence")[0]
-    assert answer.value == pytest.approx(gamma, rel=1e-12)
+    assert answer.value == pytest.approx(gamma, rel=1e-11)
+    assert answer.value <= gamma  # a lower bound: never above Gamma(psi)
     assert answer.status != "optimal"
+
+
+def test_above_confirm_pairs_the_envelope_minimum_certifies(monkeypatch):
+    # above CONFIRM_PAIRS group pairs (lowered here to 1000) no scan over every pair runs, and the answer is
+    # still certified optimal at the optimum the confirmed path finds (each path certified independently)
+    problem = topk_instance_class("two clusters", 400, family="bernoulli")
+    reference = solve_topk(problem)
+    confirming = []
+    original = exact._Checker.scan
+
+    def spied(self, psi, every_pair=False):
+        if every_pair:
+            confirming.append(psi.shape[0])
+        return original(self, psi, every_pair)
+
+    monkeypatch.setattr(exact._Checker, "scan", spied)
+    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 1000)
+    answer = solve_topk(problem)
+    assert not confirming
+    assert answer.status == reference.status == "optimal"
+    assert answer.value == pytest.approx(reference.value, rel=2e-9)
+    # the value certified is a lower bound on Gamma of the answer, over every pair (evaluated here one by one)
+    assert answer.value <= problem.minimum_cost(answer.psi, "confidence")[0] / answer.psi.sum()
 
 
 def test_means_ulps_apart_at_the_envelopes_scale():
