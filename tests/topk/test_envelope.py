@@ -294,3 +294,31 @@ def test_forest_solve_on_a_deep_forest_is_the_same_either_way(monkeypatch):
     assert compiled.converged and compiled.passes > 1
     for field in dataclasses.fields(plain):
         assert np.array_equal(getattr(compiled, field.name), getattr(plain, field.name)), field.name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tree_levels_are_the_depths_walked_up_one_parent_at_a_time(seed):
+    # reference: each node's depth counted by walking its parent chain to the root (plain Python), then the nodes
+    # stably sorted by depth and split by depth; forests mixing long paths (depth in the thousands, as the binding
+    # paths of two tight clusters) and bushy trees
+    from allocopt.topk._forest import tree_levels
+
+    rng = np.random.default_rng(seed)
+    n_nodes = 3000
+    order = rng.permutation(n_nodes)
+    parent = np.full(n_nodes, -1)
+    for position in range(3, n_nodes):  # the first three nodes of the order are roots
+        earlier = position - 1 if rng.random() < 0.999 else int(rng.integers(position))
+        parent[order[position]] = order[earlier]
+    depth = np.zeros(n_nodes, dtype=int)
+    for node in range(n_nodes):
+        walker = node
+        while parent[walker] >= 0:
+            walker = parent[walker]
+            depth[node] += 1
+    assert depth.max() > 1000  # premise: deep trees
+    expected = np.argsort(depth, kind="stable")
+    found_order, levels = tree_levels(parent)
+    assert np.array_equal(found_order, expected)
+    assert [level.tolist() for level in levels] == [expected[depth[expected] == d].tolist()
+                                                    for d in range(depth.max() + 1)]
