@@ -93,12 +93,13 @@ ENVELOPE_PAIRS = 1 << 15
 # pivots tried from the Gaussian surrogate's forest when the checks run on the envelopes: each pivot then costs a
 # forest solve and an O(K log K) check, far less than a barrier round
 _ENVELOPE_SURROGATE_PIVOTS = 100
-# above this many group pairs a forest that passes the envelope check is not confirmed by the scan over every
-# pair (2.5e9 logarithmic costs at K = 10^5, minutes; below it, seconds), and the certificate's value is the
-# envelope minimum less ENVELOPE_ROUNDING (relative): each of the envelopes' decisions between two arms errs only
-# where their values agree to rounding (a few ulps, relative), and over the log2 K levels of merging the
-# envelopes' error stays below 1e-13 relative; the allowance is ten times that
-CONFIRM_PAIRS = 1 << 27
+# above this many group pairs (K about 4000 at k = K/2) a forest that passes the envelope check is not
+# confirmed by the scan over every pair (2.5e7 logarithmic costs at K = 10^4, a second or more; 2.5e9 at 10^5,
+# minutes), and the certificate's value is the envelope minimum less ENVELOPE_ROUNDING (relative): each of the
+# envelopes' decisions between two arms errs only where their values agree to rounding (a few ulps, relative),
+# and over the log2 K levels of merging the envelopes' error stays below 1e-13 relative; the allowance is ten
+# times that
+CONFIRM_PAIRS = 1 << 22
 ENVELOPE_ROUNDING = 1e-12
 
 
