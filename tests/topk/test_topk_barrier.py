@@ -11,7 +11,7 @@ from allocopt.topk import _barrier
 from allocopt.topk._groups import reduce_problem
 
 
-@pytest.mark.parametrize("fraction", [0.0, 1.0])  # 0: always the sparse path, 1: always dense
+@pytest.mark.parametrize("fraction", [0.0, 1.0])  # 0: always the dense path, 1: sparse (candidate pairs)
 def test_newton_step_matches_the_full_hessian_solve(monkeypatch, fraction):
     rng = np.random.default_rng(4)
     n_arms = 600
@@ -30,7 +30,11 @@ def test_newton_step_matches_the_full_hessian_solve(monkeypatch, fraction):
     slack, tau = terms.cost - 1.0, 0.3
     gradient = rng.normal(size=reduced.n_groups)
     monkeypatch.setattr(_barrier, "_SPARSE_FRACTION", fraction)
-    step = _barrier._newton_step(reduced, terms, rows, cols, slack, tau, gradient)
+    ordering: dict = {}
+    step = _barrier._newton_step(reduced, terms, rows, cols, slack, tau, gradient, ordering)
+    # a second step on the same pairs, with the sparse factorisation's order kept from the first
+    again = _barrier._newton_step(reduced, terms, rows, cols, slack, tau, gradient, ordering)
+    assert ("order" in ordering) == (fraction == 1.0)  # premise: the sparse path kept its order
     # the full Hessian tau sum_p [g g^T / s^2 - hess / s], assembled pair by pair
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     outer, curvature = tau / slack**2, tau / slack
@@ -42,6 +46,7 @@ def test_newton_step_matches_the_full_hessian_solve(monkeypatch, fraction):
     np.add.at(hessian, (bottom, top), cross)
     reference = np.linalg.solve(hessian, -gradient)
     np.testing.assert_allclose(step, reference, rtol=1e-8, atol=1e-10 * np.abs(reference).max())
+    np.testing.assert_allclose(again, reference, rtol=1e-8, atol=1e-10 * np.abs(reference).max())
 
 
 def test_column_generation_adds_the_cheapest_partners_of_every_group():
