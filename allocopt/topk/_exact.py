@@ -818,7 +818,7 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     elif (reduced.n_top * reduced.n_bottom > CONFIRM_PAIRS and solution.psi.size
           and envelope_code(reduced) is not None and not reduced.family.harmonic_costs(kind)):
         # too many pairs to evaluate one by one: the envelope minimum at the answer, less its rounding allowance
-        # (CONFIRM_PAIRS), computed afresh so that no check's scan stands in for it
+        # (ENVELOPE_ROUNDING), computed afresh so that no check's scan stands in for it
         rows, cols = envelope_pairs(reduced, psi_groups)
         minimum = float(reduced.terms(psi_groups, rows, cols).cost.min()) * (1.0 - ENVELOPE_ROUNDING)
         value = min(minimum, float(np.min(solution.edge_costs))) / total
