@@ -190,9 +190,7 @@ def scale(lines: list[str], sizes, limit: float, families=("gaussian", "bernoull
     lines.append("|---|---|---|---|---|---|---|---|")
     environment = {name: value for name, value in os.environ.items() if name not in THREAD_VARIABLES}
     for name in TOPK_INSTANCE_CLASSES:
-        for family in ("gaussian",) if name == "heteroscedastic" else families:
-            if name == "heteroscedastic" and "gaussian" not in families:
-                continue
+        for family in (family for family in families if name != "heteroscedastic" or family == "gaussian"):
             for kind in kinds:
                 for n_arms in sizes:
                     command = [sys.executable, __file__, "--scale-row", name, family, str(n_arms), kind]

@@ -241,14 +241,26 @@ class _Checker:
         # the envelope checks are confirmed by the scan over every pair up to CONFIRM_PAIRS pairs
         self.confirmed = self.envelope is None or reduced.n_top * reduced.n_bottom <= CONFIRM_PAIRS
 
+    def _envelope_costs(self, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs that meet on the lower envelopes at ``psi`` and their costs (the smallest of which is the
+        minimum over all pairs)."""
+        rows, cols = envelope_pairs(self.reduced, psi, self.envelope)
+        return rows, cols, self.reduced.terms(psi, rows, cols).cost
+
+    def certified_minimum(self, psi: np.ndarray) -> float | None:
+        """The all-pairs minimum a certificate may use where no scan over every pair confirms the checks
+        (above ``CONFIRM_PAIRS`` pairs): the envelope minimum at ``psi``, computed afresh, less its rounding
+        allowance ``ENVELOPE_ROUNDING``; None where the certificate evaluates every pair."""
+        if self.confirmed:
+            return None
+        return float(self._envelope_costs(psi)[2].min()) * (1.0 - ENVELOPE_ROUNDING)
+
     def _envelope_scan(self, psi: np.ndarray, threshold: float, limit: int) -> PairScan:
         """The exact minimum over all pairs from the pairs that meet on the lower envelopes, listing those of
         them below ``threshold`` (a subset of all the pairs below it, which always holds the smallest)."""
         from ._allpairs import _listed
 
-        reduced = self.reduced
-        rows, cols = envelope_pairs(reduced, psi, self.envelope)
-        costs = reduced.terms(psi, rows, cols).cost
+        rows, cols, costs = self._envelope_costs(psi)
         best = int(np.argmin(costs))
         below = costs < threshold
         listed = _listed(float(costs[best]), int(rows[best]), int(cols[best]), [rows[below]], [cols[below]],
@@ -811,17 +823,14 @@ def _result(problem: TopKProblem, reduced: Reduced, kind: str, layout, solution,
     tied arms have the costs of their groups, so it is Gamma of the expanded allocation up to the scale)."""
     psi_groups = solution.psi
     psi = reduced.expand_allocation(psi_groups)
-    value = None
-    total = float(reduced.multiplicity @ psi_groups)
+    # Gamma of the answer on the homogeneous scale: the final scan's minimum when it evaluated every pair, the
+    # envelope minimum less its allowance when there are too many pairs for that (None: certify scans them all)
     if scan is not None and scan.every_pair and scan.minimum >= 1.0 - _FEASIBILITY:
-        value = min(scan.minimum, float(np.min(solution.edge_costs))) / total
-    elif (reduced.n_top * reduced.n_bottom > CONFIRM_PAIRS and solution.psi.size
-          and envelope_code(reduced) is not None and not reduced.family.harmonic_costs(kind)):
-        # too many pairs to evaluate one by one: the envelope minimum at the answer, less its rounding allowance
-        # (ENVELOPE_ROUNDING), computed afresh so that no check's scan stands in for it
-        rows, cols = envelope_pairs(reduced, psi_groups)
-        minimum = float(reduced.terms(psi_groups, rows, cols).cost.min()) * (1.0 - ENVELOPE_ROUNDING)
-        value = min(minimum, float(np.min(solution.edge_costs))) / total
+        minimum = scan.minimum
+    else:
+        minimum = _Checker(reduced).certified_minimum(psi_groups)
+    value = (None if minimum is None
+             else min(minimum, float(np.min(solution.edge_costs))) / float(reduced.multiplicity @ psi_groups))
     nu = np.maximum(solution.nu, 0.0)
     mu = _expand_multipliers(problem, reduced, layout, nu)
     status = None if solution.converged else "not_certified"
