@@ -52,8 +52,7 @@ MAX_NEWTON = 60
 """Newton steps of the balance at most (:func:`gaussian_double_star`, :func:`gaussian_forest`)."""
 
 
-@dataclass(frozen=True)
-class DoubleStarBatch:
+class DoubleStarBatch(NamedTuple):
     r"""Double-star solutions, in each row's sorted order (top arms by decreasing mean, then bottom arms).
 
     Attributes
@@ -227,7 +226,8 @@ def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start:
     has_start = start is not None
     starts = np.broadcast_to(np.asarray(start, dtype=float).reshape(-1), (n_rows,)) if has_start else _NO_START
     psi, mu = np.empty((n_rows, n_arms)), np.empty((n_rows, n_arms - 1))
-    value, bound, stationarity, complementarity = np.empty((4, n_rows))
+    # (four separate arrays: unpacking one (4, R) array into its rows costs more than the allocations)
+    value, bound, stationarity, complementarity = np.empty(n_rows), np.empty(n_rows), np.empty(n_rows), np.empty(n_rows)
     accepted = np.empty(n_rows, dtype=np.bool_)
     kernel(theta, np.ascontiguousarray(variance), k, np.ascontiguousarray(starts), has_start, max_newton,
            _FEASIBILITY, _NEGATIVE_MULTIPLIER, psi, mu, value, bound, stationarity, complementarity, accepted)

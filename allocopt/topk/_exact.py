@@ -379,6 +379,10 @@ def _forest_signature(rows, cols):
     return (rows[order].tobytes(), cols[order].tobytes())
 
 
+# the double star's forest record of each kind (immutable, so shared by every result that carries it)
+_DOUBLE_STAR_FORESTS = {kind: BindingForest(kind=kind, double_star=True) for kind in ("confidence", "budget")}
+
+
 @functools.lru_cache(maxsize=64)
 def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = double_star_edges(k, n_arms)
@@ -392,8 +396,7 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
     exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
     Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
-    top, bottom = problem.top, problem.bottom
-    order = np.concatenate([top, bottom])
+    top, bottom, order = problem.top, problem.bottom, problem.order
     dispersion = problem.dispersion
     variance = dispersion[order][None, :] if problem.family.is_heteroscedastic else dispersion[:1]
     k, n_arms = problem.k, problem.n_arms
@@ -418,11 +421,12 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     mu.setflags(write=False)
     multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
     status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
-    return TopKResult(psi=psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
-                      stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]),
-                      status=status, method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
-                      problem=problem, message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
-                      extras={"pivots": 0, "components": 1}, forest=BindingForest(kind=kind, double_star=True))
+    return TopKResult._assemble(
+        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
+        stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]), status=status,
+        method="exact", kind=kind, iterations=0, time=time.perf_counter() - started, problem=problem,
+        message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
+        extras={"pivots": 0, "components": 1}, forest=_DOUBLE_STAR_FORESTS[kind])
 
 
 def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
@@ -459,12 +463,12 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
         rows, cols = rows[keep], cols[keep]
     mu = mu[:rows.shape[0]]
     mu.setflags(write=False)
-    return TopKResult(psi=psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)),
-                      upper_bound=bound, gap=gap, stationarity=float(out[3]), complementarity=float(out[4]),
-                      status="optimal", method="exact", kind=kind, iterations=0, time=time.perf_counter() - started,
-                      problem=problem, message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)",
-                      extras={"pivots": 0, "components": 1, "balance_residual": float(out[6])},
-                      forest=BindingForest(kind=kind, double_star=True))
+    return TopKResult._assemble(
+        psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)), upper_bound=bound, gap=gap,
+        stationarity=float(out[3]), complementarity=float(out[4]), status="optimal", method="exact", kind=kind,
+        iterations=0, time=time.perf_counter() - started, problem=problem,
+        message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)",
+        extras={"pivots": 0, "components": 1, "balance_residual": float(out[6])}, forest=_DOUBLE_STAR_FORESTS[kind])
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,

@@ -103,8 +103,9 @@ class TopKProblem:
         self._k = k
         self._family = resolved
         self._dispersion = _readonly(dispersion)
-        self._top = _readonly(order[:k].copy())
-        self._bottom = _readonly(order[k:].copy())
+        self._order = _readonly(order)
+        self._top = self._order[:k]
+        self._bottom = self._order[k:]
         self._eta = _readonly(resolved.unit_natural(theta))
         # broadcast-ready columns (top) and rows (bottom) for repeated full-grid evaluations
         self._grid_top = (theta[self._top][:, None], self._eta[self._top][:, None],
@@ -133,6 +134,11 @@ class TopKProblem:
     @property
     def dispersion(self) -> np.ndarray:
         return self._dispersion
+
+    @property
+    def order(self) -> np.ndarray:
+        """Every arm by decreasing mean (ties by index): ``top`` followed by ``bottom``."""
+        return self._order
 
     @property
     def top(self) -> np.ndarray:
@@ -204,10 +210,16 @@ class TopKProblem:
         degree = family.mean_scaling_degree
         if degree is None:
             return self, 0
-        # (math.frexp on Python floats: the same exponents as np.frexp, at a fraction of the call overhead)
-        mean_exponent = math.frexp(max(float(self._theta.max()), -float(self._theta.min())))[1]
-        dispersion_exponent = (math.frexp(float(self._dispersion.max()))[1] if family.has_dispersion_parameter
-                               else 0)
+        # (math.frexp on Python floats: the same exponents as np.frexp, at a fraction of the call overhead; the
+        # largest and smallest means are the ends of the sorted order, a common dispersion its first entry)
+        theta, order = self._theta, self._order
+        mean_exponent = math.frexp(max(float(theta[order[0]]), -float(theta[order[-1]])))[1]
+        if not family.has_dispersion_parameter:
+            dispersion_exponent = 0
+        elif family.is_heteroscedastic:
+            dispersion_exponent = math.frexp(float(self._dispersion.max()))[1]
+        else:
+            dispersion_exponent = math.frexp(float(self._dispersion[0]))[1]
         if abs(mean_exponent) <= 30 and abs(dispersion_exponent) <= 60:
             return self, 0
         theta = np.ldexp(self._theta, -mean_exponent)

@@ -124,12 +124,32 @@ def test_top_and_bottom_are_sorted_by_decreasing_mean_with_ties_by_index():
     assert problem.value(np.full(6, 1 / 6)) == pytest.approx(problem.costs(np.full(6, 1 / 6)).min())
 
 
+def test_order_is_top_then_bottom_and_cost_normalisation_uses_its_ends():
+    problem = TopKProblem([0.2, 0.9, 0.5, 0.9, 0.1, 0.5], 2)
+    assert problem.order.tolist() == problem.top.tolist() + problem.bottom.tolist() == [1, 3, 2, 5, 0, 4]
+    # the exponents of the normalisation, computed here from the whole arrays with numpy (its documented rule:
+    # the largest mean magnitude and the largest variance scaled into [1/2, 1), costs scaled by 2^(2a - b))
+    # (the extreme mean or variance is far from the others, so that any other arm gives another exponent)
+    for theta, variance in [(-1e40 * np.array([0.2, 9.0, 0.1, 0.5, 0.3, 0.4, 0.6]), 1e-70),
+                            (1e-45 * np.array([0.2, -0.1, 7.0, 0.5, -0.3, 0.4, 0.6]), 3.0),
+                            (1e35 * np.array([0.2, -0.1, 0.7, 0.5, -0.3, 0.4, 0.6]),
+                             np.array([1e70, 2e70, 1e75, 3e70, 1e70, 1e70, 5e70]))]:
+        problem = TopKProblem(theta, 3, variance=variance)
+        mean_exponent = int(np.frexp(np.abs(theta).max())[1])
+        variance_exponent = int(np.frexp(np.max(variance))[1])
+        scaled, exponent = problem.cost_normalisation()
+        assert exponent == 2 * mean_exponent - variance_exponent
+        assert np.array_equal(scaled.theta, np.ldexp(theta, -mean_exponent))
+
+
 def test_attributes_are_read_only():
     problem = TopKProblem(**INSTANCES["gaussian"])
     with pytest.raises(ValueError):
         problem.theta[0] = 3.0
     with pytest.raises(ValueError):
         problem.top[0] = 3
+    with pytest.raises(ValueError):
+        problem.order[0] = 3
 
 
 @pytest.mark.parametrize("arguments,fragment", [

@@ -176,3 +176,30 @@ def test_solve_topk_rejects_bad_arguments():
         solve_topk([0.5, 0.2], method="cvxpy")
     with pytest.raises(InvalidArgumentError, match="'solver' parameter .* must be an installed CVXPY solver"):
         solve_topk(problem, method="cvxpy", solver="NOPE")
+
+
+def test_the_fast_construction_of_results_builds_the_same_result():
+    import dataclasses
+
+    from allocopt.topk import TopKResult
+
+    result = solve_topk(make("gaussian"))
+    fields = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
+    rebuilt = TopKResult(**fields)  # the dataclass __init__, which copies psi
+    psi = np.array(result.psi)
+    assembled = TopKResult._assemble(psi, **{name: value for name, value in fields.items() if name != "psi"})
+    assert assembled.psi is psi and not psi.flags.writeable  # handed over, made read-only
+    for name in fields:
+        first, second = getattr(rebuilt, name), getattr(assembled, name)
+        assert np.array_equal(first, second) if isinstance(first, np.ndarray) else first == second, name
+    assert assembled.to_dict() == rebuilt.to_dict()
+    # defaults filled as the dataclass fills them, and a missing or unknown field refused
+    required = {name: fields[name] for name in fields if name not in ("psi", "message", "history", "forest",
+                                                                       "extras")}
+    bare = TopKResult._assemble(np.array(result.psi), **required)
+    assert (bare.message, bare.history, bare.forest, bare.extras) == ("", None, None, {})
+    with pytest.raises(TypeError, match="missing fields \\['value'\\]"):
+        TopKResult._assemble(np.array(result.psi), **{name: value for name, value in required.items()
+                                                    if name != "value"})
+    with pytest.raises(TypeError, match="unknown fields \\['values'\\]"):
+        TopKResult._assemble(np.array(result.psi), values=1.0, **required)
