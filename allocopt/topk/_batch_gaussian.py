@@ -38,9 +38,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._compiled import star_kernel
+from ._compiled import star_instance_kernel, star_kernel
 
-__all__ = ["DoubleStarBatch", "ForestBatch", "gaussian_double_star", "gaussian_forest", "double_star_edges"]
+__all__ = ["DoubleStarBatch", "DoubleStarInstance", "ForestBatch", "gaussian_double_star", "gaussian_double_star_instance",
+           "gaussian_forest", "double_star_edges"]
 
 _EPS = np.finfo(float).eps
 # a row is handed back to the general solver when a pair outside the double star costs less than the star's
@@ -233,6 +234,76 @@ def gaussian_double_star(theta: np.ndarray, variance: np.ndarray, k: int, start:
            _FEASIBILITY, _NEGATIVE_MULTIPLIER, psi, mu, value, bound, stationarity, complementarity, accepted)
     return DoubleStarBatch(psi=psi, value=value, bound=bound, stationarity=stationarity,
                            complementarity=complementarity, multipliers=mu, accepted=accepted)
+
+
+class DoubleStarInstance(NamedTuple):
+    """The double star of one instance (:func:`gaussian_double_star_instance`), in the arms' own order.
+
+    Attributes
+    ----------
+    psi : ndarray, shape (K,)
+        The allocation, normalised to the simplex, in the arms' order.
+    multipliers : ndarray, shape (K - 1,)
+        The star's normalised multipliers, in the edge order of :class:`DoubleStarBatch`.
+    value, bound, stationarity, complementarity : float
+        As in :class:`DoubleStarBatch`.
+    accepted : bool
+        Whether the double star passed the exact checks.
+    smallest_multiplier : float
+        The smallest of ``multipliers`` (NaN if one is NaN).
+    """
+
+    psi: np.ndarray
+    multipliers: np.ndarray
+    value: float
+    bound: float
+    stationarity: float
+    complementarity: float
+    accepted: bool
+    smallest_multiplier: float
+
+
+def gaussian_double_star_instance(theta: np.ndarray, order: np.ndarray, variance: np.ndarray, k: int,
+                                  start: float | None = None, max_newton: int = MAX_NEWTON) -> DoubleStarInstance:
+    """:func:`gaussian_double_star` on one instance given in its arms' order, ``order`` listing the arms as the
+    rows of :func:`gaussian_double_star` are sorted (top arms then bottom arms, each by decreasing mean: the
+    :attr:`~allocopt.topk.TopKProblem.order` of a problem), with the allocation returned in the arms' order:
+    one compiled call (the sort and the scatter inside it) where numba is available, else the numpy twin.
+    The same numbers either way, and the same as the batch's row.
+
+    Parameters
+    ----------
+    theta, variance : ndarray, shape (K,)
+        Means and per-arm variances, in the arms' order.
+    order : ndarray of int, shape (K,)
+    k : int
+    start : float, optional
+        Starting split, as for :func:`gaussian_double_star`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta, variance = np.array([0.2, 1.0, 0.6, 0.8, 0.0]), np.full(5, 0.25)
+    >>> star = gaussian_double_star_instance(theta, np.array([1, 3, 2, 0, 4]), variance, 2)
+    >>> batch = gaussian_double_star(theta[[1, 3, 2, 0, 4]][None, :], variance[:1], 2)
+    >>> bool(star.accepted), bool(np.array_equal(star.psi[[1, 3, 2, 0, 4]], batch.psi[0]))
+    (True, True)
+    """
+    kernel = star_instance_kernel()
+    if kernel is None:
+        star = _double_star_numpy(theta[order][None, :], variance[order][None, :], k,
+                                  None if start is None else np.array([start]), max_newton)
+        psi = np.empty(theta.shape[0])
+        psi[order] = star.psi[0]
+        multipliers = star.multipliers[0]
+        return DoubleStarInstance(psi, multipliers, float(star.value[0]), float(star.bound[0]),
+                                  float(star.stationarity[0]), float(star.complementarity[0]),
+                                  bool(star.accepted[0]), float(np.min(multipliers)))
+    psi, multipliers, out = kernel(theta, order, variance, k, 0.0 if start is None else start, start is not None,
+                                   max_newton, _FEASIBILITY, _NEGATIVE_MULTIPLIER)
+    value, bound, stationarity, complementarity, accepted, smallest = out.tolist()
+    return DoubleStarInstance(psi, multipliers, value, bound, stationarity, complementarity, accepted == 1.0,
+                              smallest)
 
 
 @dataclass(frozen=True)

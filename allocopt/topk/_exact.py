@@ -46,7 +46,7 @@ from ._allpairs import PairScan
 from ._barrier import BarrierPoint, barrier_path
 from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
-from ._batch_gaussian import double_star_edges, gaussian_double_star
+from ._batch_gaussian import double_star_edges, gaussian_double_star_instance
 from ._gaussian_transport import transport_forest, transport_kernels
 from ._surrogate_start import corner_turns, surrogate_forest
 from ._envelope import envelope_code, envelope_pairs
@@ -396,26 +396,22 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
     exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
     Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
-    top, bottom, order = problem.top, problem.bottom, problem.order
     dispersion = problem.dispersion
-    variance = dispersion[order][None, :] if problem.family.is_heteroscedastic else dispersion[:1]
     k, n_arms = problem.k, problem.n_arms
     start = None
     if warm_start is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
         previous = warm_start.psi
-        i_k, j_1 = top[-1], bottom[0]
+        i_k, j_1 = problem.top[-1], problem.bottom[0]
         if previous[i_k] > 0 and previous[j_1] > 0:
-            start = np.array([np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1])])
-    star = gaussian_double_star(problem.theta[order][None, :], variance, k, start)
-    if not star.accepted[0]:
+            start = float(np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1]))
+    star = gaussian_double_star_instance(problem.theta, problem.order, dispersion, k, start)
+    if not star.accepted:
         return None
-    psi = np.empty(n_arms)
-    psi[order] = star.psi[0]
-    value, bound = float(star.value[0]), float(star.bound[0])
+    psi, value, bound = star.psi, star.value, star.bound
     gap = certified_gap(bound, value)
     rows, cols = _star_edges(k, n_arms)
-    mu = star.multipliers[0]
-    if not mu.min() > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+    mu = star.multipliers
+    if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
         positive = mu > 0
         rows, cols, mu = rows[positive], cols[positive], mu[positive]
     mu.setflags(write=False)
@@ -423,7 +419,7 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
     return TopKResult._assemble(
         psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
-        stationarity=float(star.stationarity[0]), complementarity=float(star.complementarity[0]), status=status,
+        stationarity=star.stationarity, complementarity=star.complementarity, status=status,
         method="exact", kind=kind, iterations=0, time=time.perf_counter() - started, problem=problem,
         message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
         extras={"pivots": 0, "components": 1}, forest=_DOUBLE_STAR_FORESTS[kind])

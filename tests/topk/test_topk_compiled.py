@@ -56,6 +56,38 @@ def test_compiled_double_star_equals_numpy_twin_bit_for_bit():
     assert compared > 4000
 
 
+def test_one_instance_in_its_arms_order_equals_the_batch_row_bit_for_bit():
+    # gaussian_double_star_instance sorts, solves and scatters inside one compiled call; the batch row of the
+    # sorted instance (the twins above) is the reference, with the arms shuffled and sorted back by `order`
+    from allocopt.topk._batch_gaussian import gaussian_double_star_instance
+
+    rng = np.random.default_rng(21)
+    compared = 0
+    for trial in range(120):
+        theta, variance, k, start = _random_rows(rng, trial)
+        for row in range(min(theta.shape[0], 5)):
+            n_arms = theta.shape[1]
+            arms = rng.permutation(n_arms)  # arm arms[p] has the p-th mean of the sorted row
+            means, variances = np.empty(n_arms), np.empty(n_arms)
+            means[arms] = theta[row]
+            variances[arms] = variance[row] if variance.shape[1] > 1 else variance[0, 0]
+            row_start = None if start is None else float(start[row])
+            batch = gaussian_double_star(theta[row:row + 1], variances[arms][None, :], k,
+                                         None if start is None else start[row:row + 1])
+            for compiled in (True, False):
+                with compiled_kernels(compiled), np.errstate(all="ignore"):
+                    star = gaussian_double_star_instance(means, arms, variances, k, row_start)
+                assert np.array_equal(star.psi[arms], batch.psi[0], equal_nan=True), (trial, compiled)
+                assert np.array_equal(star.multipliers, batch.multipliers[0], equal_nan=True), (trial, compiled)
+                expected = (batch.value[0], batch.bound[0], batch.stationarity[0], batch.complementarity[0])
+                assert np.array_equal((star.value, star.bound, star.stationarity, star.complementarity), expected,
+                                      equal_nan=True), (trial, compiled)
+                assert star.accepted == batch.accepted[0], (trial, compiled)
+                assert np.array_equal(star.smallest_multiplier, np.min(batch.multipliers[0]), equal_nan=True)
+            compared += 1
+    assert compared > 400
+
+
 def test_switching_the_kernel_off_runs_the_twin():
     theta = -np.sort(-np.random.default_rng(3).normal(size=(5, 8)), axis=1)
     variance = np.array([[0.25]])
