@@ -314,6 +314,12 @@ def pair_arrays(family_name: str, kind: str, theta_top, theta_bottom, share_top,
     code = kernel_code(pair_kernel(family_name, kind))
     if code is None:
         return None
+    return pair_values(code, theta_top, theta_bottom, share_top, share_bottom)
+
+
+def pair_values(code: int, theta_top, theta_bottom, share_top, share_bottom) -> np.ndarray:
+    """:func:`pair_arrays` for the pair kernel numbered ``code`` (:func:`kernel_code`): the array of shape
+    ``(5,) + shape`` of the five fields of :class:`~allocopt.families.PairDivergences`."""
     arrays = np.broadcast_arrays(*(np.asarray(value, dtype=float) for value in
                                    (theta_top, theta_bottom, share_top, share_bottom)))
     shape = arrays[0].shape

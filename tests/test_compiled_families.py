@@ -149,3 +149,40 @@ def test_families_hand_out_their_kernels_and_only_their_own(kind):
     with compiled_kernels(False):
         assert Bernoulli().compiled_pair(kind) is None
     assert Bernoulli().compiled_pair("other") is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda family: family.name)
+def test_pair_terms_from_the_compiled_kernel_match_the_numpy_ones(family, kind):
+    # pair_terms(compiled=True) (the barrier's evaluations) against the numpy kernel through the same function,
+    # first and second order, on the adversarial grid with weights on several scales
+    from allocopt.topk._pairs import pair_terms
+
+    rng = np.random.default_rng(18)
+    theta_top, theta_bottom, share_top, share_bottom = _grid(family, rng)
+    scale = 10.0 ** rng.uniform(-5, 5, theta_top.shape[0])
+    eta_top, eta_bottom = family.unit_natural(theta_top), family.unit_natural(theta_bottom)
+    with np.errstate(all="ignore"):
+        expected = pair_terms(family, kind, theta_top, theta_bottom, eta_top, eta_bottom, share_top * scale,
+                              share_bottom * scale, second_order=True)
+        got = pair_terms(family, kind, theta_top, theta_bottom, eta_top, eta_bottom, share_top * scale,
+                         share_bottom * scale, second_order=True, compiled=True)
+    for name in ("cost", "grad_top", "grad_bottom", "point", "hess_top", "hess_cross", "hess_bottom"):
+        assert np.all(_ulps(getattr(got, name), getattr(expected, name)) <= 3 * ULPS), (family.name, kind, name)
+
+
+def test_pair_terms_of_a_family_without_a_compiled_kernel_stay_numpy():
+    from allocopt.topk._pairs import pair_terms
+
+    class Custom(Poisson):  # overrides the numpy kernel: compiled_pair is None, so compiled=True runs this one
+        def unit_confidence_pair(self, theta_top, theta_bottom, share_top, share_bottom):
+            pair = super().unit_confidence_pair(theta_top, theta_bottom, share_top, share_bottom)
+            return pair._replace(top=2.0 * pair.top)
+
+    family = Custom()
+    theta_top, theta_bottom = np.array([2.0, 3.0]), np.array([1.0, 0.5])
+    weights = np.array([0.3, 0.6]), np.array([0.7, 0.2])
+    got = pair_terms(family, "confidence", theta_top, theta_bottom, None, None, *weights, compiled=True)
+    plain = Poisson().unit_confidence_pair(theta_top, theta_bottom, weights[0] / (weights[0] + weights[1]),
+                                           weights[1] / (weights[0] + weights[1]))
+    assert np.array_equal(got.grad_top, 2.0 * plain.top)

@@ -133,11 +133,11 @@ def _sparse_newton_step(reduced: Reduced, top, bottom, diagonal, cross, gradient
 def _reentry_scale(reduced: Reduced, resume: "BarrierPoint", rows, cols) -> float:
     """The factor that makes every cost of the pairs at least 1 + _REENTRY times the point's relative gap."""
     reentry = 1.0 + _REENTRY * max(resume.relative_gap, 1e-6)
-    return max(1.0, reentry / float(np.min(reduced.terms(resume.psi, rows, cols).cost)))
+    return max(1.0, reentry / float(np.min(reduced.terms(resume.psi, rows, cols, compiled=True).cost)))
 
 
 def _barrier_value(reduced, psi, rows, cols, tau):
-    costs = reduced.terms(psi, rows, cols).cost
+    costs = reduced.terms(psi, rows, cols, compiled=True).cost
     if np.any(costs <= 1.0) or np.any(psi <= 0):
         return np.inf
     return float(reduced.multiplicity @ psi - tau * np.sum(np.log(costs - 1.0)))
@@ -170,14 +170,14 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
         tau = resume.relative_gap * float(multiplicity @ resume.psi) / resume.nu.shape[0]
     else:
         psi = np.maximum(np.asarray(psi_start, dtype=float), 1e-300)
-        psi = psi * (2.0 / np.min(reduced.terms(psi, rows, cols).cost))
+        psi = psi * (2.0 / np.min(reduced.terms(psi, rows, cols, compiled=True).cost))
         tau = float(multiplicity @ psi) / n_pairs
     steps = 0
     top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
     ordering: dict = {}  # the sparse factorisations' order, for these pairs
     while steps < max_newton:
         for _ in range(50):
-            terms = reduced.terms(psi, rows, cols, second_order=True)
+            terms = reduced.terms(psi, rows, cols, second_order=True, compiled=True)
             slack = terms.cost - 1.0
             inverse = 1.0 / slack
             gradient = multiplicity - tau * (np.bincount(top, weights=inverse * terms.grad_top, minlength=psi.size)
@@ -211,6 +211,6 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
         if n_pairs * tau <= target_gap * objective:
             break
         tau *= reduction
-    slack = reduced.terms(psi, rows, cols).cost - 1.0
+    slack = reduced.terms(psi, rows, cols, compiled=True).cost - 1.0
     nu = tau / slack
     return BarrierPoint(psi=psi, nu=nu, relative_gap=n_pairs * tau / float(multiplicity @ psi), newton_steps=steps)

@@ -57,13 +57,15 @@ class Reduced:
     def n_bottom(self) -> int:
         return self.bottom_groups.shape[0]
 
-    def terms(self, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray, second_order: bool = False) -> PairTerms:
-        """Costs and psi-derivatives of the pairs ``(top_groups[rows], bottom_groups[cols])``."""
+    def terms(self, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray, second_order: bool = False,
+              compiled: bool = False) -> PairTerms:
+        """Costs and psi-derivatives of the pairs ``(top_groups[rows], bottom_groups[cols])`` (``compiled``: see
+        :func:`~allocopt.topk._pairs.pair_terms`)."""
         top, bottom = self.top_groups[rows], self.bottom_groups[cols]
         inverse_top, inverse_bottom = 1.0 / self.dispersion[top], 1.0 / self.dispersion[bottom]
         return allocation_pair_terms(self.family, self.kind, self.theta[top], self.theta[bottom], self.eta[top],
                                      self.eta[bottom], psi[top] * inverse_top, psi[bottom] * inverse_bottom,
-                                     inverse_top, inverse_bottom, second_order)
+                                     inverse_top, inverse_bottom, second_order, compiled)
 
     def expand_allocation(self, psi_groups: np.ndarray) -> np.ndarray:
         """Allocation per arm (each member of a group gets the group's value), normalised to the simplex."""
