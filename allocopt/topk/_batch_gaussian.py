@@ -40,8 +40,8 @@ import numpy as np
 
 from ._compiled import star_instance_kernel, star_kernel
 
-__all__ = ["DoubleStarBatch", "DoubleStarInstance", "ForestBatch", "gaussian_double_star", "gaussian_double_star_instance",
-           "gaussian_forest", "double_star_edges"]
+__all__ = ["DoubleStarBatch", "DoubleStarInstance", "ForestBatch", "gaussian_double_star",
+           "gaussian_double_star_instance", "gaussian_forest", "double_star_edges"]
 
 _EPS = np.finfo(float).eps
 # a row is handed back to the general solver when a pair outside the double star costs less than the star's

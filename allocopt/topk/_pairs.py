@@ -93,8 +93,8 @@ def pair_terms(
 
     With ``compiled``, the divergences come from the family's compiled pair kernel where it has one
     (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`: the same operations, agreeing with the numpy
-    kernel to a few ulps, within the evaluation-error allowance of every certificate) and three to six times
-    faster on large batches; for callers whose numbers are then certified independently (the barrier).
+    kernel to a few ulps, within the evaluation-error allowance of every certificate) and several times faster
+    on large batches; for callers whose numbers are then certified independently (the barrier).
     """
     total = w_top + w_bottom
     empty = total <= 0
