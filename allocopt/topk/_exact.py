@@ -797,12 +797,15 @@ def _expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.n
 
 def _barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, cols, point, tol: float,
                     started: float, pivots: int) -> TopKResult:
-    """The barrier point itself as the answer, certified with its dual estimates tau / slack."""
+    """The barrier point itself as the answer, certified with its dual estimates tau / slack (Gamma from the
+    envelope minimum above ``CONFIRM_PAIRS``, as for a forest answer: see :func:`_result`)."""
     psi = reduced.expand_allocation(point.psi)
     edges = _EdgeGroups(edge_top=reduced.top_groups[rows], edge_bottom=reduced.bottom_groups[cols])
     mu = _expand_multipliers(problem, reduced, edges, point.nu)
+    minimum = _Checker(reduced).certified_minimum(point.psi)
+    value = None if minimum is None else minimum / float(reduced.multiplicity @ point.psi)
     return build_result(problem, kind, "exact", psi, mu, iterations=pivots, started=started, tol=tol,
-                        status="not_certified",
+                        certificate=certify(problem, psi, mu, kind, value=value), status="not_certified",
                         message=(f"exact: no forest passed the exact check after {pivots} pivot(s); returning "
                                  "the best allocation seen, the interior-point allocation (duality gap "
                                  f"{point.relative_gap:.1e})"),

@@ -322,3 +322,35 @@ def test_tree_levels_are_the_depths_walked_up_one_parent_at_a_time(seed):
     assert np.array_equal(found_order, expected)
     assert [level.tolist() for level in levels] == [expected[depth[expected] == d].tolist()
                                                     for d in range(depth.max() + 1)]
+
+
+def test_above_confirm_pairs_a_barrier_answer_is_valued_by_the_envelope(monkeypatch):
+    # the fallback that returns a barrier point certifies it as a forest answer is certified: above CONFIRM_PAIRS
+    # (lowered here to 500, and ENVELOPE_PAIRS to 100, so that the envelopes serve 900 group pairs) its Gamma is the
+    # envelope minimum less ENVELOPE_ROUNDING, with no scan over every pair
+    from allocopt.topk._barrier import barrier_path
+
+    monkeypatch.setattr(exact, "ENVELOPE_PAIRS", 100)
+    problem = topk_instance_class("two clusters", 60, family="bernoulli")
+    reduced = reduce_problem(problem, "confidence")
+    rows, cols = (grid.ravel() for grid in np.meshgrid(np.arange(reduced.n_top), np.arange(reduced.n_bottom),
+                                                       indexing="ij"))
+    point = barrier_path(reduced, rows, cols, np.ones(reduced.n_groups), target_gap=1e-6)
+    # Gamma of the answer pair by pair, on the caller's problem (the reference, computed before the spy)
+    psi = reduced.expand_allocation(point.psi)
+    gamma = min(float(problem.pair_terms(psi, i, j).cost) for i in range(problem.k) for j in range(problem.k))
+    scanned = []
+    original = TopKProblem.minimum_cost
+
+    def spied(self, *arguments, **options):
+        scanned.append(True)
+        return original(self, *arguments, **options)
+
+    monkeypatch.setattr(TopKProblem, "minimum_cost", spied)
+    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 500)
+    answer = exact._barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    assert not scanned
+    assert gamma * (1 - 1e-11) <= answer.value <= gamma
+    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 10**12)  # the confirmed path: every pair scanned
+    confirmed = exact._barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    assert scanned and confirmed.value == pytest.approx(gamma, rel=1e-14)
