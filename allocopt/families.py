@@ -80,6 +80,7 @@ from typing import Any, ClassVar, NamedTuple, NoReturn
 import numpy as np
 from scipy.special import expit
 
+from ._compiled_families import pair_kernel
 from ._validation import as_float, as_float_vector, describe, fail
 from .exceptions import InvalidArgumentError, InvalidInstanceError
 
@@ -380,8 +381,6 @@ class ExponentialFamily(abc.ABC):
         name = _COMPILED_PAIR_NAMES[key]
         if name is None:
             return None
-        from ._compiled_families import pair_kernel
-
         return pair_kernel(name, kind)
 
     def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:

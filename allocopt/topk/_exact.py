@@ -448,10 +448,10 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
     # distinct means only (the kernel declines ties: the general path merges tied arms into groups)
     psi, mu, keep, out = star_instance_kernel()(code, problem.theta, top, bottom, dispersion, start, 100,
                                                 _NEGATIVE_MULTIPLIER)
-    if out[0] != 1.0:
+    accepted, value, bound, stationarity, complementarity, degree, balance_residual = out.tolist()
+    if accepted != 1.0:
         return None
-    value, bound = float(out[1]), float(out[2])
-    gap = certified_gap(bound, value, problem.evaluation_error(kind), int(out[5]))
+    gap = certified_gap(bound, value, problem.evaluation_error(kind), int(degree))
     if not (value > 0 and gap <= tol * value):
         return None
     rows, cols = _star_edges(k, n_arms)
@@ -461,10 +461,10 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
     mu.setflags(write=False)
     return TopKResult._assemble(
         psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)), upper_bound=bound, gap=gap,
-        stationarity=float(out[3]), complementarity=float(out[4]), status="optimal", method="exact", kind=kind,
+        stationarity=stationarity, complementarity=complementarity, status="optimal", method="exact", kind=kind,
         iterations=0, time=time.perf_counter() - started, problem=problem,
         message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)",
-        extras={"pivots": 0, "components": 1, "balance_residual": float(out[6])}, forest=_DOUBLE_STAR_FORESTS[kind])
+        extras={"pivots": 0, "components": 1, "balance_residual": balance_residual}, forest=_DOUBLE_STAR_FORESTS[kind])
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
