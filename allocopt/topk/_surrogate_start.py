@@ -49,8 +49,9 @@ from ._groups import Reduced
 __all__ = ["surrogate_variance", "surrogate_forest", "corner_turns", "north_west_staircase"]
 
 # cells evaluated on each side of the previous forest's cells of a row before the walk (a cell the walk
-# reaches outside that band is evaluated when it is reached)
+# reaches outside that band is evaluated when it is reached, with the next _AHEAD cells of its row)
 _BAND = 8
+_AHEAD = 32
 
 
 def surrogate_variance(reduced: Reduced) -> np.ndarray:
@@ -175,8 +176,8 @@ def north_west_staircase(reduced: Reduced, psi: np.ndarray, rows: np.ndarray,
     not a positive finite number.
 
     The gradients are evaluated at once on a band of ``_BAND`` cells either side of each row's cells in the
-    forest ``(rows, cols)`` (the previous staircase: the walk stays near it), and one by one where the walk
-    leaves the band.
+    forest ``(rows, cols)`` (the previous staircase: the walk stays near it), and where the walk leaves the
+    band, ``_AHEAD`` cells of the row at a time from the cell it reaches.
 
     Examples
     --------
@@ -214,6 +215,7 @@ def north_west_staircase(reduced: Reduced, psi: np.ndarray, rows: np.ndarray,
     first_list, last_list, offset_list = first.tolist(), last.tolist(), offset.tolist()
     remaining_top = reduced.multiplicity[reduced.top_groups].tolist()
     remaining_bottom = reduced.multiplicity[reduced.bottom_groups].tolist()
+    ahead: dict[int, tuple[int, list[float], list[float]]] = {}  # cells evaluated outside the band, by row
     walk_rows, walk_cols = [0], [0]
     row = col = 0
     while row < n_top - 1 or col < n_bottom - 1:
@@ -221,8 +223,13 @@ def north_west_staircase(reduced: Reduced, psi: np.ndarray, rows: np.ndarray,
             cell = offset_list[row] + col - first_list[row]
             top_gradient, bottom_gradient = grad_top[cell], grad_bottom[cell]
         else:
-            outside = reduced.terms(psi, np.array([row]), np.array([col]))
-            top_gradient, bottom_gradient = float(outside.grad_top[0]), float(outside.grad_bottom[0])
+            # outside the band: the row's next _AHEAD cells (the walk only moves right along a row)
+            if row not in ahead or not ahead[row][0] <= col < ahead[row][0] + len(ahead[row][1]):
+                ahead_cols = np.arange(col, min(col + _AHEAD, n_bottom))
+                outside = reduced.terms(psi, np.full(ahead_cols.shape[0], row), ahead_cols)
+                ahead[row] = (col, outside.grad_top.tolist(), outside.grad_bottom.tolist())
+            start, ahead_top, ahead_bottom = ahead[row]
+            top_gradient, bottom_gradient = ahead_top[col - start], ahead_bottom[col - start]
         if not (0.0 < top_gradient < np.inf and 0.0 < bottom_gradient < np.inf):
             return None
         top_multiplier = remaining_top[row] / top_gradient
