@@ -20,7 +20,9 @@ of *binding forests*:
    (Theorem 3.5), so the forest is final;
 5. otherwise one pivot: the edge with the most negative multiplier leaves (splitting its tree), or the most
    violated pair enters (joining two trees, or closing a cycle whose leaving edge is chosen by the linearised
-   ratio test on the multipliers), and step 3 repeats;
+   ratio test on the multipliers), and step 3 repeats; from the Gaussian surrogate's staircase, multiple pivots
+   come first while they make progress (:mod:`allocopt.topk._surrogate_start`: the north-west corner walk with
+   the true family's gradients at the forest solution, then turns of the corners of negative multiplier);
 6. if the pivots cycle or run long, a log-barrier interior-point method (:mod:`allocopt.topk._barrier`) over
    all pairs (or, for large instances, over candidate pairs grown by column generation: a few partners per
    group, the path continued on the grown set) locates the binding forest, which is then polished exactly as
@@ -48,7 +50,7 @@ from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star_instance
 from ._gaussian_transport import transport_forest, transport_kernels
-from ._surrogate_start import corner_turns, surrogate_forest
+from ._surrogate_start import corner_turns, north_west_staircase, surrogate_forest
 from ._envelope import envelope_code, envelope_pairs
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
@@ -611,12 +613,17 @@ class _Search:
     def run(self, origin: str, rows, cols, psi, budget: int, layout: ForestLayout | None = None,
             turns: bool = False) -> _Found | None:
         """Pivot from the given forest (with its ``layout`` when known) at most ``budget`` times; the optimal
-        forest solution found, or None. With ``turns``, the first pivots turn every corner of negative multiplier
-        at once (:func:`~allocopt.topk._surrogate_start.corner_turns`) while that reduces the number of defects
-        (negative multipliers plus violated pairs); single pivots follow from the forest of fewest defects."""
+        forest solution found, or None. With ``turns`` (a staircase start), the first pivots are multiple ones
+        while they reduce the number of defects (negative multipliers plus violated pairs): first the north-west
+        corner walk with the true gradients at the forest's solution
+        (:func:`~allocopt.topk._surrogate_start.north_west_staircase`), then turns of every corner of negative
+        multiplier at once (:func:`~allocopt.topk._surrogate_start.corner_turns`); single pivots follow from the
+        forest of fewest defects."""
         reduced = self.reduced
         seen = set()
-        fewest = None  # the turning phase's forest of fewest defects, and its solution
+        fewest = None  # the multiple pivots' forest of fewest defects, and its solution
+        moves: tuple[str, ...] = ("walk", "turn") if turns else ()
+        previous_value = np.inf  # the value of the previous forest solution while it is feasible
         for attempt in range(budget + 1):
             if layout is None:
                 layout = layout_forest(reduced, rows, cols)
@@ -651,22 +658,49 @@ class _Search:
                 return None
             seen.add(signature)
             self.pivots += 1
-            if turns:
+            if moves:
+                # multiple pivots while they make progress: fewer defects than the forest of fewest so far, or (for
+                # the walk, which alternates with the forest solves towards its fixed point) a feasible forest of
+                # smaller value than the previous one; without progress, the next move from the forest of fewest
+                # defects
                 defects = int(np.count_nonzero(negative)) + scan.costs.size
+                value = float(reduced.multiplicity @ psi) if scan.costs.size == 0 else np.inf
                 if fewest is None or defects < fewest[0]:
                     fewest = (defects, rows, cols, layout, solution, scan, negative, psi)
-                    turned_rows, turned_cols = corner_turns(reduced, rows, cols, negative, scan.rows, scan.cols,
-                                                            scan.costs)
-                    turned = layout_forest(reduced, turned_rows, turned_cols) if negative.any() else None
-                    if turned is not None:
-                        rows, cols, layout = turned_rows, turned_cols, turned
-                        continue
-                # no fewer defects (or nothing to turn): single pivots from the forest of fewest defects
-                turns = False
-                _, rows, cols, layout, solution, scan, negative, psi = fewest
+                elif not (moves[0] == "walk" and value < previous_value):
+                    moves = moves[1:]
+                    _, rows, cols, layout, solution, scan, negative, psi = fewest
+                previous_value = value
+                moved = None
+                while moves and moved is None:
+                    moved = self._multiple_pivot(moves[0], layout, solution, scan, negative, seen)
+                    if moved is None:  # the move does not apply here: the next one, from the forest of fewest
+                        moves = moves[1:]
+                        _, rows, cols, layout, solution, scan, negative, psi = fewest
+                if moved is not None:
+                    rows, cols, layout = moved
+                    continue
             rows, cols = _pivot(reduced, layout, solution, scan, negative, rows, cols, psi)
             layout = None
         return None
+
+    def _multiple_pivot(self, move: str, layout: ForestLayout, solution: ForestSolution, scan: PairScan,
+                        negative: np.ndarray, seen: set) -> tuple[np.ndarray, np.ndarray, ForestLayout] | None:
+        """The forest (pairs and layout) that the multiple pivot ``move`` ("walk": the north-west corner walk at
+        the solution's allocation; "turn": the turns of the corners of negative multiplier) leads to from the
+        forest ``layout``; None when there are no negative multipliers, the move leaves the forest as it is or
+        leads to a forest already seen, or the result does not lay out as a forest."""
+        reduced = self.reduced
+        if not negative.any():
+            return None
+        if move == "walk":
+            moved = north_west_staircase(reduced, solution.psi, layout.rows, layout.cols)
+        else:
+            moved = corner_turns(reduced, layout.rows, layout.cols, negative, scan.rows, scan.cols, scan.costs)
+        if moved is None or _forest_signature(*moved) in seen:
+            return None
+        moved_layout = layout_forest(reduced, *moved)
+        return None if moved_layout is None else (moved[0], moved[1], moved_layout)
 
 
 def _pivot(reduced: Reduced, layout, solution, scan, negative, rows, cols, psi):

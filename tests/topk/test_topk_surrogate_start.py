@@ -14,9 +14,9 @@ import pytest
 from allocopt import TopKProblem, solve_topk
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
 from allocopt.topk import _exact
-from allocopt.topk._forest import solve_forest
+from allocopt.topk._forest import layout_forest, solve_forest
 from allocopt.topk._groups import reduce_problem
-from allocopt.topk._surrogate_start import surrogate_forest, surrogate_variance
+from allocopt.topk._surrogate_start import north_west_staircase, surrogate_forest, surrogate_variance
 
 FAMILIES = ("bernoulli", "poisson", "exponential")
 CLASSES = [name for name in TOPK_INSTANCE_CLASSES if name != "heteroscedastic"]  # (Gaussian only)
@@ -87,3 +87,33 @@ def test_power_law_gaps_are_certified_from_the_surrogate_at_ten_thousand_arms(fa
     result = solve_topk(problem, kind=kind)
     assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
     assert result.message.startswith("exact: Gaussian surrogate"), result.message
+
+
+@pytest.mark.parametrize("family, kind", [("poisson", "confidence"), ("exponential", "budget")])
+def test_the_north_west_walk_reaches_the_optimal_staircase(family, kind):
+    # skewed families: the surrogate's staircase is off at a few dozen corners (its variances at the means cannot
+    # match every pair's gradient ratio); alternating the walk with the forest solve reaches the optimal forest,
+    # the one the exact solver certifies (its certificate, gap <= 1e-9, is computed independently of the start)
+    problem = topk_instance_class("staircase", 2000, family)
+    result = solve_topk(problem, kind=kind)
+    assert result.status == "optimal" and result.gap <= 1e-9 * result.value, result.message
+    assert result.forest.layout.n_components == 1  # one tree: every multiplier positive, so no other forest
+    optimal = set(zip(result.forest.layout.rows.tolist(), result.forest.layout.cols.tolist()))
+    reduced = reduce_problem(problem, kind)
+    located = surrogate_forest(reduced)
+    solution = solve_forest(reduced, located.layout, located.psi)
+    assert np.any(solution.nu < 0)  # the surrogate's forest is not optimal ...
+    surrogate = set(zip(located.rows.tolist(), located.cols.tolist()))
+    # ... and single pivots, which add one cell each, would need at least this many pivots
+    assert len(optimal - surrogate) >= 10
+    rows, cols, layout = located.rows, located.cols, located.layout
+    for _ in range(5):
+        rows, cols = north_west_staircase(reduced, solution.psi, rows, cols)
+        layout = layout_forest(reduced, rows, cols)
+        solution = solve_forest(reduced, layout, solution.psi)
+        if set(zip(rows.tolist(), cols.tolist())) == optimal:
+            break
+    assert set(zip(rows.tolist(), cols.tolist())) == optimal
+    assert solution.converged and np.all(solution.nu > 0)
+    # the solver itself reaches it in fewer pivots than single pivots from the surrogate's forest could
+    assert result.iterations < len(optimal - surrogate)
