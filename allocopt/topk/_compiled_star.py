@@ -50,6 +50,8 @@ __all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", 
            "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
+# the certificate's pair bounds are compared with this margin of rounding (as allocopt.topk._allpairs compares them)
+_BOUND_MARGIN = 1.0 - 1e-9
 
 
 class StarSolution(NamedTuple):
@@ -75,8 +77,8 @@ class StarCertificate(NamedTuple):
 
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
-                        rebind=("_leaf_weight", "_balance", "_solve_star", "_certificate", "_star_rows", "_star_batch",
-                                "_star_instance"),
+                        rebind=("_leaf_weight", "_balance", "_solve_star", "_variance_bound", "_certificate",
+                                "_star_rows", "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
 
@@ -184,20 +186,42 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
                 if side == -1:
                     residual_high *= 0.5
                 side = -1
-        residual = _balance(code, theta, dispersion, k, y, weight, nu)  # the weights and nu at the final y
+        # (the weights and nu are those of the last evaluation, at the final y)
     out[0] = 1.0 if converged else 0.0
     out[1] = abs(residual)
 
 
+def _variance_bound(code, low, high):
+    # the largest unit variance function value between two means (ExponentialFamily.unit_variance_bound of the
+    # family whose pair kernel is numbered `code`, allocopt._compiled_families._CODES)
+    if code == 0:  # Gaussian
+        return 1.0
+    if code <= 2:  # Bernoulli
+        if low <= 0.5 and high >= 0.5:
+            return 0.25
+        return max(low * (1.0 - low), high * (1.0 - high))
+    if code <= 4:  # Poisson
+        return max(low, high)
+    larger = max(low, high)  # exponential (and gamma)
+    return larger * larger
+
+
 def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bottom_sums, out):
     # Gamma(psi) = min over all pairs at w = psi / phi (TopKProblem.minimum_cost); the arm sums of
-    # mu_p d_psi C_p at w = psi * (1 / phi) (TopKProblem.pair_terms on listed pairs), left to right
+    # mu_p d_psi C_p at w = psi * (1 / phi) (TopKProblem.pair_terms on listed pairs), left to right. A pair whose
+    # closed-form lower bound (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) (allocopt.topk._allpairs),
+    # less a margin of rounding, is at least the smallest cost so far is not evaluated: its cost cannot be smaller
     n_arms = theta.shape[0]
     value = np.inf
     for i in range(k):
         w_i = psi[i] / dispersion[i]
         for j in range(k, n_arms):
-            cost, _, _ = _families.weighted_pair(code, theta[i], theta[j], w_i, psi[j] / dispersion[j])
+            w_j = psi[j] / dispersion[j]
+            gap = theta[i] - theta[j]
+            bound = gap * gap / (2.0 * _variance_bound(code, theta[j], theta[i])) * (w_i * w_j / (w_i + w_j))
+            if bound * _BOUND_MARGIN >= value:
+                continue
+            cost, _, _ = _families.weighted_pair(code, theta[i], theta[j], w_i, w_j)
             if cost < value or cost != cost:
                 value = cost
     for i in range(k):

@@ -99,3 +99,33 @@ def test_warm_start_from_a_double_star_gives_the_same_answer():
     warm, cold = solve_topk(nearby, warm_start=first), solve_topk(nearby)
     assert COMPILED in warm.message and COMPILED in cold.message
     np.testing.assert_allclose(warm.psi, cold.psi, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
+def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(family, kind):
+    # star_certificate skips a pair when its closed-form lower bound is at least the smallest cost so far; its
+    # Gamma must still be the minimum over every pair, here each evaluated by the numpy kernel, on allocations
+    # where many pairs nearly tie (Bernoulli means around 1/2, where the variance bound 1/4 is tight; close
+    # Poisson and exponential means, where the bound tends to the cost) and on random ones
+    from allocopt.topk._compiled_star import star_certificate
+
+    rng = np.random.default_rng(31)
+    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
+    pair = family_object.compiled_pair(kind)
+    for trial in range(60):
+        n_arms = int(rng.integers(2, 25))
+        k = int(rng.integers(1, n_arms))
+        centre = 0.5 if family == "bernoulli" else float(np.exp(rng.uniform(-3, 3)))
+        spread = [1e-6, 1e-3, 0.3][trial % 3] * (centre if family != "bernoulli" else 1.0)
+        theta = -np.sort(-(centre + spread * rng.uniform(-1, 1, n_arms)))
+        if not theta[k - 1] > theta[k]:
+            continue
+        psi = rng.uniform(0.2, 1.0, n_arms) if trial % 2 else np.full(n_arms, 1.0 / n_arms)
+        psi = psi / psi.sum()
+        problem = TopKProblem(theta, k, family=family)  # theta sorted: top = 0..k-1, bottom = k..K-1
+        costs = problem.pair_terms(psi, *np.meshgrid(np.arange(k), np.arange(n_arms - k), indexing="ij"),
+                                   kind=kind).cost
+        got = star_certificate(pair, theta, np.ones(n_arms), k, psi, np.array([k - 1]), np.array([0]),
+                               np.array([1.0]))
+        assert abs(got.value - costs.min()) <= 8 * np.finfo(float).eps * costs.min(), (trial, got.value, costs.min())
