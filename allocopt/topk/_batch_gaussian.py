@@ -299,9 +299,11 @@ def gaussian_double_star_instance(theta: np.ndarray, order: np.ndarray, variance
         return DoubleStarInstance(psi, multipliers, float(star.value[0]), float(star.bound[0]),
                                   float(star.stationarity[0]), float(star.complementarity[0]),
                                   bool(star.accepted[0]), float(np.min(multipliers)))
-    psi, multipliers, out = kernel(theta, order, variance, k, 0.0 if start is None else start, start is not None,
-                                   max_newton, _FEASIBILITY, _NEGATIVE_MULTIPLIER)
-    value, bound, stationarity, complementarity, accepted, smallest = out.tolist()
+    n_arms = theta.shape[0]
+    psi, multipliers = np.empty(n_arms), np.empty(n_arms - 1)
+    value, bound, stationarity, complementarity, accepted, smallest = kernel(
+        theta, order, variance, k, 0.0 if start is None else start, start is not None, max_newton, _FEASIBILITY,
+        _NEGATIVE_MULTIPLIER, psi, multipliers)
     return DoubleStarInstance(psi, multipliers, value, bound, stationarity, complementarity, accepted == 1.0,
                               smallest)
 

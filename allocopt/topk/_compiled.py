@@ -56,17 +56,20 @@ def _kernel():
 
 def star_instance_kernel():
     """The compiled kernel on one instance in its arms' order, ``_star_instance(theta, order, dispersion, k,
-    start, has_start, max_newton, feasibility, negative_multiplier) -> (psi, mu, out)`` (built on first use), or
-    ``None`` as :func:`star_kernel`: the row kernel on the arms sorted as ``order`` (top arms then bottom arms,
-    each by decreasing mean, as :attr:`~allocopt.topk.TopKProblem.order`), with ``psi`` returned in the arms'
-    order, ``mu`` the star's multipliers and ``out`` = (value, bound, stationarity, complementarity, accepted,
-    smallest multiplier). The same numbers as sorting, calling :func:`star_kernel` and scattering in Python."""
+    start, has_start, max_newton, feasibility, negative_multiplier, psi, mu) -> (value, bound, stationarity,
+    complementarity, accepted, smallest multiplier)`` (built on first use), or ``None`` as :func:`star_kernel`:
+    the row kernel on the arms sorted as ``order`` (top arms then bottom arms, each by decreasing mean, as
+    :attr:`~allocopt.topk.TopKProblem.order`), writing ``psi`` (shape (K,)) in the arms' order and the star's
+    multipliers ``mu`` (shape (K - 1,)), and returning the scalars as a tuple of floats (numba boxes it far
+    faster than new arrays). The same numbers as sorting, calling :func:`star_kernel` and scattering in
+    Python."""
     if star_kernel() is None:
         return None
     return _STAR()["instance"]
 
 
-def _star_instance(theta, order, dispersion, k, start, has_start, max_newton, feasibility, negative_multiplier):
+def _star_instance(theta, order, dispersion, k, start, has_start, max_newton, feasibility, negative_multiplier, psi,
+                   mu):
     n_arms = theta.shape[0]
     sorted_theta = np.empty((1, n_arms))
     sorted_variance = np.empty((1, n_arms))
@@ -76,25 +79,19 @@ def _star_instance(theta, order, dispersion, k, start, has_start, max_newton, fe
     starts = np.empty(1)
     starts[0] = start
     star_psi = np.empty((1, n_arms))
-    mu = np.empty((1, n_arms - 1))
     value, bound, stationarity, complementarity = np.empty(1), np.empty(1), np.empty(1), np.empty(1)
     accepted = np.empty(1, dtype=np.bool_)
     _star_rows(sorted_theta, sorted_variance, k, starts, has_start, max_newton, feasibility, negative_multiplier,
-               star_psi, mu, value, bound, stationarity, complementarity, accepted)
-    psi = np.empty(n_arms)
+               star_psi, mu.reshape((1, n_arms - 1)), value, bound, stationarity, complementarity, accepted)
     for position in range(n_arms):
         psi[order[position]] = star_psi[0, position]
     smallest = np.inf
     for edge in range(n_arms - 1):  # NaN propagates, as numpy's min
-        if mu[0, edge] < smallest or mu[0, edge] != mu[0, edge]:
-            smallest = mu[0, edge]
+        if mu[edge] < smallest or mu[edge] != mu[edge]:
+            smallest = mu[edge]
         if smallest != smallest:
             break
-    out = np.empty(6)
-    out[0], out[1], out[2], out[3] = value[0], bound[0], stationarity[0], complementarity[0]
-    out[4] = 1.0 if accepted[0] else 0.0
-    out[5] = smallest
-    return psi, mu[0], out
+    return value[0], bound[0], stationarity[0], complementarity[0], 1.0 if accepted[0] else 0.0, smallest
 
 
 def _star_rows(theta, variance, k, start, has_start, max_newton, feasibility, negative_multiplier, psi_out, mu_out,

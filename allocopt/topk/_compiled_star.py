@@ -15,11 +15,15 @@ common cost is :math:`c = C_{i_k j_1}(1, r)`; every other bottom arm's weight so
 = c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation, solved by Newton's
 method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surrogate of
 :mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
-affine in the inverse weights for the other families, so two or three steps reach the root), started from the
-weight at the previous ratio. The leaves' stationarity equations give their multipliers
-(:math:`\nu = \phi/\partial C`), :math:`j_1`'s equation gives :math:`\nu_{i_k j_1}`, and :math:`i_k`'s equation
-is left over: its residual, the *balance* (Proposition A.2), is a scalar function of :math:`y = \log r`, whose
-root is bracketed by steps of doubling length and found by the Illinois variant of regula falsi. The pair
+affine in the inverse weights for the other families, so two or three steps reach the root), started one
+Newton step ahead of the weight at the previous ratio: that step needs only the cost and derivative the previous
+solve left, and it makes the leaves' solves near the root one or two pair evaluations each. The leaves'
+stationarity equations give their multipliers (:math:`\nu = \phi/\partial C`), :math:`j_1`'s equation gives
+:math:`\nu_{i_k j_1}`, and :math:`i_k`'s equation is left over: its residual, the *balance* (Proposition A.2), is
+a scalar function of :math:`y = \log r` that increases with :math:`y`, whose root is approached by secant steps
+until they bracket it (the first step is minus the residual: the balance's slope at the root is near one on
+instances of every family, between 0.6 and 5 on random ones; each step is at most twice as long as the one
+before) and then found by the Illinois variant of regula falsi. The pair
 costs and their derivatives come from the family's compiled kernel
 (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`), called by its number
 (:func:`allocopt._compiled_families.pair_by_code`).
@@ -45,13 +49,15 @@ import numpy as np
 
 from .. import _compiled_families as _families
 from .._numba import compile_once
+from . import certificate as _certificate_module
+from ._allpairs import _BOUND_MARGIN  # the all-pairs scans' margin of rounding for the pair bounds
 
 __all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
            "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
-# the certificate's pair bounds are compared with this margin of rounding (as allocopt.topk._allpairs compares them)
-_BOUND_MARGIN = 1.0 - 1e-9
+# compiled with the kernels below (rebound), as allocopt.algorithms._compiled_track_and_stop compiles it
+scalar_certified_gap = _certificate_module.scalar_certified_gap
 
 
 class StarSolution(NamedTuple):
@@ -77,7 +83,7 @@ class StarCertificate(NamedTuple):
 
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
-                        rebind=("_leaf_weight", "_balance", "_solve_star", "_variance_bound", "_certificate",
+                        rebind=("scalar_certified_gap", "_leaf_weight", "_leaf_start", "_balance", "_solve_star", "_variance_bound", "_certificate",
                                 "_star_rows", "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
@@ -115,9 +121,23 @@ def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, targe
     return z, derivative_top, derivative_bottom
 
 
-def _balance(code, theta, dispersion, k, y, weight, nu):
+def _leaf_start(weight, previous_cost, cost, derivative):
+    # the leaf's weight one Newton step (allocopt.topk._compiled_star._leaf_weight's step, on 1/C in u = 1/z) from
+    # the weight it had at the previous ratio, for the new common cost: the step needs the cost and derivative at
+    # that weight, which the previous solve has left (previous_cost, scaled to the new hub weight for a top
+    # leaf, and derivative, 0-homogeneous), so it costs no pair evaluation
+    if not (previous_cost > 0 and derivative > 0 and cost > 0):
+        return weight
+    slope = derivative * weight * weight / (previous_cost * previous_cost)
+    inverse = 1.0 / weight - (cost - previous_cost) / (previous_cost * cost * slope)
+    return 1.0 / inverse if inverse > 0 else weight
+
+
+def _balance(code, theta, dispersion, k, y, weight, nu, leaf_derivative, memory):
     # weights and multipliers of the double star for w_{i_k} = 1, w_{j_1} = exp(y); the relative residual of
-    # i_k's stationarity equation (the balance)
+    # i_k's stationarity equation (the balance). memory holds the common cost and the ratio of the previous call
+    # (memory[2] = 1 once there is one) and leaf_derivative each leaf's derivative there: each leaf's Newton
+    # solve starts one step ahead of its previous weight (_leaf_start)
     n_arms = theta.shape[0]
     n_bottom = n_arms - k
     worst_top, best_bottom = k - 1, k
@@ -125,19 +145,31 @@ def _balance(code, theta, dispersion, k, y, weight, nu):
     weight[worst_top] = 1.0
     weight[best_bottom] = ratio
     target, root_gradient, hub_gradient = _families.weighted_pair(code, theta[worst_top], theta[best_bottom], 1.0, ratio)
+    remembered = memory[2] == 1.0
+    previous_target, previous_ratio = memory[0], memory[1]
     inflow_root = 0.0
     for j in range(1, n_bottom):  # bottom leaves, edge j: (i_k, j)
         arm = k + j
+        start = weight[arm]
+        if remembered:
+            start = _leaf_start(start, previous_target, target, leaf_derivative[arm])
         weight[arm], gradient_root, gradient_leaf = _leaf_weight(code, theta[worst_top], theta[arm], 1.0, False,
-                                                                 target, weight[arm])
+                                                                 target, start)
+        leaf_derivative[arm] = gradient_leaf
         nu[j] = dispersion[arm] / gradient_leaf
         inflow_root += nu[j] * gradient_root
     inflow_hub = 0.0
     for i in range(k - 1):  # top leaves, edge n_bottom + i: (i, j_1)
+        start = weight[i]
+        if remembered:  # C is 1-homogeneous: C(z r / r', r) = C(z, r') r / r'
+            scale = ratio / previous_ratio
+            start = _leaf_start(start * scale, previous_target * scale, target, leaf_derivative[i])
         weight[i], gradient_leaf, gradient_hub = _leaf_weight(code, theta[i], theta[best_bottom], ratio, True,
-                                                              target, weight[i])
+                                                              target, start)
+        leaf_derivative[i] = gradient_leaf
         nu[n_bottom + i] = dispersion[i] / gradient_leaf
         inflow_hub += nu[n_bottom + i] * gradient_hub
+    memory[0], memory[1], memory[2] = target, ratio, 1.0
     nu[0] = (dispersion[best_bottom] - inflow_hub) / hub_gradient
     inflow_root += nu[0] * root_gradient
     return (inflow_root - dispersion[worst_top]) / (dispersion[worst_top] + abs(inflow_root))
@@ -147,33 +179,47 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
     n_arms = theta.shape[0]
     for arm in range(n_arms):
         weight[arm] = 1.0
-    # bracket the balance's root in y = log(w_{j_1} / w_{i_k}) by steps of doubling length
-    low = start
-    residual_low = _balance(code, theta, dispersion, k, low, weight, nu)
-    high, residual_high = low, residual_low
-    step = 1.0
-    bracketed = residual_low == 0.0
-    for _ in range(60):
-        if bracketed or not residual_low == residual_low:
-            break
-        high = low - step if residual_low > 0 else low + step  # the balance increases with y
-        residual_high = _balance(code, theta, dispersion, k, high, weight, nu)
-        if residual_high == 0.0 or (residual_high > 0) != (residual_low > 0):
-            bracketed = True
-            break
-        low, residual_low = high, residual_high
-        step *= 2.0
-    y, residual = high, residual_high
-    converged = residual == 0.0
-    if bracketed and not converged:
-        # Illinois regula falsi on [low, high] (residuals of opposite signs)
+    leaf_derivative = np.empty(n_arms)
+    memory = np.zeros(3)
+    tolerance = 4 * _EPS
+    # secant steps on the balance in y = log(w_{j_1} / w_{i_k}) until they bracket its root (the balance increases
+    # with y; its slope at the root is near one, so the first step is -residual), each step at most twice as long
+    # as the one before
+    previous = start
+    residual_previous = _balance(code, theta, dispersion, k, previous, weight, nu, leaf_derivative, memory)
+    y, residual = previous, residual_previous
+    converged = abs(residual) <= tolerance
+    bracketed = False
+    evaluations = 1
+    if not converged and residual == residual:
+        step = -residual
+        while evaluations < max_iterations:
+            y = previous + step
+            residual = _balance(code, theta, dispersion, k, y, weight, nu, leaf_derivative, memory)
+            evaluations += 1
+            if abs(residual) <= tolerance or not residual == residual:
+                converged = abs(residual) <= tolerance
+                break
+            if (residual > 0) != (residual_previous > 0):
+                bracketed = True
+                break
+            slope = (residual - residual_previous) / step
+            limit = 2.0 * abs(step)
+            step = -residual / slope if slope > 0 else -math.copysign(limit, residual)
+            if not abs(step) <= limit:
+                step = math.copysign(limit, step)
+            previous, residual_previous = y, residual
+    if bracketed:
+        # Illinois regula falsi on the bracket [low, high] (residuals of opposite signs)
+        low, residual_low, high, residual_high = previous, residual_previous, y, residual
         side = 0
-        for _ in range(max_iterations):
+        while evaluations < max_iterations:
             y = (low * residual_high - high * residual_low) / (residual_high - residual_low)
             if not (y > min(low, high) and y < max(low, high)):
                 y = 0.5 * (low + high)
-            residual = _balance(code, theta, dispersion, k, y, weight, nu)
-            if abs(residual) <= 4 * _EPS or abs(high - low) <= 4 * _EPS * max(1.0, abs(y)):
+            residual = _balance(code, theta, dispersion, k, y, weight, nu, leaf_derivative, memory)
+            evaluations += 1
+            if abs(residual) <= tolerance or abs(high - low) <= tolerance * max(1.0, abs(y)):
                 converged = True
                 break
             if (residual > 0) == (residual_high > 0):
@@ -186,7 +232,7 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
                 if side == -1:
                     residual_high *= 0.5
                 side = -1
-        # (the weights and nu are those of the last evaluation, at the final y)
+    # (the weights and nu are those of the last evaluation, at the final y)
     out[0] = 1.0 if converged else 0.0
     out[1] = abs(residual)
 
@@ -210,12 +256,25 @@ def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bott
     # Gamma(psi) = min over all pairs at w = psi / phi (TopKProblem.minimum_cost); the arm sums of
     # mu_p d_psi C_p at w = psi * (1 / phi) (TopKProblem.pair_terms on listed pairs), left to right. A pair whose
     # closed-form lower bound (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) (allocopt.topk._allpairs),
-    # less a margin of rounding, is at least the smallest cost so far is not evaluated: its cost cannot be smaller
+    # less a margin of rounding, is at least the smallest cost so far is not evaluated: its cost cannot be smaller.
+    # The double star's pairs (row i_k and column j_1) come first: they bind at the fast path's answers, so the
+    # bounds prune from the start (the minimum is the same in any order)
     n_arms = theta.shape[0]
     value = np.inf
-    for i in range(k):
+    worst_top, best_bottom = k - 1, k
+    w_worst = psi[worst_top] / dispersion[worst_top]
+    for j in range(best_bottom, n_arms):
+        cost, _, _ = _families.weighted_pair(code, theta[worst_top], theta[j], w_worst, psi[j] / dispersion[j])
+        if cost < value or cost != cost:
+            value = cost
+    w_best = psi[best_bottom] / dispersion[best_bottom]
+    for i in range(worst_top):
+        cost, _, _ = _families.weighted_pair(code, theta[i], theta[best_bottom], psi[i] / dispersion[i], w_best)
+        if cost < value or cost != cost:
+            value = cost
+    for i in range(worst_top):
         w_i = psi[i] / dispersion[i]
-        for j in range(k, n_arms):
+        for j in range(best_bottom + 1, n_arms):
             w_j = psi[j] / dispersion[j]
             gap = theta[i] - theta[j]
             bound = gap * gap / (2.0 * _variance_bound(code, theta[j], theta[i])) * (w_i * w_j / (w_i + w_j))
@@ -325,10 +384,14 @@ def _star_batch(code, theta, dispersion, k, max_iterations, negative_multiplier,
                    mu[row], keep[row], weight, top_sums, bottom_sums, out[row])
 
 
-def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, negative_multiplier):
+def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, negative_multiplier, relative_error,
+                   psi, mu, keep):
     # _star_rows on one instance given in its arms' order: the arms sorted top then bottom (top and bottom as
-    # TopKProblem orders them), fresh work arrays as one call of the fast path allocates them, and the
-    # allocation returned in the arms' order. Returns psi, mu, keep and out of _star_rows
+    # TopKProblem orders them), fresh work arrays as one call of the fast path allocates them, the allocation
+    # written to psi in the arms' order, mu and keep as _star_rows writes them, and the certified gap
+    # (allocopt.topk.certificate.scalar_certified_gap with the instance's relative evaluation error). Returns
+    # the scalars as a tuple of floats (numba boxes a tuple of floats far faster than new arrays): accepted,
+    # value, bound, gap, stationarity, complementarity, balance residual, number of kept multipliers
     k = top.shape[0]
     n_arms = theta.shape[0]
     sorted_theta = np.empty(n_arms)
@@ -340,18 +403,22 @@ def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, 
         sorted_theta[k + position] = theta[bottom[position]]
         sorted_dispersion[k + position] = dispersion[bottom[position]]
     star_psi = np.empty(n_arms)
-    mu = np.empty(n_arms - 1)
-    keep = np.empty(n_arms - 1, dtype=np.bool_)
     out = np.empty(7)
     weight = np.ones(n_arms)
     _star_rows(code, sorted_theta, sorted_dispersion, k, start, max_iterations, negative_multiplier, star_psi, mu,
                keep, weight, np.empty(k), np.empty(n_arms - k), out)
-    psi = np.empty(n_arms)
+    if out[0] != 1.0:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, out[6], 0.0
     for position in range(k):
         psi[top[position]] = star_psi[position]
     for position in range(n_arms - k):
         psi[bottom[position]] = star_psi[k + position]
-    return psi, mu, keep, out
+    n_kept = 0
+    for edge in range(n_arms - 1):
+        if keep[edge]:
+            n_kept += 1
+    gap = scalar_certified_gap(out[2], out[1], relative_error, int(out[5]))
+    return 1.0, out[1], out[2], gap, out[3], out[4], out[6], float(n_kept)
 
 
 def _code(pair) -> int:
@@ -370,10 +437,15 @@ def star_kernel():
 
 def star_instance_kernel():
     """The fast path's compiled kernel on one instance in its arms' order, ``_star_instance(code, theta, top,
-    bottom, dispersion, start, max_iterations, negative_multiplier) -> (psi, mu, keep, out)``: :func:`star_kernel`
-    on the arms sorted as ``top`` then ``bottom`` (the order of :class:`~allocopt.topk.TopKProblem`), with the
-    allocation ``psi`` returned in the arms' order (the other outputs as :func:`star_kernel` writes them). The
-    same numbers as sorting, calling :func:`star_kernel` and scattering in Python, with one call."""
+    bottom, dispersion, start, max_iterations, negative_multiplier, relative_error, psi, mu, keep) -> (accepted,
+    value, bound, gap, stationarity, complementarity, balance_residual, n_kept)``: :func:`star_kernel` on the
+    arms sorted as ``top`` then ``bottom`` (the order of :class:`~allocopt.topk.TopKProblem`), writing the
+    allocation ``psi`` (shape (K,)) in the arms' order, and ``mu`` and ``keep`` (shape (K - 1,)) as
+    :func:`star_kernel` writes them; it returns a tuple of floats, with the certified gap
+    (:func:`~allocopt.topk.certificate.scalar_certified_gap` for the relative evaluation error
+    ``relative_error``) and the number of kept multipliers (``mu[:n_kept]``). The same numbers as sorting,
+    calling :func:`star_kernel` and scattering in Python, with one call; when it does not accept, ``psi`` is
+    not written and the value, bound and gap are NaN."""
     return _kernels()["instance"]
 
 

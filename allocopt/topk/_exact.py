@@ -55,9 +55,9 @@ from ._envelope import envelope_code, envelope_pairs
 from ._forest import BindingForest, ForestLayout, ForestSolution, layout_double_star, layout_forest, solve_forest
 from ._groups import Reduced, reduce_problem
 from .problem import TopKProblem
-from .certificate import certified_gap, certify
+from .certificate import ROUNDING_ALLOWANCE, certify, scalar_certified_gap
 from .multipliers import PairMultipliers
-from .result import TopKResult, build_result
+from .result import TopKResult, _ResultTemplate, build_result
 
 __all__ = ["solve", "OPTIONS"]
 
@@ -383,6 +383,15 @@ def _forest_signature(rows, cols):
 
 # the double star's forest record of each kind (immutable, so shared by every result that carries it)
 _DOUBLE_STAR_FORESTS = {kind: BindingForest(kind=kind, double_star=True) for kind in ("confidence", "budget")}
+# the fields that every answer of each fast path shares, by kind (the Gaussian path's status varies)
+_CLOSED_FORM_TEMPLATES = {
+    kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
+                          message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
+    for kind in ("confidence", "budget")}
+_COMPILED_STAR_TEMPLATES = {
+    kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
+                          status="optimal", message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)")
+    for kind in ("confidence", "budget")}
 
 
 @functools.lru_cache(maxsize=64)
@@ -410,7 +419,7 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     if not star.accepted:
         return None
     psi, value, bound = star.psi, star.value, star.bound
-    gap = certified_gap(bound, value)
+    gap = scalar_certified_gap(bound, value, ROUNDING_ALLOWANCE, 1)  # certified_gap(bound, value) on two floats
     rows, cols = _star_edges(k, n_arms)
     mu = star.multipliers
     if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
@@ -419,12 +428,10 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
     mu.setflags(write=False)
     multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
     status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
-    return TopKResult._assemble(
-        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
-        stationarity=star.stationarity, complementarity=star.complementarity, status=status,
-        method="exact", kind=kind, iterations=0, time=time.perf_counter() - started, problem=problem,
-        message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)",
-        extras={"pivots": 0, "components": 1}, forest=_DOUBLE_STAR_FORESTS[kind])
+    return _CLOSED_FORM_TEMPLATES[kind].build(
+        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap, stationarity=star.stationarity,
+        complementarity=star.complementarity, status=status, time=time.perf_counter() - started, problem=problem,
+        extras={"pivots": 0, "components": 1})
 
 
 def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
@@ -448,25 +455,20 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
             start = float(np.log(previous[j_1] / dispersion[j_1] * dispersion[i_k] / previous[i_k]))
             start = start if np.isfinite(start) else 0.0
     # distinct means only (the kernel declines ties: the general path merges tied arms into groups)
-    psi, mu, keep, out = star_instance_kernel()(code, problem.theta, top, bottom, dispersion, start, 100,
-                                                _NEGATIVE_MULTIPLIER)
-    accepted, value, bound, stationarity, complementarity, degree, balance_residual = out.tolist()
-    if accepted != 1.0:
-        return None
-    gap = certified_gap(bound, value, problem.evaluation_error(kind), int(degree))
-    if not (value > 0 and gap <= tol * value):
+    psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=bool)
+    accepted, value, bound, gap, stationarity, complementarity, balance_residual, n_kept = star_instance_kernel()(
+        code, problem.theta, top, bottom, dispersion, start, 100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind),
+        psi, mu, keep)
+    if not (accepted == 1.0 and value > 0 and gap <= tol * value):
         return None
     rows, cols = _star_edges(k, n_arms)
-    if not keep.all():  # a multiplier zero to rounding (Theorem 3.4's condition (14) with equality)
-        rows, cols = rows[keep], cols[keep]
-    mu = mu[:rows.shape[0]]
+    if n_kept < n_arms - 1:  # a multiplier zero to rounding (Theorem 3.4's condition (14) with equality)
+        rows, cols, mu = rows[keep], cols[keep], mu[:int(n_kept)]  # the kept multipliers come first
     mu.setflags(write=False)
-    return TopKResult._assemble(
+    return _COMPILED_STAR_TEMPLATES[kind].build(
         psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)), upper_bound=bound, gap=gap,
-        stationarity=stationarity, complementarity=complementarity, status="optimal", method="exact", kind=kind,
-        iterations=0, time=time.perf_counter() - started, problem=problem,
-        message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)",
-        extras={"pivots": 0, "components": 1, "balance_residual": balance_residual}, forest=_DOUBLE_STAR_FORESTS[kind])
+        stationarity=stationarity, complementarity=complementarity, time=time.perf_counter() - started,
+        problem=problem, extras={"pivots": 0, "components": 1, "balance_residual": balance_residual})
 
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,

@@ -12,6 +12,7 @@ from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Gamma
 from allocopt.topk.certificate import certify
+from allocopt.topk.multipliers import PairMultipliers
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
 
@@ -129,3 +130,65 @@ def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(famil
         got = star_certificate(pair, theta, np.ones(n_arms), k, psi, np.array([k - 1]), np.array([0]),
                                np.array([1.0]))
         assert abs(got.value - costs.min()) <= 8 * np.finfo(float).eps * costs.min(), (trial, got.value, costs.min())
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
+def test_the_balance_solve_reaches_the_same_root_from_far_starts(family, kind):
+    # the balance is solved by secant steps from the start (the first one -residual, each at most twice the one
+    # before) until they bracket its root, then by regula falsi; from starts far on either side of the root, and
+    # on instances whose root lies far from 0 (means spread over many orders of magnitude, k = 1 and K - 1), it
+    # must converge to the same double star, whose stationarity the numpy certifier checks
+    from allocopt.topk._compiled_star import solve_star
+
+    rng = np.random.default_rng(57)
+    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
+    pair = family_object.compiled_pair(kind)
+    for problem in _instances(family, rng, 24):
+        theta = problem.theta[problem.order]
+        if not np.all(np.diff(theta[:problem.k]) < 0) or not np.all(np.diff(theta[problem.k:]) < 0):
+            continue
+        reference = solve_star(pair, theta, np.ones(problem.n_arms), problem.k)
+        assert reference.converged
+        for start in (-40.0, -3.0, 3.0, 40.0):
+            solution = solve_star(pair, theta, np.ones(problem.n_arms), problem.k, start=start)
+            assert solution.converged, (start, theta.tolist(), problem.k)
+            np.testing.assert_allclose(solution.psi, reference.psi, rtol=1e-12, atol=0)
+        # the double star's stationarity, by the numpy certifier (theta sorted: top = 0..k-1, bottom = k..K-1)
+        sorted_problem = TopKProblem(theta, problem.k, family=family)
+        rows = np.r_[np.full(problem.n_arms - problem.k, problem.k - 1), np.arange(problem.k - 1)]
+        cols = np.r_[np.arange(problem.n_arms - problem.k), np.zeros(problem.k - 1, dtype=int)]
+        multipliers = PairMultipliers(rows, cols, reference.mu, (problem.k, problem.n_arms - problem.k))
+        if np.all(reference.mu >= 0):
+            check = certify(sorted_problem, reference.psi, multipliers, kind)
+            assert check.stationarity <= 1e-12, check.stationarity
+
+
+def test_a_hub_multiplier_zero_to_rounding_is_dropped_from_the_certified_answer():
+    # Theorem 3.4's condition (14) with equality: along the segment between two Poisson instances, the
+    # multiplier of the pair (i_k, j_1) changes sign; bisected to the last float, it is zero to rounding
+    # (|nu| <= 1e-12 of the largest), the fast path drops the pair and certifies the rest, and the numpy
+    # certifier confirms the answer with the pairs it returns
+    from allocopt.topk._compiled_star import solve_star
+
+    pair = TopKProblem([0.6, 0.4], 1, family="poisson").family.compiled_pair("confidence")
+    positive = np.array([6.75230134, 3.72296972, 3.0, 0.9470896, 0.7, 0.5, 0.34788593])
+    negative = np.array([6.75230134, 3.72296972, 3.6203374, 0.9470896, 0.94006171, 0.86146091, 0.34788593])
+
+    def hub_multiplier(s):
+        return solve_star(pair, (1 - s) * positive + s * negative, np.ones(7), 3).mu[0]
+
+    low, high = 0.0, 1.0
+    assert hub_multiplier(low) > 0 > hub_multiplier(high)
+    for _ in range(80):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if hub_multiplier(middle) > 0 else (low, middle)
+    theta = (1 - high) * positive + high * negative
+    assert -1e-12 <= hub_multiplier(high) <= 0
+    problem = TopKProblem(theta, 3, family="poisson")
+    result = solve_topk(problem)
+    assert COMPILED in result.message and result.status == "optimal"
+    pairs = set(zip(problem.top[result.multipliers.rows].tolist(), problem.bottom[result.multipliers.cols].tolist()))
+    assert (2, 3) not in pairs and len(pairs) == problem.n_arms - 2  # i_k = arm 2, j_1 = arm 3 (sorted means)
+    reference = certify(problem, result.psi, result.multipliers, "confidence")
+    assert reference.gap <= 1e-9 * reference.value
