@@ -36,7 +36,7 @@ import numpy as np
 
 from ._numba import compile_once
 
-__all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_by_code", "weighted_pair"]
+__all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_code", "pair_by_code", "weighted_pair"]
 
 _LOG1PMX_SERIES_RADIUS = 0.05
 # the coefficients 1/(2n + 3), highest power first (allocopt.families._ATANH_TAIL)
@@ -91,6 +91,31 @@ _CODES = ("_gaussian_pair", "_bernoulli_confidence", "_bernoulli_budget", "_pois
           "_exponential_confidence", "_exponential_budget")
 
 
+def pair_code(family_name: str, kind: str) -> int | None:
+    """``kernel_code(pair_kernel(family_name, kind))`` without fetching the kernel (a dictionary lookup and the
+    switch): the number of the compiled pair kernel of a built-in family, or ``None`` when there is none or the
+    compiled kernels are off.
+
+    Examples
+    --------
+    >>> from allocopt.algorithms._compiled import compiled_kernels
+    >>> with compiled_kernels(True):
+    ...     pair_code("poisson", "confidence") == kernel_code(pair_kernel("poisson", "confidence"))
+    True
+    """
+    name = _PAIR_FUNCTIONS.get((family_name, kind))
+    if name is None:
+        return None
+    switch = _SWITCH.get("enabled")
+    if switch is None:  # imported on first use (allocopt.algorithms imports the families)
+        from .algorithms._compiled import compiled_enabled
+
+        switch = _SWITCH["enabled"] = compiled_enabled
+    if not switch():
+        return None
+    return _CODE_OF_NAME[name]
+
+
 def kernel_code(kernel) -> int | None:
     """The number under which :func:`pair_by_code` evaluates the compiled pair kernel ``kernel`` (as returned
     by :meth:`~allocopt.families.ExponentialFamily.compiled_pair`), or ``None`` for a kernel not defined here."""
@@ -104,6 +129,7 @@ def kernel_code(kernel) -> int | None:
 
 
 _CODE_OF: dict[str, dict[Any, int]] = {}
+_CODE_OF_NAME = {name: code for code, name in enumerate(_CODES)}
 
 
 def _pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom):

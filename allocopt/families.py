@@ -80,7 +80,7 @@ from typing import Any, ClassVar, NamedTuple, NoReturn
 import numpy as np
 from scipy.special import expit
 
-from ._compiled_families import pair_kernel
+from ._compiled_families import pair_code, pair_kernel
 from ._validation import as_float, as_float_vector, describe, fail
 from .exceptions import InvalidArgumentError, InvalidInstanceError
 
@@ -375,13 +375,25 @@ class ExponentialFamily(abc.ABC):
         >>> Custom().compiled_pair("confidence") is None
         True
         """
-        key = (type(self), kind)
-        if key not in _COMPILED_PAIR_NAMES:  # resolved once per class and kind
-            _COMPILED_PAIR_NAMES[key] = _compiled_pair_name(type(self), kind)
-        name = _COMPILED_PAIR_NAMES[key]
+        name = self._compiled_pair_name(kind)
         if name is None:
             return None
         return pair_kernel(name, kind)
+
+    def _compiled_pair_name(self, kind: str) -> str | None:
+        key = (type(self), kind)
+        if key not in _COMPILED_PAIR_NAMES:  # resolved once per class and kind
+            _COMPILED_PAIR_NAMES[key] = _compiled_pair_name(type(self), kind)
+        return _COMPILED_PAIR_NAMES[key]
+
+    def _compiled_pair_code(self, kind: str) -> int | None:
+        """``kernel_code(self.compiled_pair(kind))`` (:func:`allocopt._compiled_families.kernel_code`) without
+        fetching the kernel: the number under which the package's compiled callers evaluate this family's pair
+        kernel, or ``None``."""
+        name = self._compiled_pair_name(kind)
+        if name is None:
+            return None
+        return pair_code(name, kind)
 
     def with_dispersion(self, dispersion: float | ArrayLike) -> ExponentialFamily:
         """This family with its dispersion replaced (families with :attr:`has_dispersion_parameter` only;

@@ -17,7 +17,9 @@ method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surr
 :mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
 affine in the inverse weights for the other families, so two or three steps reach the root), started one
 Newton step ahead of the weight at the previous ratio: that step needs only the cost and derivative the previous
-solve left, and it makes the leaves' solves near the root one or two pair evaluations each. The leaves'
+solve left, and it makes the leaves' solves near the root one or two pair evaluations each. At the first ratio
+the leaves start from the double star of a Gaussian surrogate (the family's unit variance at each pair's
+midpoint), which saves about one evaluation per leaf. The leaves'
 stationarity equations give their multipliers (:math:`\nu = \phi/\partial C`), :math:`j_1`'s equation gives
 :math:`\nu_{i_k j_1}`, and :math:`i_k`'s equation is left over: its residual, the *balance* (Proposition A.2), is
 a scalar function of :math:`y = \log r` that increases with :math:`y`, whose root is approached by secant steps
@@ -83,8 +85,9 @@ class StarCertificate(NamedTuple):
 
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
-                        rebind=("scalar_certified_gap", "_leaf_weight", "_leaf_start", "_balance", "_solve_star", "_variance_bound", "_certificate",
-                                "_star_rows", "_star_batch", "_star_instance"),
+                        rebind=("scalar_certified_gap", "_leaf_weight", "_leaf_start", "_balance", "_unit_variance",
+                                "_surrogate_weights", "_solve_star", "_variance_bound", "_certificate", "_star_rows",
+                                "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
 
@@ -175,10 +178,34 @@ def _balance(code, theta, dispersion, k, y, weight, nu, leaf_derivative, memory)
     return (inflow_root - dispersion[worst_top]) / (dispersion[worst_top] + abs(inflow_root))
 
 
-def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, out):
+def _surrogate_weights(code, theta, k, y, weight):
+    # first weights of the leaves for w_{i_k} = 1, w_{j_1} = exp(y): the double star of the Gaussian surrogate,
+    # whose cost of a pair is D w_i w_j / (w_i + w_j) with D = (theta_i - theta_j)^2 / (2 V) and V the family's
+    # unit variance at the pair's midpoint; a leaf whose surrogate equation has no positive root keeps weight one
     n_arms = theta.shape[0]
+    worst_top, best_bottom = k - 1, k
+    ratio = math.exp(y)
+    gap = theta[worst_top] - theta[best_bottom]
+    target = gap * gap / (2.0 * _unit_variance(code, 0.5 * (theta[worst_top] + theta[best_bottom]))) * (
+        ratio / (1.0 + ratio))
     for arm in range(n_arms):
         weight[arm] = 1.0
+    weight[best_bottom] = ratio
+    for arm in range(best_bottom + 1, n_arms):  # D z / (1 + z) = target
+        gap = theta[worst_top] - theta[arm]
+        scale = gap * gap / (2.0 * _unit_variance(code, 0.5 * (theta[worst_top] + theta[arm])))
+        if scale > target:
+            weight[arm] = target / (scale - target)
+    for arm in range(worst_top):  # D z r / (z + r) = target
+        gap = theta[arm] - theta[best_bottom]
+        scale = gap * gap / (2.0 * _unit_variance(code, 0.5 * (theta[arm] + theta[best_bottom]))) * ratio
+        if scale > target:
+            weight[arm] = target * ratio / (scale - target)
+
+
+def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, out):
+    n_arms = theta.shape[0]
+    _surrogate_weights(code, theta, k, start, weight)
     leaf_derivative = np.empty(n_arms)
     memory = np.zeros(3)
     tolerance = 4 * _EPS
@@ -237,6 +264,18 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
     out[1] = abs(residual)
 
 
+def _unit_variance(code, mean):
+    # the unit variance function of the family whose pair kernel is numbered `code`
+    # (ExponentialFamily.unit_variance; allocopt._compiled_families._CODES)
+    if code == 0:  # Gaussian
+        return 1.0
+    if code <= 2:  # Bernoulli
+        return mean * (1.0 - mean)
+    if code <= 4:  # Poisson
+        return mean
+    return mean * mean  # exponential (and gamma)
+
+
 def _variance_bound(code, low, high):
     # the largest unit variance function value between two means (ExponentialFamily.unit_variance_bound of the
     # family whose pair kernel is numbered `code`, allocopt._compiled_families._CODES)
@@ -258,18 +297,26 @@ def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bott
     # closed-form lower bound (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) (allocopt.topk._allpairs),
     # less a margin of rounding, is at least the smallest cost so far is not evaluated: its cost cannot be smaller.
     # The double star's pairs (row i_k and column j_1) come first: they bind at the fast path's answers, so the
-    # bounds prune from the start (the minimum is the same in any order)
+    # bounds prune from the start (the minimum is the same in any order). Where both arms' dispersions are one,
+    # w = psi / phi and psi * (1 / phi) are the same numbers, so a listed pair of the star reuses the cost and
+    # derivatives evaluated there (the same numbers again)
     n_arms = theta.shape[0]
     value = np.inf
     worst_top, best_bottom = k - 1, k
+    row_terms = np.empty((n_arms - k, 3))  # (i_k, j) for every bottom arm j
+    column_terms = np.empty((k, 3))  # (i, j_1) for every top arm i (row i_k's entry is row_terms[0])
     w_worst = psi[worst_top] / dispersion[worst_top]
     for j in range(best_bottom, n_arms):
-        cost, _, _ = _families.weighted_pair(code, theta[worst_top], theta[j], w_worst, psi[j] / dispersion[j])
+        cost, gradient_i, gradient_j = _families.weighted_pair(code, theta[worst_top], theta[j], w_worst,
+                                                               psi[j] / dispersion[j])
+        row_terms[j - k, 0], row_terms[j - k, 1], row_terms[j - k, 2] = cost, gradient_i, gradient_j
         if cost < value or cost != cost:
             value = cost
     w_best = psi[best_bottom] / dispersion[best_bottom]
     for i in range(worst_top):
-        cost, _, _ = _families.weighted_pair(code, theta[i], theta[best_bottom], psi[i] / dispersion[i], w_best)
+        cost, gradient_i, gradient_j = _families.weighted_pair(code, theta[i], theta[best_bottom],
+                                                               psi[i] / dispersion[i], w_best)
+        column_terms[i, 0], column_terms[i, 1], column_terms[i, 2] = cost, gradient_i, gradient_j
         if cost < value or cost != cost:
             value = cost
     for i in range(worst_top):
@@ -291,7 +338,12 @@ def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bott
     for index in range(mu.shape[0]):
         i, j = rows[index], k + cols[index]
         inverse_i, inverse_j = 1.0 / dispersion[i], 1.0 / dispersion[j]
-        cost, gradient_i, gradient_j = _families.weighted_pair(code, theta[i], theta[j], psi[i] * inverse_i, psi[j] * inverse_j)
+        if dispersion[i] == 1.0 and dispersion[j] == 1.0 and (i == worst_top or j == best_bottom):
+            terms = row_terms[j - k] if i == worst_top else column_terms[i]
+            cost, gradient_i, gradient_j = terms[0], terms[1], terms[2]
+        else:
+            cost, gradient_i, gradient_j = _families.weighted_pair(code, theta[i], theta[j], psi[i] * inverse_i,
+                                                                   psi[j] * inverse_j)
         top_sums[rows[index]] += mu[index] * (gradient_i * inverse_i)
         bottom_sums[cols[index]] += mu[index] * (gradient_j * inverse_j)
         complementarity += mu[index] * (cost - value)

@@ -46,7 +46,6 @@ from .._validation import as_float, as_int
 from ..exceptions import InvalidArgumentError, SolverError
 from ._allpairs import PairScan
 from ._barrier import BarrierPoint, barrier_path
-from .._compiled_families import kernel_code
 from ._compiled_star import star_instance_kernel
 from ._batch_gaussian import double_star_edges, gaussian_double_star_instance
 from ._gaussian_transport import transport_forest, transport_kernels
@@ -441,7 +440,7 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
     :mod:`allocopt.topk._compiled_star`, its certificate evaluated there by a separate kernel (what
     :func:`~allocopt.topk.certificate.certify` computes, with the same evaluation-error allowance added here),
     and returned only when certified optimal; ``None`` otherwise (the active set takes over)."""
-    code = kernel_code(problem.family.compiled_pair(kind))
+    code = problem.family._compiled_pair_code(kind)
     if code is None:
         return None
     top, bottom = problem.top, problem.bottom

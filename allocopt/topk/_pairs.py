@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._compiled_families import kernel_code, pair_values
+from .._compiled_families import pair_values
 from ..families import ExponentialFamily, PairDivergences
 
 __all__ = ["PairTerms", "pair_terms", "allocation_pair_terms", "KINDS"]
@@ -101,7 +101,7 @@ def pair_terms(
     safe_total = np.where(empty, 1.0, total)
     share_top = np.where(empty, 0.5, w_top / safe_total)
     share_bottom = np.where(empty, 0.5, w_bottom / safe_total)
-    code = kernel_code(family.compiled_pair(kind)) if compiled else None
+    code = family._compiled_pair_code(kind) if compiled else None
     if code is not None:
         pair = PairDivergences(*pair_values(code, theta_top, theta_bottom, share_top, share_bottom))
     elif kind == "confidence":

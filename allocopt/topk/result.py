@@ -212,7 +212,8 @@ class _ResultTemplate:
     def __init__(self, **fields: Any) -> None:
         unknown = fields.keys() - _ALL_FIELDS
         if unknown or "extras" in fields:  # a shared extras dictionary would be one mutable object in many results
-            raise TypeError(f"_ResultTemplate: unknown or unshareable fields {sorted(unknown | (fields.keys() & {'extras'}))}")
+            refused = sorted(unknown | (fields.keys() & {"extras"}))
+            raise TypeError(f"_ResultTemplate: unknown or unshareable fields {refused}")
         self._fields = {**_DEFAULTS, **fields}
         self._required = _REQUIRED_FIELDS - fields.keys()
 
