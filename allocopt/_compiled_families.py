@@ -61,16 +61,20 @@ def pair_kernel(family_name: str, kind: str):
     """The compiled scalar pair kernel of a built-in family (by its unit functions' name: ``"gamma"`` uses
     ``"exponential"``), or ``None`` when there is none or the compiled kernels are off."""
     name = _PAIR_FUNCTIONS.get((family_name, kind))
-    if name is None:
+    if name is None or not _enabled():
         return None
+    return _kernels()[name]
+
+
+def _enabled() -> bool:
+    """:func:`allocopt.algorithms._compiled.compiled_enabled`, imported on first use (allocopt.algorithms imports
+    the families)."""
     switch = _SWITCH.get("enabled")
-    if switch is None:  # imported on first use (allocopt.algorithms imports the families)
+    if switch is None:
         from .algorithms._compiled import compiled_enabled
 
         switch = _SWITCH["enabled"] = compiled_enabled
-    if not switch():
-        return None
-    return _kernels()[name]
+    return switch()
 
 
 # helpers first: the kernels call them by their global names, as they call the pair functions, pair_by_code and
@@ -104,14 +108,7 @@ def pair_code(family_name: str, kind: str) -> int | None:
     True
     """
     name = _PAIR_FUNCTIONS.get((family_name, kind))
-    if name is None:
-        return None
-    switch = _SWITCH.get("enabled")
-    if switch is None:  # imported on first use (allocopt.algorithms imports the families)
-        from .algorithms._compiled import compiled_enabled
-
-        switch = _SWITCH["enabled"] = compiled_enabled
-    if not switch():
+    if name is None or not _enabled():
         return None
     return _CODE_OF_NAME[name]
 
