@@ -86,8 +86,8 @@ class StarCertificate(NamedTuple):
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
                         rebind=("scalar_certified_gap", "_leaf_weight", "_leaf_start", "_balance", "_unit_variance",
-                                "_surrogate_weights", "_solve_star", "_variance_bound", "_certificate", "_star_rows",
-                                "_star_batch", "_star_instance"),
+                                "_surrogate_weights", "_solve_star", "_variance_bound", "_pair_lower_bound",
+                                "_certificate", "_star_rows", "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
 
@@ -291,11 +291,41 @@ def _variance_bound(code, low, high):
     return larger * larger
 
 
+def _pair_lower_bound(code, theta_top, theta_bottom, w_top, w_bottom):
+    # a closed-form lower bound on the cost of a pair (theta_top > theta_bottom) at effective weights w. The cost
+    # is w_i d_i + w_j d_j at the pair's meeting point x (the pair kernels' point, between the means), with
+    # - Poisson arms, confidence: x = s_i theta_i + s_j theta_j (s = w / (w_i + w_j)), d_a = x u(theta_a / x),
+    #   u(t) = t log t - t + 1 = integral of log v from 1 to t;
+    # - exponential arms, confidence: the same x, d_a = f(theta_a / x), f(t) = t - 1 - log t = integral of
+    #   (v - 1) / v from 1 to t;
+    # - exponential arms, budget: x = 1 / (s_i / theta_i + s_j / theta_j), d_a = f(x / theta_a).
+    # Above 1, log v >= (v - 1) / v >= (v - 1) / t, so u(t), f(t) >= (t - 1)^2 / (2 t); below 1, -log v >= 1 - v
+    # and (1 - v) / v >= 1 - v, so u(t), f(t) >= (1 - t)^2 / 2. Other families and kinds: the bound of the
+    # all-pairs scans (allocopt.topk._allpairs), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
+    # Vbar the largest unit variance between the means
+    gap = theta_top - theta_bottom
+    total = w_top + w_bottom
+    if code == 3 or code == 5:
+        point = (w_top * theta_top + w_bottom * theta_bottom) / total
+        above = w_bottom * gap / total  # theta_i - x
+        below = w_top * gap / total  # x - theta_j
+        if code == 3:
+            return 0.5 * (w_top * above * above / theta_top + w_bottom * below * below / point)
+        return 0.5 * (w_top * above * above / (point * theta_top) + w_bottom * below * below / (point * point))
+    if code == 6:
+        point = total / (w_top / theta_top + w_bottom / theta_bottom)
+        above = theta_top - point
+        below = point - theta_bottom
+        return 0.5 * (w_top * above * above / (theta_top * theta_top)
+                      + w_bottom * below * below / (point * theta_bottom))
+    return gap * gap / (2.0 * _variance_bound(code, theta_bottom, theta_top)) * (w_top * w_bottom / total)
+
+
 def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bottom_sums, out):
     # Gamma(psi) = min over all pairs at w = psi / phi (TopKProblem.minimum_cost); the arm sums of
     # mu_p d_psi C_p at w = psi * (1 / phi) (TopKProblem.pair_terms on listed pairs), left to right. A pair whose
-    # closed-form lower bound (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) (allocopt.topk._allpairs),
-    # less a margin of rounding, is at least the smallest cost so far is not evaluated: its cost cannot be smaller.
+    # closed-form lower bound (_pair_lower_bound), less the all-pairs scans' margin of rounding, is at least the
+    # smallest cost so far is not evaluated: its cost cannot be smaller.
     # The double star's pairs (row i_k and column j_1) come first: they bind at the fast path's answers, so the
     # bounds prune from the start (the minimum is the same in any order). Where both arms' dispersions are one,
     # w = psi / phi and psi * (1 / phi) are the same numbers, so a listed pair of the star reuses the cost and
@@ -323,9 +353,7 @@ def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bott
         w_i = psi[i] / dispersion[i]
         for j in range(best_bottom + 1, n_arms):
             w_j = psi[j] / dispersion[j]
-            gap = theta[i] - theta[j]
-            bound = gap * gap / (2.0 * _variance_bound(code, theta[j], theta[i])) * (w_i * w_j / (w_i + w_j))
-            if bound * _BOUND_MARGIN >= value:
+            if _pair_lower_bound(code, theta[i], theta[j], w_i, w_j) * _BOUND_MARGIN >= value:
                 continue
             cost, _, _ = _families.weighted_pair(code, theta[i], theta[j], w_i, w_j)
             if cost < value or cost != cost:

@@ -192,3 +192,37 @@ def test_a_hub_multiplier_zero_to_rounding_is_dropped_from_the_certified_answer(
     assert (2, 3) not in pairs and len(pairs) == problem.n_arms - 2  # i_k = arm 2, j_1 = arm 3 (sorted means)
     reference = certify(problem, result.psi, result.multipliers, "confidence")
     assert reference.gap <= 1e-9 * reference.value
+
+
+@pytest.mark.parametrize("kind", ["confidence", "budget"])
+@pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
+def test_the_certificates_pair_bounds_are_below_every_cost_and_tight_for_close_means(family, kind):
+    # the certificate skips a pair whose closed-form lower bound (less 1e-9) is at least the smallest cost so far,
+    # so each bound must stay below the pair's cost, here evaluated by the numpy kernel (allocopt.topk._pairs),
+    # at means from nearly tied to orders of magnitude apart and weights from balanced to 1e6 apart; and where
+    # the means nearly tie the bound's quadratics are the cost's own second-order terms (the bound tends to the
+    # cost), so a bound made 1% too large fails here
+    from allocopt.topk import _compiled_star
+    from allocopt.topk._pairs import pair_terms
+
+    _compiled_star._kernels()  # rebinds _pair_lower_bound to its compiled version
+    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
+    code = family_object._compiled_pair_code(kind)
+    rng = np.random.default_rng(43)
+    relative_gap = np.exp(rng.uniform(np.log(1e-7), 0.0, 4000))
+    if family == "bernoulli":
+        bottom = rng.uniform(1e-6, 0.98, relative_gap.shape[0])
+        top = bottom + relative_gap * (1.0 - bottom) * 0.999
+    else:
+        bottom = np.exp(rng.uniform(-8, 8, relative_gap.shape[0]))
+        top = bottom * (1.0 + 50.0 * relative_gap)
+    w_top = np.exp(rng.uniform(-7, 7, top.shape[0]))
+    w_bottom = np.exp(rng.uniform(-7, 7, top.shape[0]))
+    eta = family_object.unit_natural
+    cost = pair_terms(family_object, kind, top, bottom, eta(top), eta(bottom), w_top, w_bottom).cost
+    bound = np.array([_compiled_star._pair_lower_bound(code, *values)
+                      for values in zip(top.tolist(), bottom.tolist(), w_top.tolist(), w_bottom.tolist())])
+    assert np.all(bound * (1.0 - 1e-9) <= cost)
+    close = relative_gap <= 1e-6
+    assert close.sum() >= 100
+    assert np.min(bound[close] / cost[close]) >= 0.999
