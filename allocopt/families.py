@@ -607,8 +607,9 @@ class ExponentialFamily(abc.ABC):
             Naming the argument, the domain and the offending entries.
         """
         array = as_float_vector(means, func, name)
-        outside = np.flatnonzero(~((array > self.lower) & (array < self.upper)))
-        if outside.size:
+        inside = (array > self.lower) & (array < self.upper)
+        if not inside.all():
+            outside = np.flatnonzero(~inside)
             raise InvalidInstanceError(
                 f"The {name!r} parameter of {func} must be {self.mean_requirement} for the {self.name} family. "
                 f"Got {describe(array)} instead (entries {outside.tolist()} are outside)."
@@ -654,8 +655,14 @@ class Gaussian(ExponentialFamily):
     has_dispersion_parameter = True
 
     def __init__(self, variance: float | ArrayLike = 1.0):
-        array = np.array(variance, dtype=float, copy=True) if not isinstance(variance, str) else None
-        if array is None or array.ndim > 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array <= 0):
+        if type(variance) is float:  # the common case, checked without numpy's reductions on a 0-d array
+            array = np.array(variance) if math.isfinite(variance) and variance > 0 else None
+        else:
+            array = np.array(variance, dtype=float, copy=True) if not isinstance(variance, str) else None
+            if array is not None and (array.ndim > 1 or array.size == 0 or not np.all(np.isfinite(array))
+                                      or np.any(array <= 0)):
+                array = None
+        if array is None:
             fail("Gaussian", "variance", "a finite number > 0 or a one-dimensional array of finite numbers > 0",
                  variance)
         array.setflags(write=False)
@@ -1223,7 +1230,8 @@ def get_family(family: str | ExponentialFamily, variance: float | ArrayLike | No
              "pass allocopt.families.Gamma(shape=...)", family)
     if cls is Gaussian:
         return Gaussian(1.0 if variance is None else variance)
-    if variance is not None and not (np.ndim(variance) == 0 and np.isfinite(float(variance)) and float(variance) == 1.0):
+    if variance is not None and not (type(variance) is float and variance == 1.0) and not (  # the default first
+            np.ndim(variance) == 0 and np.isfinite(float(variance)) and float(variance) == 1.0):
         raise InvalidArgumentError(
             f"The 'variance' parameter of {func} applies to the gaussian family only; the {cls.name} family "
             f"has its variance fixed by its mean. Got {describe(variance)} instead."

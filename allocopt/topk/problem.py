@@ -83,35 +83,42 @@ class TopKProblem:
                  variance: ArrayLike = 1.0):
         func = "TopKProblem"
         resolved = get_family(family, variance=variance, func=func)
-        theta = resolved.validate_means(theta, func, "theta")
-        n_arms = theta.shape[0]
+        means = resolved.validate_means(theta, func, "theta")
+        n_arms = means.shape[0]
         if n_arms < 2:
-            fail(func, "theta", "a vector of at least 2 arm means", theta)
+            fail(func, "theta", "a vector of at least 2 arm means", means)
         k = as_int(k, func, "k", low=1, high=n_arms - 1,
                    requirement=f"an integer in 1..K-1 = 1..{n_arms - 1}")
         dispersion = resolved.arm_dispersion(n_arms, func)
-        order = np.argsort(-theta, kind="stable")
-        boundary_top, boundary_bottom = theta[order[k - 1]], theta[order[k]]
+        order = np.argsort(-means, kind="stable")
+        boundary_top, boundary_bottom = means[order[k - 1]], means[order[k]]
         if not boundary_top > boundary_bottom:
-            tied = np.flatnonzero(theta == boundary_top)
+            tied = np.flatnonzero(means == boundary_top)
             raise InvalidInstanceError(
                 f"The 'theta' parameter of {func} must have a unique top-{k} set, i.e. the {_ordinal(k)} and "
-                f"{_ordinal(k + 1)} largest means must differ. Got {describe(theta)} instead: arms "
+                f"{_ordinal(k + 1)} largest means must differ. Got {describe(means)} instead: arms "
                 f"{tied.tolist()} (0-based) are tied at {float(boundary_top)!r} across the top-{k} boundary."
             )
-        self._theta = _readonly(theta)
+        # the package's validate_means and arm_dispersion return fresh arrays, as argsort does: made read-only in
+        # place rather than copied (a family that overrides them may hand back an array its caller holds)
+        family_type = type(resolved)
+        if family_type.validate_means is not ExponentialFamily.validate_means:
+            means = means.copy()
+        if family_type.arm_dispersion is not ExponentialFamily.arm_dispersion:
+            dispersion = np.array(dispersion, dtype=float)
+        for array in (means, dispersion, order):
+            array.setflags(write=False)
+        self._theta = means
         self._k = k
         self._family = resolved
-        self._dispersion = _readonly(dispersion)
-        self._order = _readonly(order)
-        self._top = self._order[:k]
-        self._bottom = self._order[k:]
-        self._eta = _readonly(resolved.unit_natural(theta))
-        # broadcast-ready columns (top) and rows (bottom) for repeated full-grid evaluations
-        self._grid_top = (theta[self._top][:, None], self._eta[self._top][:, None],
-                          1.0 / dispersion[self._top][:, None])
-        self._grid_bottom = (theta[self._bottom][None, :], self._eta[self._bottom][None, :],
-                             1.0 / dispersion[self._bottom][None, :])
+        self._dispersion = dispersion
+        self._order = order
+        self._top = order[:k]
+        self._bottom = order[k:]
+        # built on first use (a solve on the fast paths reads neither): the unit natural parameters, and the
+        # broadcast-ready columns (top) and rows (bottom) of the full-grid evaluations
+        self._eta: np.ndarray | None = None
+        self._grids: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None
         self._evaluation_error: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------ basics
@@ -155,8 +162,21 @@ class TopKProblem:
 
     @property
     def unit_natural(self) -> np.ndarray:
-        r"""Unit natural parameters :math:`\eta_1(\theta_a)` (used by the budget costs)."""
-        return self._eta
+        r"""Unit natural parameters :math:`\eta_1(\theta_a)` (used by the budget costs; read-only)."""
+        eta = self._eta
+        if eta is None:
+            eta = self._eta = _readonly(self._family.unit_natural(self._theta))
+        return eta
+
+    def _full_grids(self) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """(theta, eta, 1/phi) of the top arms as columns and of the bottom arms as rows."""
+        grids = self._grids
+        if grids is None:
+            eta, top, bottom = self.unit_natural, self._top, self._bottom
+            grids = self._grids = (
+                (self._theta[top][:, None], eta[top][:, None], 1.0 / self._dispersion[top][:, None]),
+                (self._theta[bottom][None, :], eta[bottom][None, :], 1.0 / self._dispersion[bottom][None, :]))
+        return grids
 
     def __repr__(self) -> str:
         return (f"TopKProblem(theta={describe(self._theta)}, k={self._k}, family={self._family!r})")
@@ -280,14 +300,14 @@ class TopKProblem:
             Also return second derivatives.
         """
         if rows is None and cols is None:
-            theta_top, eta_top, inverse_top = self._grid_top
-            theta_bottom, eta_bottom, inverse_bottom = self._grid_bottom
+            (theta_top, eta_top, inverse_top), (theta_bottom, eta_bottom, inverse_bottom) = self._full_grids()
             weights = psi / self._dispersion
             w_top, w_bottom = weights[self._top][:, None], weights[self._bottom][None, :]
         else:
             top, bottom = self._top[np.asarray(rows)], self._bottom[np.asarray(cols)]
-            theta_top, eta_top, inverse_top = self._theta[top], self._eta[top], 1.0 / self._dispersion[top]
-            theta_bottom, eta_bottom, inverse_bottom = (self._theta[bottom], self._eta[bottom],
+            eta = self.unit_natural
+            theta_top, eta_top, inverse_top = self._theta[top], eta[top], 1.0 / self._dispersion[top]
+            theta_bottom, eta_bottom, inverse_bottom = (self._theta[bottom], eta[bottom],
                                                         1.0 / self._dispersion[bottom])
             w_top, w_bottom = psi[top] * inverse_top, psi[bottom] * inverse_bottom
         return allocation_pair_terms(self._family, kind, theta_top, theta_bottom, eta_top, eta_bottom, w_top, w_bottom,

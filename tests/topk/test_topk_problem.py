@@ -152,6 +152,40 @@ def test_attributes_are_read_only():
         problem.order[0] = 3
 
 
+def test_the_callers_arrays_are_neither_frozen_nor_shared():
+    # the problem makes its own arrays read-only in place (the package's validation hands back fresh copies);
+    # a family whose validation returns the caller's array, or whose dispersion is the caller's array, must not
+    # have that array frozen or shared
+    from allocopt.families import Gaussian, Poisson
+
+    means = np.array([0.5, 0.3, 0.1])
+    problem = TopKProblem(means, 1, family="poisson")
+    means[0] = 0.2
+    assert means.flags.writeable and problem.theta[0] == 0.5 and not problem.theta.flags.writeable
+
+    class PassThrough(Poisson):
+        def validate_means(self, values, func, name="theta"):
+            return values  # the caller's own array
+
+    means = np.array([0.5, 0.3, 0.1])
+    problem = TopKProblem(means, 1, family=PassThrough())
+    means[0] = 0.2
+    assert means.flags.writeable and problem.theta[0] == 0.5
+
+    variances = np.array([1.0, 2.0, 3.0])
+
+    class OwnDispersion(Gaussian):
+        def arm_dispersion(self, n_arms, func="allocopt"):
+            return variances
+
+    problem = TopKProblem([0.5, 0.3, 0.1], 1, family=OwnDispersion(variances))
+    variances[0] = 5.0
+    assert variances.flags.writeable and problem.dispersion[0] == 1.0
+    # the natural parameters, built on first use, are the family's and read-only
+    np.testing.assert_array_equal(problem.unit_natural, problem.family.unit_natural(problem.theta))
+    assert not problem.unit_natural.flags.writeable
+
+
 @pytest.mark.parametrize("arguments,fragment", [
     (dict(theta=[0.5, np.nan, 0.1], k=1), "'theta' parameter of TopKProblem"),
     (dict(theta=[0.5, 0.3, 0.1], k=0), "'k' parameter of TopKProblem must be an integer in 1..K-1 = 1..2. Got 0"),
