@@ -55,9 +55,8 @@ def latency_instance(family: str, n_arms: int = 20) -> TopKProblem:
     return TopKProblem(np.linspace(3.0, 0.5, n_arms), n_arms // 2, family=family)
 
 
-def quantiles(function, repeats: int) -> tuple[float, float, float]:
-    """Median and 90th percentile of the wall time per call, and the median CPU time per call (on a loaded
-    machine the wall time includes the waits for a core; the CPU time does not)."""
+def call_times(function, repeats: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU time of each of ``repeats`` calls."""
     times, cpu_times = [], []
     for _ in range(repeats):
         cpu_started = time.process_time()  # outside the wall-clock window (a CPU clock read costs about 1 µs here)
@@ -65,19 +64,45 @@ def quantiles(function, repeats: int) -> tuple[float, float, float]:
         function()
         times.append(time.perf_counter() - started)
         cpu_times.append(time.process_time() - cpu_started)
+    return times, cpu_times
+
+
+def quantiles(function, repeats: int) -> tuple[float, float, float]:
+    """Median and 90th percentile of the wall time per call, and the median CPU time per call (on a loaded
+    machine the wall time includes the waits for a core; the CPU time does not)."""
+    times, cpu_times = call_times(function, repeats)
     return float(np.median(times)), float(np.quantile(times, 0.9)), float(np.median(cpu_times))
+
+
+LATENCY_ROUNDS = 10
 
 
 def latency(lines: list[str], repeats: int) -> None:
     lines.append("## Latency at K = 20, k = 10 (exact solver, same certificate as always)\n")
+    lines.append(f"Each family's {repeats} timed calls run in {LATENCY_ROUNDS} rounds, the families taking turns "
+                 "within each round, so that every row meets the same spells of a faster or slower machine (on "
+                 "this shared 2-core machine a call's time varies by up to 2-3x over spells of seconds).\n")
     lines.append("| instance | exact median [µs] | exact p90 [µs] | exact median CPU [µs] | numpy path median CPU [µs] "
                  "| cvxpy [ms] | cvxpy / exact | rel. gap | path |")
     lines.append("|---|---|---|---|---|---|---|---|---|")
-    for family in ("gaussian", "bernoulli", "poisson", "exponential"):
-        problem = latency_instance(family)
+    families = ("gaussian", "bernoulli", "poisson", "exponential")
+    problems = {family: latency_instance(family) for family in families}
+    results = {}
+    for family in families:
         for _ in range(20):
-            result = solve_topk(problem)
-        median, p90, cpu = quantiles(lambda: solve_topk(problem), repeats)
+            results[family] = solve_topk(problems[family])
+    times: dict[str, list[float]] = {family: [] for family in families}
+    cpu_times: dict[str, list[float]] = {family: [] for family in families}
+    for _ in range(LATENCY_ROUNDS):
+        for family in families:
+            problem = problems[family]
+            round_times, round_cpu = call_times(lambda: solve_topk(problem), repeats // LATENCY_ROUNDS)
+            times[family] += round_times
+            cpu_times[family] += round_cpu
+    for family in families:
+        problem, result = problems[family], results[family]
+        median, p90 = float(np.median(times[family])), float(np.quantile(times[family], 0.9))
+        cpu = float(np.median(cpu_times[family]))
         with compiled_kernels(False):  # the numpy path, side by side (the compiled kernels off)
             solve_topk(problem)
             _, _, numpy_cpu = quantiles(lambda: solve_topk(problem), max(repeats // 10, 20))
