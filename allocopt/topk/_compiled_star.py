@@ -85,11 +85,19 @@ class StarCertificate(NamedTuple):
 
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
-                        rebind=("scalar_certified_gap", "_leaf_weight", "_leaf_start", "_balance", "_unit_variance",
-                                "_surrogate_weights", "_solve_star", "_variance_bound", "_pair_lower_bound",
+                        rebind=("scalar_certified_gap", "_inverse_step", "_leaf_weight", "_leaf_start", "_balance",
+                                "_unit_variance", "_surrogate_weights", "_solve_star", "_variance_bound", "_pair_lower_bound",
                                 "_certificate", "_star_rows", "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
+
+
+def _inverse_step(z, cost, derivative, target):
+    # one Newton step on g(u) = 1/C = 1/target in u = 1/z from the weight z, where the edge's cost is `cost` and
+    # its derivative in the leaf's weight `derivative`: u' = u - (1/C - 1/target) / g'(u), with g'(u) =
+    # derivative z^2 / C^2 and 1/C - 1/target = (target - C) / (C target) (no cancellation). Returns u'
+    slope = derivative * z * z / (cost * cost)
+    return 1.0 / z - (target - cost) / (cost * target * slope)
 
 
 def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, target, start):
@@ -113,9 +121,7 @@ def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, targe
             derivative = derivative_bottom
         if not (cost > 0 and derivative > 0):
             break
-        slope = derivative * z * z / (cost * cost)  # g'(u)
-        # u' = u - (1/C - 1/target) / g'(u), with 1/C - 1/target = (target - C) / (C target) (no cancellation)
-        inverse = 1.0 / z - (target - cost) / (cost * target * slope)
+        inverse = _inverse_step(z, cost, derivative, target)
         following = 1.0 / inverse if inverse > 0 else 2.0 * z
         done = abs(following - z) <= 4 * _EPS * following
         z = following
@@ -125,14 +131,13 @@ def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, targe
 
 
 def _leaf_start(weight, previous_cost, cost, derivative):
-    # the leaf's weight one Newton step (allocopt.topk._compiled_star._leaf_weight's step, on 1/C in u = 1/z) from
-    # the weight it had at the previous ratio, for the new common cost: the step needs the cost and derivative at
-    # that weight, which the previous solve has left (previous_cost, scaled to the new hub weight for a top
-    # leaf, and derivative, 0-homogeneous), so it costs no pair evaluation
+    # the leaf's weight one Newton step (_inverse_step, the step of _leaf_weight) from the weight it had at the
+    # previous ratio, for the new common cost: the step needs the cost and derivative at that weight, which the
+    # previous solve has left (previous_cost, scaled to the new hub weight for a top leaf, and derivative,
+    # 0-homogeneous), so it costs no pair evaluation
     if not (previous_cost > 0 and derivative > 0 and cost > 0):
         return weight
-    slope = derivative * weight * weight / (previous_cost * previous_cost)
-    inverse = 1.0 / weight - (cost - previous_cost) / (previous_cost * cost * slope)
+    inverse = _inverse_step(weight, previous_cost, derivative, cost)
     return 1.0 / inverse if inverse > 0 else weight
 
 

@@ -12,11 +12,17 @@ from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Gamma
 from allocopt.topk.certificate import certify
+from allocopt.topk._batch_gaussian import double_star_edges
 from allocopt.topk.multipliers import PairMultipliers
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
 
 COMPILED = "double star (compiled)"
+
+
+def _family_object(family):
+    """The family object that a problem of the family named ``family`` holds."""
+    return TopKProblem([0.6, 0.4], 1, family=family).family
 
 
 def _instances(family, rng, count):
@@ -112,8 +118,7 @@ def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(famil
     from allocopt.topk._compiled_star import star_certificate
 
     rng = np.random.default_rng(31)
-    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
-    pair = family_object.compiled_pair(kind)
+    pair = _family_object(family).compiled_pair(kind)
     for trial in range(60):
         n_arms = int(rng.integers(2, 25))
         k = int(rng.integers(1, n_arms))
@@ -142,8 +147,7 @@ def test_the_balance_solve_reaches_the_same_root_from_far_starts(family, kind):
     from allocopt.topk._compiled_star import solve_star
 
     rng = np.random.default_rng(57)
-    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
-    pair = family_object.compiled_pair(kind)
+    pair = _family_object(family).compiled_pair(kind)
     for problem in _instances(family, rng, 24):
         theta = problem.theta[problem.order]
         if not np.all(np.diff(theta[:problem.k]) < 0) or not np.all(np.diff(theta[problem.k:]) < 0):
@@ -156,8 +160,7 @@ def test_the_balance_solve_reaches_the_same_root_from_far_starts(family, kind):
             np.testing.assert_allclose(solution.psi, reference.psi, rtol=1e-12, atol=0)
         # the double star's stationarity, by the numpy certifier (theta sorted: top = 0..k-1, bottom = k..K-1)
         sorted_problem = TopKProblem(theta, problem.k, family=family)
-        rows = np.r_[np.full(problem.n_arms - problem.k, problem.k - 1), np.arange(problem.k - 1)]
-        cols = np.r_[np.arange(problem.n_arms - problem.k), np.zeros(problem.k - 1, dtype=int)]
+        rows, cols = double_star_edges(problem.k, problem.n_arms)  # the edge order of the star's multipliers
         multipliers = PairMultipliers(rows, cols, reference.mu, (problem.k, problem.n_arms - problem.k))
         if np.all(reference.mu >= 0):
             check = certify(sorted_problem, reference.psi, multipliers, kind)
@@ -171,7 +174,7 @@ def test_a_hub_multiplier_zero_to_rounding_is_dropped_from_the_certified_answer(
     # certifier confirms the answer with the pairs it returns
     from allocopt.topk._compiled_star import solve_star
 
-    pair = TopKProblem([0.6, 0.4], 1, family="poisson").family.compiled_pair("confidence")
+    pair = _family_object("poisson").compiled_pair("confidence")
     positive = np.array([6.75230134, 3.72296972, 3.0, 0.9470896, 0.7, 0.5, 0.34788593])
     negative = np.array([6.75230134, 3.72296972, 3.6203374, 0.9470896, 0.94006171, 0.86146091, 0.34788593])
 
@@ -206,7 +209,7 @@ def test_the_certificates_pair_bounds_are_below_every_cost_and_tight_for_close_m
     from allocopt.topk._pairs import pair_terms
 
     _compiled_star._kernels()  # rebinds _pair_lower_bound to its compiled version
-    family_object = TopKProblem([0.6, 0.4], 1, family=family).family
+    family_object = _family_object(family)
     code = family_object._compiled_pair_code(kind)
     rng = np.random.default_rng(43)
     relative_gap = np.exp(rng.uniform(np.log(1e-7), 0.0, 4000))
