@@ -23,10 +23,15 @@ KL bounds (Kaufmann and Kalyanakrishnan 2013, Section 3; one-parameter exponenti
         U_a = \max\{q \ge \hat\mu_a : d(\hat\mu_a, q) \le \beta/N_a\}, \qquad
         L_a = \min\{q \le \hat\mu_a : d(\hat\mu_a, q) \le \beta/N_a\},
 
-    clipped to the closure of the family's mean domain. Gaussian arms of variance :math:`\sigma^2` have the
-    closed form :math:`\hat\mu_a \pm \sqrt{2\sigma^2\beta/N_a}`; the other families are solved by
+    clipped to the closure of the family's mean domain, with the family's divergence
+    :math:`d = d_1/\phi` and its dispersion :math:`\phi` (the gamma shape :math:`\alpha` gives
+    :math:`\phi = 1/\alpha`: intervals :math:`\sqrt{1/\alpha}` times as wide, roughly, as the exponential
+    family's). Gaussian arms of variance :math:`\sigma^2` have the closed form
+    :math:`\hat\mu_a \pm \sqrt{2\sigma^2\beta/N_a}`; the other families are solved by
     :data:`BISECTION_STEPS` bisection steps on a bracket known to contain the bound (on the log scale for the
-    exponential family, whose upper bound can be :math:`e^{\beta/N}` times the mean).
+    exponential divergence, whose upper bound can be :math:`e^{\beta/N}` times the mean). A family of the user's
+    with a divergence of its own is bracketed by doubling steps away from the mean and bisected on its
+    ``unit_kl``.
 
 Sub-Gaussian radius (Hoeffding)
     :math:`\sqrt{2\sigma_a^2\beta/N_a}`, with :math:`\sigma_a^2` the Gaussian variance, or :math:`1/4` for
@@ -53,7 +58,7 @@ from scipy import special
 from .._validation import as_choice, fail
 from ..complexity.lil import LIL_FORMS, lil_radius
 from ..exceptions import InvalidArgumentError
-from ..families import ExponentialFamily
+from ..families import Bernoulli, Exponential, ExponentialFamily, Gaussian, Poisson
 
 __all__ = ["EXPLORATION_RATES", "BISECTION_STEPS", "check_exploration", "exploration_rate", "kl_bound",
            "subgaussian_variance", "subgaussian_radius", "lil_radii", "lil_radii_of_counts", "SUBGAUSSIAN_FAMILIES"]
@@ -101,19 +106,58 @@ def exploration_rate(exploration: str | Callable, t: Any, delta: float, n_arms: 
          exploration)
 
 
-def _outer_end(name: str, means: np.ndarray, level: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """A point beyond the bound (or the domain's end) on the requested side of every mean."""
+_GENERIC = "generic"
+
+
+def _unit_divergence(family: ExponentialFamily) -> str:
+    """Which closed form of the unit divergence :math:`d_1` the bounds use: that of the built-in family whose
+    ``unit_kl`` the family inherits (the gamma family has the exponential family's), else the family's own
+    ``unit_kl`` (:data:`_GENERIC`). Decided by the divergence itself, never by the family's name."""
+    own = type(family).unit_kl
+    for builtin in (Gaussian, Bernoulli, Poisson, Exponential):
+        if own is builtin.unit_kl:
+            return builtin.name
+    return _GENERIC
+
+
+def _outer_end(name: str, family: ExponentialFamily, means: np.ndarray, level: np.ndarray,
+               upper: np.ndarray) -> np.ndarray:
+    """A point beyond the bound (or the domain's end) on the requested side of every mean, for unit divergence
+    ``level``."""
     if name == "bernoulli":
         return np.where(upper, 1.0, 0.0)
     if name == "poisson":
         # q >= m: d(m, q) = m (x - 1 - log x) >= q/2 - m with x = q/m (log x <= x/2), >= level at q = 2(level + m)
         return np.where(upper, 2.0 * (level + means), 0.0)
-    # exponential: q >= m: d >= log(q/m) - 1; q <= m: d >= m/(2q) - 1 (same inequality with x = m/q)
-    return np.where(upper, means * np.exp(level + 1.0), means / (2.0 * (level + 1.0)))
+    if name == "exponential":
+        # q >= m: d >= log(q/m) - 1; q <= m: d >= m/(2q) - 1 (same inequality with x = m/q)
+        return np.where(upper, means * np.exp(level + 1.0), means / (2.0 * (level + 1.0)))
+    return _doubling_end(family, means, level, upper)
 
 
-def _divergence_to(name: str, means: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """``q -> d(means, q)`` with the terms that depend on ``means`` alone computed once (the bisection's inner
+def _doubling_end(family: ExponentialFamily, means: np.ndarray, level: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    r"""A family's own outer end: the domain's end where it is finite, else :math:`\hat\mu \pm s 2^n` with
+    :math:`s = \max(|\hat\mu|, 1)` and the first :math:`n` at which :math:`d_1(\hat\mu, \cdot) > ` level (the
+    divergence grows away from the mean; at most 2100 doublings reach the end of the float range)."""
+    end = np.where(upper, family.upper, family.lower)
+    open_side = ~np.isfinite(end)
+    if not open_side.any():
+        return end
+    step = np.maximum(np.abs(means), 1.0)
+    sign = np.where(upper, 1.0, -1.0)
+    point = np.where(open_side, means + sign * step, end)
+    with np.errstate(all="ignore"):
+        for _ in range(2100):
+            short = open_side & np.isfinite(point) & ~(family.unit_kl(means, point) > level)
+            if not short.any():
+                break
+            step = np.where(short, 2.0 * step, step)
+            point = np.where(short, means + sign * step, point)
+    return point
+
+
+def _divergence_to(name: str, family: ExponentialFamily, means: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """``q -> d_1(means, q)`` with the terms that depend on ``means`` alone computed once (the bisection's inner
     loop: two logarithms per Bernoulli evaluation, one for Poisson and exponential)."""
     if name == "bernoulli":
         entropy = special.xlogy(means, means) + special.xlogy(1.0 - means, 1.0 - means)
@@ -121,11 +165,17 @@ def _divergence_to(name: str, means: np.ndarray) -> Callable[[np.ndarray], np.nd
     if name == "poisson":
         constant = special.xlogy(means, means) - means
         return lambda q: q + constant - special.xlogy(means, q)
-    return lambda q: means / q - 1.0 - np.log(means / q)
+    if name == "exponential":
+        return lambda q: means / q - 1.0 - np.log(means / q)
+    return lambda q: np.asarray(family.unit_kl(means, q), dtype=float)
 
 
 def kl_bound(family: ExponentialFamily, means: Any, level: Any, upper: Any, dispersion: Any = 1.0) -> np.ndarray:
     r"""The KL confidence bound of every entry: upper where ``upper`` is True, lower elsewhere.
+
+    The divergence is the family's, with its dispersion: :math:`d(x, y) = d_1(x, y)/\phi`, so the bound
+    solves :math:`d_1(\hat\mu, q) = \phi\,	ext{level}` (Gaussian arms: :math:`\phi = \sigma^2`; gamma arms of
+    shape :math:`lpha`: :math:`\phi = 1/lpha`; Bernoulli, Poisson and exponential arms: :math:`\phi = 1`).
 
     Parameters
     ----------
@@ -133,34 +183,40 @@ def kl_bound(family: ExponentialFamily, means: Any, level: Any, upper: Any, disp
     means : array_like
         Empirical means (in the closure of the mean domain, e.g. a Bernoulli mean may be 0 or 1).
     level : array_like
-        :math:`\beta/N_a >= 0` (broadcast against ``means``).
+        :math:`eta/N_a >= 0` (broadcast against ``means``).
     upper : bool or array of bool
         Which bound (broadcast against ``means``).
     dispersion : array_like
-        The Gaussian variance (ignored by the other families, whose dispersion is 1).
+        The arms' dispersion :math:`\phi` (``RuleContext.dispersion``), broadcast against ``means``.
 
     Returns
     -------
     ndarray
-        :math:`\max\{q \ge \hat\mu: d(\hat\mu, q) \le \text{level}\}` (upper) or the minimum (lower).
+        :math:`\max\{q \ge \hat\mu: d(\hat\mu, q) \le 	ext{level}\}` (upper) or the minimum (lower).
 
     Examples
     --------
-    >>> from allocopt.families import Bernoulli, Gaussian
+    >>> from allocopt.families import Bernoulli, Gamma, Gaussian
     >>> float(kl_bound(Gaussian(0.25), 0.5, 2.0, True, 0.25))  # 0.5 + sqrt(2 * 0.25 * 2)
     1.5
     >>> q = float(kl_bound(Bernoulli(), 0.5, 0.1, True))
     >>> round(q, 10), round(float(Bernoulli().kl(0.5, q)), 12)
     (0.7128786315, 0.1)
+    >>> family = Gamma(0.25)  # shape 1/4: dispersion 4, d(x, y) = (x/y - 1 - log(x/y)) / 4
+    >>> q = float(kl_bound(family, 1.0, 0.1, True, family.dispersion))
+    >>> round(float(family.kl(1.0, q)), 12)
+    0.1
     """
-    means, level, upper = np.broadcast_arrays(np.asarray(means, dtype=float), np.asarray(level, dtype=float),
-                                              np.asarray(upper, dtype=bool))
-    name = family.name
+    means, level, upper, dispersion = np.broadcast_arrays(
+        np.asarray(means, dtype=float), np.asarray(level, dtype=float), np.asarray(upper, dtype=bool),
+        np.asarray(dispersion, dtype=float))
+    name = _unit_divergence(family)
     if name == "gaussian":
-        radius = np.sqrt(2.0 * np.asarray(dispersion, dtype=float) * level)
+        radius = np.sqrt(2.0 * dispersion * level)
         return np.where(upper, means + radius, means - radius)
-    outer = _outer_end(name, means, level, upper)
-    divergence = _divergence_to(name, means)
+    level = dispersion * level  # the unit divergence's level (exact for the dispersion 1 of most families)
+    outer = _outer_end(name, family, means, level, upper)
+    divergence = _divergence_to(name, family, means)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         at_end = family.unit_kl(means, outer) <= level
     feasible, infeasible = means.copy(), outer
