@@ -22,6 +22,7 @@ from .exceptions import InvalidArgumentError
 __all__ = [
     "describe",
     "fail",
+    "as_float_array",
     "as_float_vector",
     "as_float_matrix",
     "as_int",
@@ -35,12 +36,15 @@ __all__ = [
 
 def describe(value: Any, limit: int = 120) -> str:
     """A short, unambiguous rendering of ``value`` for error messages."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ma.MaskedArray):
+        text = f"masked array {value}"
+    elif isinstance(value, np.ndarray):
         with np.printoptions(threshold=12, edgeitems=4, precision=6):
             text = np.array2string(value, separator=", ")
         text = f"array of shape {value.shape}: {text}" if value.ndim != 1 or value.size > 12 else text
     else:
         text = repr(value)
+    text = " ".join(text.split())  # one line, however many rows the array has
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text
@@ -52,14 +56,40 @@ def fail(func: str, name: str, requirement: str, value: Any, *,
     raise error(f"The {name!r} parameter of {func} must be {requirement}. Got {describe(value)} instead.")
 
 
-def _as_float_array(value: Any, func: str, name: str, requirement: str) -> np.ndarray:
-    if isinstance(value, (str, bytes)):
+def _not_numbers(array: np.ndarray) -> bool:
+    """Whether an array holds text or booleans rather than numbers (numpy would convert either to floats)."""
+    if array.dtype.kind in "USb":
+        return True
+    return array.dtype.kind == "O" and any(isinstance(item, (str, bytes, bool, np.bool_)) for item in array.flat)
+
+
+def as_float_array(value: Any, func: str, name: str, requirement: str) -> np.ndarray:
+    """A float copy of ``value``, any shape; text, booleans and masked entries are refused (never converted or
+    dropped) with ``requirement`` in the message.
+
+    Examples
+    --------
+    >>> as_float_array([1, 2.5], "f", "x", "numbers").tolist()
+    [1.0, 2.5]
+    >>> as_float_array([True, False], "f", "x", "numbers")
+    Traceback (most recent call last):
+    ...
+    allocopt.exceptions.InvalidArgumentError: The 'x' parameter of f must be numbers (numbers, not text or booleans). Got [ True, False] instead.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)):
         fail(func, name, requirement, value)
+    if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():
+        fail(func, name, f"{requirement}, with no masked entry (fill or drop the masked entries first)", value)
     try:
-        array = np.array(value, dtype=float, copy=True)
+        raw = np.asarray(value)
     except (TypeError, ValueError):
         fail(func, name, requirement, value)
-    return array
+    if _not_numbers(raw):
+        fail(func, name, f"{requirement} (numbers, not text or booleans)", raw)
+    try:
+        return np.array(raw, dtype=float, copy=True)
+    except (TypeError, ValueError):
+        fail(func, name, requirement, value)
 
 
 def as_float_vector(
@@ -81,7 +111,7 @@ def as_float_vector(
         what += f" of length {length}"
     elif min_length > 1:
         what += f" of length at least {min_length}"
-    array = _as_float_array(value, func, name, what)
+    array = as_float_array(value, func, name, what)
     if allow_scalar and array.ndim == 0:
         if length is None:
             fail("as_float_vector", "length", "given with allow_scalar=True", length)
@@ -111,7 +141,7 @@ def as_float_matrix(
     what = "a two-dimensional array of finite numbers" if finite else "a two-dimensional array of numbers"
     if rows is not None or cols is not None:
         what += f" of shape ({'any' if rows is None else rows}, {'any' if cols is None else cols})"
-    array = _as_float_array(value, func, name, what)
+    array = as_float_array(value, func, name, what)
     if array.ndim != 2:
         fail(func, name, what, value)
     if (rows is not None and array.shape[0] != rows) or (cols is not None and array.shape[1] != cols):
@@ -200,7 +230,7 @@ def check_in_simplex(psi: Any, func: str, name: str, *, length: int, tol: float 
     Returns a float copy (not renormalised).
     """
     requirement = f"a point of the probability simplex in R^{length} (nonnegative entries summing to 1 within {tol:g})"
-    array = _as_float_array(psi, func, name, requirement)
+    array = as_float_array(psi, func, name, requirement)
     if array.ndim != 1 or array.shape[0] != length or not np.all(np.isfinite(array)):
         fail(func, name, requirement, psi)
     if np.any(array < -tol):

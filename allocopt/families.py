@@ -81,7 +81,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._compiled_families import pair_code, pair_kernel
-from ._validation import as_float, as_float_vector, describe, fail
+from ._validation import as_float, as_float_array, as_float_vector, describe, fail
 from .exceptions import InvalidArgumentError, InvalidInstanceError
 
 __all__ = [
@@ -627,6 +627,9 @@ class ExponentialFamily(abc.ABC):
         return hash((type(self).__name__, self.dispersion.tobytes()))
 
 
+_VARIANCE_REQUIREMENT = "a finite number > 0 or a one-dimensional array of finite numbers > 0"
+
+
 class Gaussian(ExponentialFamily):
     r"""Gaussian rewards with known variance :math:`\sigma^2` (one value, or one per arm).
 
@@ -658,13 +661,11 @@ class Gaussian(ExponentialFamily):
         if type(variance) is float:  # the common case, checked without numpy's reductions on a 0-d array
             array = np.array(variance) if math.isfinite(variance) and variance > 0 else None
         else:
-            array = np.array(variance, dtype=float, copy=True) if not isinstance(variance, str) else None
-            if array is not None and (array.ndim > 1 or array.size == 0 or not np.all(np.isfinite(array))
-                                      or np.any(array <= 0)):
+            array = as_float_array(variance, "Gaussian", "variance", _VARIANCE_REQUIREMENT)
+            if array.ndim > 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array <= 0):
                 array = None
         if array is None:
-            fail("Gaussian", "variance", "a finite number > 0 or a one-dimensional array of finite numbers > 0",
-                 variance)
+            fail("Gaussian", "variance", _VARIANCE_REQUIREMENT, variance)
         array.setflags(write=False)
         self._variance = array
 

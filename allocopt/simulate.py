@@ -8,7 +8,9 @@ Reproducibility contract
 Parallelism
     Chunks are dispatched with :class:`joblib.Parallel`. allocopt never picks a backend: the caller does, with
     ``joblib.parallel_config(backend=..., n_jobs=...)`` (loky by default; dask, ray or threading work the same
-    way). ``n_jobs=None`` defers to that configuration (one worker when nothing is configured).
+    way). ``n_jobs=None`` defers to that configuration (one worker when nothing is configured). Whatever is asked
+    for, one call starts at most one worker per chunk and, on the local backends (loky, multiprocessing,
+    threading), at most one per CPU (:func:`worker_count`): ``n_jobs=1000`` on a two-core machine runs two.
 
 Vectorised replications
     A replication function either handles one replication (``replicate(generator) -> outcome``) or, with
@@ -44,7 +46,7 @@ from ._rng import RandomLike, replication_generator, root_entropy
 from ._validation import as_bool, as_choice, as_float, as_int, fail
 from .exceptions import MissingDependencyError
 
-__all__ = ["MonteCarloResult", "monte_carlo", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS",
+__all__ = ["MonteCarloResult", "monte_carlo", "check_n_jobs", "worker_count", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS",
            "PairedMean", "paired_mean_difference"]
 
 INTERVAL_METHODS = ("clopper-pearson", "wilson")
@@ -84,6 +86,57 @@ class MonteCarloResult(Result):
         warnings.warn("MonteCarloResult.elapsed is deprecated; use MonteCarloResult.time", DeprecationWarning,
                       stacklevel=2)
         return self.time
+
+
+N_JOBS_REQUIREMENT = ("None or a nonzero integer (joblib's convention: 1, 2, ... workers, -1 every CPU, -2 every CPU "
+                      "but one, ...)")
+
+
+def check_n_jobs(n_jobs: Any, func: str) -> int | None:
+    """``n_jobs`` validated: None, or a nonzero integer (booleans refused).
+
+    Examples
+    --------
+    >>> check_n_jobs(-1, "f"), check_n_jobs(None, "f")
+    (-1, None)
+    >>> check_n_jobs(0, "f")
+    Traceback (most recent call last):
+    ...
+    allocopt.exceptions.InvalidArgumentError: The 'n_jobs' parameter of f must be None or a nonzero integer (joblib's convention: 1, 2, ... workers, -1 every CPU, -2 every CPU but one, ...). Got 0 instead.
+    """
+    if n_jobs is None:
+        return None
+    value = as_int(n_jobs, func, "n_jobs", requirement=N_JOBS_REQUIREMENT)
+    if value == 0:
+        fail(func, "n_jobs", N_JOBS_REQUIREMENT, n_jobs)
+    return value
+
+
+def _local_backend() -> bool:
+    """Whether joblib's active backend runs its workers on this machine (loky, multiprocessing, threading)."""
+    from joblib._parallel_backends import (LokyBackend, MultiprocessingBackend, SequentialBackend,
+                                           ThreadingBackend)
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return isinstance(backend, (LokyBackend, MultiprocessingBackend, SequentialBackend, ThreadingBackend))
+
+
+def worker_count(n_jobs: int | None, n_chunks: int) -> int:
+    """The workers one call starts: joblib's effective count for ``n_jobs`` (None: the configured default), at
+    most ``n_chunks`` and, on a local backend, at most the CPUs joblib sees (:func:`joblib.cpu_count`).
+
+    Examples
+    --------
+    >>> worker_count(1000, 3) <= 3, worker_count(None, 10)
+    (True, 1)
+    """
+    from joblib import cpu_count, effective_n_jobs
+
+    workers = max(1, int(effective_n_jobs(n_jobs)))
+    if _local_backend():
+        workers = min(workers, max(1, int(cpu_count())))
+    return max(1, min(workers, int(n_chunks)))
 
 
 def chunk_bounds(n_replications: int, chunk_size: int) -> list[tuple[int, int]]:
@@ -143,7 +196,8 @@ def monte_carlo(
         Replications per task. Default: enough for about four chunks per worker, at most 256. The outcomes
         do not depend on it.
     n_jobs : int, optional
-        Passed to :class:`joblib.Parallel`; None defers to ``joblib.parallel_config``.
+        Workers, as :class:`joblib.Parallel` counts them (None defers to ``joblib.parallel_config``), capped at the
+        number of chunks and, on a local backend, the number of CPUs (:func:`worker_count`).
     vectorized : bool, default False
         See above.
     progress : bool, default False
@@ -161,11 +215,10 @@ def monte_carlo(
     n_replications = as_int(n_replications, func, "n_replications", low=1)
     vectorized = as_bool(vectorized, func, "vectorized")
     progress = as_bool(progress, func, "progress")
+    n_jobs = check_n_jobs(n_jobs, func)
     entropy = root_entropy(rng, func)
     if chunk_size is None:
-        from joblib import effective_n_jobs
-
-        workers = max(1, effective_n_jobs(n_jobs))
+        workers = worker_count(n_jobs, n_replications)
         chunk_size = max(1, min(256, math.ceil(n_replications / (4 * workers))))
     else:
         chunk_size = as_int(chunk_size, func, "chunk_size", low=1)
@@ -179,7 +232,7 @@ def monte_carlo(
     bar = _progress_bar(len(bounds)) if progress else None
     chunks = []
     try:
-        for outcome in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        for outcome in Parallel(n_jobs=worker_count(n_jobs, len(bounds)), return_as="generator")(tasks):
             chunks.append(outcome)
             if bar is not None:
                 bar.update(1)

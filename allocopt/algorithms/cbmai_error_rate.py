@@ -20,7 +20,7 @@ from .._validation import as_bool, as_choice, as_float, as_int, fail
 from ..cbmai.problem import CBMAIProblem, as_arm_subset
 from ..cbmai.solve import solve_cbmai
 from ..exceptions import InvalidInstanceError
-from ..simulate import INTERVAL_METHODS, binomial_confidence_interval, monte_carlo
+from ..simulate import INTERVAL_METHODS, binomial_confidence_interval, check_n_jobs, monte_carlo
 from ._cbmai_common import check_budget, check_noise, check_problem
 from .sfsr import sfsr_batch
 from .uslp import uslp_batch
@@ -198,6 +198,7 @@ def cbmai_error_rate(
     func = "cbmai_error_rate"
     problem = check_problem(problem, func)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
+    n_jobs = check_n_jobs(n_jobs, func)
     confidence = as_float(confidence, func, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
     interval = as_choice(interval, func, "interval", INTERVAL_METHODS)
     sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)

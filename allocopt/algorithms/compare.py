@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from .._result import Result, omit_from_dict
 from .._rng import RandomLike, root_entropy
 from .._validation import as_int, fail
-from ..simulate import paired_mean_difference
+from ..simulate import check_n_jobs, paired_mean_difference
 from ..topk.problem import TopKProblem
 from .identify import identify, identify_fixed_budget
 from .protocol import get_policy, policy_name
@@ -112,9 +112,10 @@ class PolicyComparison(Result):
             for label in self.labels:
                 result = self.results[label]
                 for row in result.summary():
-                    lines.append(f"| {label} | {result.n_runs} | {row.delta:g} | {row.mean_stopping_time:.1f} | "
-                                 f"{row.standard_error:.1f} | {row.error_rate:.4f} | "
-                                 f"[{row.error_low:.4f}, {row.error_high:.4f}] | {row.ratio:.3f} |")
+                    bound = ">=" if row.censored else ""  # runs at the sample cap: E[tau] is censored
+                    lines.append(f"| {label} | {result.n_runs} | {row.delta:g} | {bound}{row.mean_stopping_time:.1f} | "
+                                 f"{row.standard_error:.1f} | {row.error_rate:.4f}{' (censored)' if bound else ''} | "
+                                 f"[{row.error_low:.4f}, {row.error_high:.4f}] | {bound}{row.ratio:.3f} |")
         else:
             lines = ["| policy | runs | budget | error rate | 95% interval |", "|---|---|---|---|---|"]
             for label in self.labels:
@@ -201,6 +202,7 @@ def compare_policies(problem: TopKProblem, policies: Any, *, delta: Any = (0.1, 
         reference = labels[0]
     elif reference not in labels:
         fail(func, "reference", "one of the labels (" + ", ".join(labels) + ")", reference)
+    n_jobs = check_n_jobs(n_jobs, func)
     entropy = root_entropy(rng, func)
     setting = "confidence" if budgets is None else "budget"
     results: dict[str, IdentificationResult | FixedBudgetResult] = {}

@@ -16,7 +16,7 @@ import numpy as np
 from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float_vector, as_int, fail
 from ..exceptions import AllocoptError
-from ..simulate import binomial_confidence_interval, monte_carlo
+from ..simulate import binomial_confidence_interval, check_n_jobs, monte_carlo, worker_count
 from ..topk.problem import TopKProblem
 from .engine import RunRecords, run_replications
 from .protocol import RuleContext, get_policy, policy_name
@@ -56,9 +56,7 @@ def check_max_samples(rule, problem: TopKProblem, max_samples: int | None, func:
 def _chunk_size(n_runs: int, n_jobs: int | None, chunk_size: int | None, func: str) -> int:
     if chunk_size is not None:
         return as_int(chunk_size, func, "chunk_size", low=1)
-    from joblib import effective_n_jobs
-
-    workers = max(1, effective_n_jobs(n_jobs))
+    workers = worker_count(n_jobs, n_runs)
     n_chunks = workers * math.ceil(n_runs / (workers * 2048))
     return max(1, math.ceil(n_runs / n_chunks))
 
@@ -185,8 +183,9 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
         fail(func, "delta", "a confidence level or a sequence of confidence levels in the open interval (0, 1)",
              delta)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
+    n_jobs = check_n_jobs(n_jobs, func)
     max_samples = check_max_samples(rule, problem, max_samples, func)
-    beta = get_threshold(threshold, func, problem.k, problem.n_arms)
+    beta = get_threshold(threshold, func, problem.k, problem.n_arms, deltas)
     batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")
     entropy = root_entropy(rng, func)
@@ -259,6 +258,7 @@ def identify_fixed_budget(problem: TopKProblem, policy: Any, budgets: Any, *, n_
     rule = get_policy(policy, func)
     _check_rule(rule, problem, func)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
+    n_jobs = check_n_jobs(n_jobs, func)
     initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
     requirement = f"an integer or a sequence of integers >= {initial} (the initial pulls of the K = {problem.n_arms} arms)"
     values = np.atleast_1d(np.asarray(budgets, dtype=object))

@@ -19,6 +19,7 @@ from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float, as_int, as_positive_float, fail
 from ..complexity.eps_top_k import aggregate_regret, h_t_eps
 from ..topk.problem import TopKProblem
+from ..simulate import check_n_jobs
 from .identify import _check_problem, _check_rule, _run, check_max_samples
 from .protocol import RuleContext, get_policy, policy_name
 from .results import PACResult
@@ -75,6 +76,7 @@ def pac_identify(problem: TopKProblem, policy: Any, *, epsilon: float, delta: fl
     delta = as_float(delta, func, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
                      requirement="a confidence parameter in the open interval (0, 1)")
     n_runs = as_int(n_runs, func, "n_runs", low=1)
+    n_jobs = check_n_jobs(n_jobs, func)
     max_samples = check_max_samples(rule, problem, max_samples, func)
     batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")

@@ -47,6 +47,7 @@ from scipy import special
 from .._result import Result
 from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float_vector, as_int, fail
+from ..simulate import check_n_jobs
 from ..topk.problem import TopKProblem
 from .engine import empirical_split, run_replications
 from .identify import _check_problem, _check_rule, _run
@@ -289,6 +290,7 @@ def posterior_convergence(problem: TopKProblem, policy: Any, levels: Any = (0.9,
     if np.any((levels_array <= 0) | (levels_array >= 1)):
         fail(func, "levels", "a level or a sequence of levels in the open interval (0, 1)", levels)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
+    n_jobs = check_n_jobs(n_jobs, func)
     initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
     max_samples = as_int(max_samples, func, "max_samples", low=initial,
                          requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")

@@ -177,6 +177,9 @@ def get_policy(policy, func: str):
             fail(func, "policy", "a registered rule name (one of " + ", ".join(repr(name) for name in sorted(POLICIES))
                  + ") or an object with uniforms_per_step, init_state and select", policy)
         return POLICIES[policy]()
+    if isinstance(policy, type):
+        fail(func, "policy", f"a rule object, not a class: pass {policy.__name__}() (an instance, with its options) "
+             "or a registered rule name", policy)
     if not isinstance(policy, SamplingRule):
         fail(func, "policy", "a registered rule name (one of " + ", ".join(repr(name) for name in sorted(POLICIES))
              + ") or an object with uniforms_per_step, init_state and select", policy)

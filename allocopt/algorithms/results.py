@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._result import Result
+from ..complexity.allocation_measures import kl_confidence
 from ..simulate import binomial_confidence_interval
 
 __all__ = ["IdentificationResult", "IdentificationSummaryRow", "FixedBudgetResult", "FixedBudgetSummaryRow",
@@ -33,6 +34,10 @@ class IdentificationSummaryRow:
         Mean stopping time over :math:`T^* \\log(1/\\delta)`.
     stopped_fraction : float
         Fraction of runs that stopped before the sample cap.
+    censored : bool
+        Some run reached the sample cap before stopping at this delta: its stopping time is the cap, so
+        ``mean_stopping_time`` is a lower bound on :math:`E[\tau]` (printed ``>=``), and the error rate counts the
+        empirical top-k at the cap, not a stop (printed ``censored``).
     """
 
     delta: float
@@ -44,11 +49,7 @@ class IdentificationSummaryRow:
     lower_bound: float
     ratio: float
     stopped_fraction: float
-
-
-def bernoulli_kl(p: float, q: float) -> float:
-    """kl(p, q) between Bernoulli(p) and Bernoulli(q), p and q in (0, 1)."""
-    return p * math.log(p / q) + (1.0 - p) * math.log((1.0 - p) / (1.0 - q))
+    censored: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,9 +115,10 @@ class IdentificationResult(Result):
             rows.append(IdentificationSummaryRow(
                 delta=delta, mean_stopping_time=float(times.mean()), standard_error=spread,
                 error_rate=errors / n_runs, error_low=low, error_high=high,
-                lower_bound=self.characteristic_time * bernoulli_kl(delta, 1.0 - delta),
+                lower_bound=self.characteristic_time * kl_confidence(delta),
                 ratio=float(times.mean()) / (self.characteristic_time * math.log(1.0 / delta)),
-                stopped_fraction=float(self.stopped[:, column].mean())))
+                stopped_fraction=float(self.stopped[:, column].mean()),
+                censored=not bool(self.stopped[:, column].all())))
         return rows
 
     def format_summary(self) -> str:
@@ -125,10 +127,18 @@ class IdentificationResult(Result):
                  f"{self.time:.1f} s",
                  f"{'delta':>8} {'E[tau]':>11} {'s.e.':>8} {'error':>8} {'95% interval':>19} "
                  f"{'T* kl':>10} {'E[tau]/(T* log 1/d)':>20} {'stopped':>8}"]
-        for row in self.summary():
-            lines.append(f"{row.delta:8.3g} {row.mean_stopping_time:11.1f} {row.standard_error:8.1f} "
+        rows = self.summary()
+        for row in rows:
+            mean = f"{'>=' if row.censored else ''}{row.mean_stopping_time:.1f}"
+            ratio = f"{'>=' if row.censored else ''}{row.ratio:.3f}"
+            lines.append(f"{row.delta:8.3g} {mean:>11} {row.standard_error:8.1f} "
                          f"{row.error_rate:8.4f} [{row.error_low:7.4f}, {row.error_high:7.4f}] "
-                         f"{row.lower_bound:10.1f} {row.ratio:20.3f} {row.stopped_fraction:8.3f}")
+                         f"{row.lower_bound:10.1f} {ratio:>20} {row.stopped_fraction:8.3f}"
+                         + ("  censored" if row.censored else ""))
+        if any(row.censored for row in rows):
+            lines.append(f"censored: some runs reached max_samples = {self.max_samples} before stopping; their "
+                         "stopping time is the cap (E[tau] >= the mean shown) and their recommendation the "
+                         "empirical top-k at the cap")
         return "\n".join(lines)
 
     def _dict_extras(self) -> dict[str, Any]:
@@ -202,6 +212,9 @@ class PACSummary:
         Mean samples over :math:`H(t,\epsilon)`.
     stopped_fraction : float
         Fraction of runs that ended before the sample cap.
+    censored : bool
+        Some run reached the sample cap before its rule ended: ``mean_samples`` is a lower bound (printed ``>=``)
+        and the failure rate counts the rule's recommendation at the cap (printed ``censored``).
     """
 
     epsilon: float
@@ -218,6 +231,7 @@ class PACSummary:
     hardness: float
     samples_over_hardness: float
     stopped_fraction: float
+    censored: bool = False
 
 
 def _standard_error(values: np.ndarray) -> float:
@@ -281,7 +295,8 @@ class PACResult(Result):
             samples_low=mean - 1.96 * spread, samples_high=mean + 1.96 * spread, failure_rate=failures / n_runs,
             failure_low=low, failure_high=high, mean_regret=float(self.aggregate_regret.mean()),
             regret_standard_error=_standard_error(self.aggregate_regret), hardness=float(self.hardness),
-            samples_over_hardness=mean / float(self.hardness), stopped_fraction=float(self.stopped.mean()))
+            samples_over_hardness=mean / float(self.hardness), stopped_fraction=float(self.stopped.mean()),
+            censored=not bool(self.stopped.all()))
 
     def format_summary(self) -> str:
         """The summary as a text table."""
@@ -290,9 +305,10 @@ class PACResult(Result):
             f"{self.policy}: {self.n_runs} runs, epsilon = {row.epsilon:g}, delta = {row.delta:g}, {self.time:.1f} s",
             f"{'E[samples]':>12} {'s.e.':>10} {'failure':>8} {'95% interval':>19} {'E[regret]':>10} "
             f"{'H(t,eps)':>10} {'E[samples]/H':>12} {'stopped':>8}",
-            f"{row.mean_samples:12.1f} {row.samples_standard_error:10.1f} {row.failure_rate:8.4f} "
-            f"[{row.failure_low:7.4f}, {row.failure_high:7.4f}] {row.mean_regret:10.4g} {row.hardness:10.4g} "
-            f"{row.samples_over_hardness:12.3f} {row.stopped_fraction:8.3f}"])
+            f"{('>=' if row.censored else '') + format(row.mean_samples, '.1f'):>12} {row.samples_standard_error:10.1f} "
+            f"{row.failure_rate:8.4f} [{row.failure_low:7.4f}, {row.failure_high:7.4f}] {row.mean_regret:10.4g} "
+            f"{row.hardness:10.4g} {('>=' if row.censored else '') + format(row.samples_over_hardness, '.3f'):>12} "
+            f"{row.stopped_fraction:8.3f}" + ("  censored" if row.censored else "")])
 
     def _dict_extras(self) -> dict[str, Any]:
         return {"summary": self.summary()}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,8 +41,8 @@ from ._compiled_family_glr import family_glr, glr_pair_kernel
 from ._pair_kernels import pair_cost_grid, sort_arms
 from .statistics import top_k_order
 
-__all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "HeuristicThreshold",
-           "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
+__all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "CheckedThreshold",
+           "HeuristicThreshold", "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
 
 
 class GLRStatistic(NamedTuple):
@@ -176,8 +176,54 @@ class TheoreticalThreshold:
 THRESHOLDS = {"heuristic": HeuristicThreshold, "theoretical": TheoreticalThreshold}
 
 
-def get_threshold(threshold, func: str, k: int, n_arms: int):
-    """A threshold object from a name (``"heuristic"``, ``"theoretical"``) or a callable ``beta(t, delta)``."""
+@dataclass(frozen=True)
+class CheckedThreshold:
+    r"""A caller's threshold :math:`\beta(t, \delta)` whose every value is checked: numbers of the shape of
+    ``t`` and ``delta`` broadcast together, none of them NaN (``+inf``, never stopping, is allowed). A NaN would
+    never be crossed and would run every replication to the sample cap in silence.
+
+    Examples
+    --------
+    >>> beta = CheckedThreshold(lambda t, delta: np.log(1.0 / delta) + 0.0 * t)
+    >>> beta(np.array([[10.0]]), np.array([[0.1]])).round(6).tolist()
+    [[2.302585]]
+    >>> CheckedThreshold(lambda t, delta: np.nan * t)(np.array([[10.0]]), np.array([[0.1]]))
+    Traceback (most recent call last):
+    ...
+    allocopt.exceptions.InvalidArgumentError: The 'threshold' parameter of identify must be a callable beta(t, delta) returning numbers, none of them NaN, of the shape of t and delta broadcast together ((1, 1) at t = 10). Got array of shape (1, 1): [[nan]] instead.
+    """
+
+    function: Callable[[np.ndarray, np.ndarray], Any]
+    func: str = "identify"
+
+    @property
+    def name(self) -> str:
+        """The callable's ``name`` attribute, else ``"custom"``."""
+        return str(getattr(self.function, "name", "custom"))
+
+    def __call__(self, t, delta):
+        shape = np.broadcast_shapes(np.shape(t), np.shape(delta))
+        requirement = (f"a callable beta(t, delta) returning numbers, none of them NaN, of the shape of t and delta "
+                       f"broadcast together ({shape} at t = {float(np.min(t)):g})")
+        try:
+            values = np.asarray(self.function(t, delta))
+        except (TypeError, ValueError, ArithmeticError) as error:
+            fail(self.func, "threshold", requirement, f"{type(error).__name__}: {error}")
+        if values.dtype.kind not in "iuf":
+            fail(self.func, "threshold", requirement, values)
+        try:
+            values = np.broadcast_to(values.astype(float), shape)
+        except ValueError:
+            fail(self.func, "threshold", requirement, values)
+        if np.isnan(values).any():
+            fail(self.func, "threshold", requirement, values)
+        return values
+
+
+def get_threshold(threshold, func: str, k: int, n_arms: int, deltas: np.ndarray | None = None):
+    """A threshold object from a name (``"heuristic"``, ``"theoretical"``) or a callable ``beta(t, delta)``
+    (wrapped in :class:`CheckedThreshold`, and tried once at ``t = K`` and ``deltas`` when they are given, so
+    that a threshold that fails from the start is refused before any work)."""
     if isinstance(threshold, str):
         if threshold not in THRESHOLDS:
             fail(func, "threshold", "one of 'heuristic', 'theoretical' or a callable beta(t, delta)", threshold)
@@ -185,5 +231,10 @@ def get_threshold(threshold, func: str, k: int, n_arms: int):
     elif not callable(threshold):
         fail(func, "threshold", "one of 'heuristic', 'theoretical' or a callable beta(t, delta)", threshold)
     if isinstance(threshold, TheoreticalThreshold):
-        threshold = threshold.for_problem(k, n_arms)
-    return threshold
+        return threshold.for_problem(k, n_arms)
+    if isinstance(threshold, (HeuristicThreshold, CheckedThreshold)):
+        return threshold
+    checked = CheckedThreshold(threshold, func)
+    if deltas is not None:
+        checked(np.array([[float(n_arms)]]), np.asarray(deltas, dtype=float)[None, :])
+    return checked

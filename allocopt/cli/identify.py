@@ -28,6 +28,9 @@ EXAMPLES = (
     Example(_SMALL + ("--policy", "no-such-rule"), ExitStatus.BAD_INPUT, "an unknown policy"),
     Example(_SMALL + ("--delta", "1.5"), ExitStatus.BAD_INPUT, "delta outside (0, 1)"),
     Example(("--theta", "1,0.8,0.2", "--k", "1", "--runs", "0"), ExitStatus.BAD_INPUT, "no replication"),
+    Example(_SMALL + ("--jobs", "0"), ExitStatus.BAD_INPUT, "zero workers (joblib's -1 means every CPU)"),
+    Example(_SMALL + ("--jobs", "1000", "--runs", "4"), ExitStatus.SUCCESS,
+            "more workers than chunks and CPUs: one per chunk, at most one per CPU, are started"),
     Example(("--theta", "0.7,0.7,0.5,0.5,0.5", "--k", "2", "--family", "bernoulli", "--policy", "sar",
              "--budget", "100,400", "--runs", "50", "--seed", "4"), ExitStatus.SUCCESS,
             "fixed budget: SAR's error rate at two budgets"),
@@ -88,7 +91,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--delta", type=float_list, default=[0.1, 0.01, 0.001],
                         help="comma-separated confidence levels (default 0.1,0.01,0.001)")
     parser.add_argument("--runs", type=int, default=1000, help="replications (default 1000)")
-    parser.add_argument("--jobs", type=int, default=None, help="parallel workers (default: joblib's configuration)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="parallel workers (default: joblib's configuration; -1 every CPU; at most one per CPU and "
+                             "chunk are started)")
     parser.add_argument("--seed", type=int, default=None, help="root seed (default: fresh entropy)")
     parser.add_argument("--max-samples", type=int, default=None, help="sample cap per run")
     parser.add_argument("--threshold", default="heuristic", choices=("heuristic", "theoretical"),

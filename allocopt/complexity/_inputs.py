@@ -11,7 +11,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .._validation import _as_float_array, as_float, as_int, describe, fail
+from .._validation import as_float_array, as_float, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 
 __all__ = [
@@ -37,7 +37,7 @@ _MEANS_REQUIREMENT = (
 def as_means(means: Any, func: str, name: str = "means", *, min_arms: int = 2) -> np.ndarray:
     """A float copy of ``means`` with shape ``(..., K)``, ``K >= min_arms``, every entry finite."""
     requirement = _MEANS_REQUIREMENT.format(min_arms=min_arms)
-    array = _as_float_array(means, func, name, requirement)
+    array = as_float_array(means, func, name, requirement)
     if array.ndim == 0 or array.shape[-1] < min_arms or array.size == 0:
         fail(func, name, requirement, means)
     if not np.all(np.isfinite(array)):

@@ -7,11 +7,12 @@ The top-k layer is imported when the provider runs, so that importing :mod:`allo
 
 from __future__ import annotations
 
-from ..families import Bernoulli
+import math
+
 from ._inputs import ranked_descending, require_unique_top
 from .measures import GroupBuilder, Measure, MeasureProvider, ReportContext
 
-__all__ = ["GROUP_ALLOCATION", "ALLOCATION_PROVIDER"]
+__all__ = ["GROUP_ALLOCATION", "ALLOCATION_PROVIDER", "kl_confidence"]
 
 GROUP_ALLOCATION = "optimal allocation, top-k layer (Wang et al. 2022)"
 
@@ -55,7 +56,7 @@ def _allocation_measures(context: ReportContext) -> list[Measure]:
     out.add("t_star", "T* = 1/Gamma*", t_upper, "Wang et al. 2022, eq. (5)", "characteristic time 1/Gamma(psi*), >= T*")
     out.add("t_star.lower", "T* lower", t_lower, "Wang et al. 2022, Prop. 3.6",
             "certified: 1/(Gamma(psi*) + gap) <= T* <= 1/Gamma(psi*)")
-    out.add("sample_complexity_lower_bound", "T* kl(delta, 1-delta)", t_lower * _kl_confidence(context.delta),
+    out.add("sample_complexity_lower_bound", "T* kl(delta, 1-delta)", t_lower * kl_confidence(context.delta),
             "Wang et al. 2022, Lemma 2.1", "E[tau_delta] of every delta-correct algorithm (certified T* lower end)")
     out.add("gamma_b_star", "Gamma_B*", budget.value, "Wang et al. 2022, eq. (10)-(11)",
             "fixed-budget exponent max_psi min B_ij(psi): Gamma_B(psi_B*), <= Gamma_B*; = Gamma* for Gaussian")
@@ -66,10 +67,23 @@ def _allocation_measures(context: ReportContext) -> list[Measure]:
     return out.measures
 
 
-def _kl_confidence(delta: float) -> float:
+def kl_confidence(delta: float) -> float:
     r""":math:`\mathrm{kl}(\delta, 1-\delta) = (1 - 2\delta)\log((1-\delta)/\delta)`, the Bernoulli divergence of
-    Lemma 2.1 (Wang, Yang, You 2022); about :math:`\log(1/\delta)` for small :math:`\delta`."""
-    return float(Bernoulli().kl(delta, 1.0 - delta))
+    Lemma 2.1 (Wang, Yang, You 2022); about :math:`\log(1/\delta)` for small :math:`\delta`.
+
+    Computed as :math:`(1 - 2\delta)(\mathrm{log1p}(-\delta) - \log\delta)`, so that it stays finite and
+    accurate for every :math:`\delta` in (0, 1), down to the smallest subnormal (where :math:`1 - \delta`
+    rounds to 1 and the textbook formula divides by zero).
+
+    Examples
+    --------
+    >>> round(kl_confidence(0.1), 12)  # 0.8 log 9
+    1.757779661869
+    >>> round(kl_confidence(1e-300), 6)  # 300 log 10
+    690.775528
+    """
+    delta = float(delta)
+    return (1.0 - 2.0 * delta) * (math.log1p(-delta) - math.log(delta))
 
 
 ALLOCATION_PROVIDER = MeasureProvider(GROUP_ALLOCATION, _allocation_measures)

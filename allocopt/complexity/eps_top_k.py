@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _as_float_array, as_float, as_int, as_positive_float, fail
+from .._validation import as_float_array, as_float, as_int, as_positive_float, fail
 from ._inputs import FloatOrArray, as_confidence, as_means, as_subset_size, ranked_descending, top_m_gaps
 
 __all__ = [
@@ -48,7 +48,7 @@ def _as_selection(selected: Any, n_arms: int, func: str) -> np.ndarray:
     if array.dtype == bool:  # a mask would be read as indices 0 and 1
         fail(func, "selected", requirement + ", not a boolean mask", selected)
     if not np.issubdtype(array.dtype, np.integer):
-        float_array = _as_float_array(selected, func, "selected", requirement)
+        float_array = as_float_array(selected, func, "selected", requirement)
         integral = np.all(np.isfinite(float_array)) and np.all(float_array == np.round(float_array))
         if float_array.size == 0 or not integral:
             fail(func, "selected", requirement, selected)

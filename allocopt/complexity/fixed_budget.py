@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import _as_float_array, as_positive_float, fail
+from .._validation import as_float_array, as_positive_float, fail
 from ._inputs import FloatOrArray, as_confidence
 from .top_m import _c_p_value, _max_rank_weighted, _sum_inverse_squares, sorted_gaps
 
@@ -55,7 +55,7 @@ class ErrorBound:
 
     def error_probability(self, budget: ArrayLike) -> FloatOrArray:
         r""":math:`\beta \exp(-T/\alpha)` at budget ``T`` (array_like, broadcast against a batch; may exceed 1)."""
-        budget_array = _as_float_array(budget, f"{type(self).__name__}.error_probability", "budget",
+        budget_array = as_float_array(budget, f"{type(self).__name__}.error_probability", "budget",
                                        "a number >= 0 or an array of numbers >= 0")
         if not np.all(np.isfinite(budget_array)) or np.any(budget_array < 0):
             fail(f"{type(self).__name__}.error_probability", "budget", "a number >= 0 or an array of numbers >= 0",

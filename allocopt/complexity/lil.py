@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._validation import _as_float_array, as_choice, as_float, as_positive_float, describe, fail
+from .._validation import as_float_array, as_choice, as_float, as_positive_float, describe, fail
 from ..exceptions import InvalidArgumentError
 from ._inputs import FloatOrArray
 
@@ -69,7 +69,7 @@ def lil_radius(t: ArrayLike, omega: float, eps: float, sigma: float,
     """
     func = "lil_radius"
     checked_form = as_choice(form, func, "form", LIL_FORMS)
-    counts = _as_float_array(t, func, "t", "a number >= 1 or an array of numbers >= 1")
+    counts = as_float_array(t, func, "t", "a number >= 1 or an array of numbers >= 1")
     if counts.size == 0 or not np.all(np.isfinite(counts)) or np.any(counts < 1):
         fail(func, "t", "a number >= 1 or an array of numbers >= 1 (sample counts)", t)
     omega = as_positive_float(omega, func, "omega")
