@@ -72,7 +72,10 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     A batch of Gaussian runs (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) goes
     through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`, a batch of runs of a family
     with a compiled pair kernel through :func:`allocopt.algorithms._compiled_family_glr.family_glr`; everything
-    else through :func:`glr_statistic_numpy`. All give the same numbers.
+    else through :func:`glr_statistic_numpy`. All give the same numbers where only arithmetic enters (Gaussian
+    arms: bit for bit); where ``log`` enters, the compiled kernel calls the C library and numpy its own loops,
+    which differ in the last ulp on some CPUs (AVX-512), so the values agree to the family's
+    :meth:`~allocopt.families.ExponentialFamily.pair_error_bound` (twice it) and bit for bit elsewhere.
 
     Examples
     --------

@@ -1,5 +1,5 @@
 """The compiled Chernoff statistic of the non-Gaussian families against its numpy twin
-(allocopt.algorithms.stopping.glr_statistic_numpy), bit for bit, and the outcomes of the rules stopped by it on
+(allocopt.algorithms.stopping.glr_statistic_numpy), to the pair kernels' error bound (tests/tolerance.py), and the outcomes of the rules stopped by it on
 Bernoulli arms with and without it."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from allocopt.algorithms import identify
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms._compiled_family_glr import family_glr, glr_pair_kernel
 from allocopt.algorithms.stopping import glr_statistic, glr_statistic_numpy
+from allocopt.algorithms._pair_kernels import pair_cost_grid, sort_arms
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
+from tolerance import assert_within, minimiser_within
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
 
@@ -33,16 +35,29 @@ def _state(family, rng, trial):
     return counts, means, k
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("family", [Bernoulli(), Poisson(), Exponential(), Gamma(2.5)], ids=repr)
-def test_the_compiled_statistic_equals_its_numpy_twin_bit_for_bit(family):
+def test_the_compiled_statistic_equals_its_numpy_twin(family):
+    # the empirical top-k bit for bit (pure IEEE arithmetic); the statistic within twice the pair kernels' error
+    # bound, and the compiled minimising pair one of the numpy pairs within that bound of the minimum (the pairs
+    # differ only where numpy's log is not the C library's; tests/tolerance.py)
     rng = np.random.default_rng(23)
     for trial in range(9):
         counts, means, k = _state(family, rng, trial)
         dispersion = np.asarray(family.arm_dispersion(means.shape[1]), dtype=float)
         compiled = glr_statistic(family, dispersion, counts, means, k)
         numpy_twin = glr_statistic_numpy(family, dispersion, counts, means, k)
-        for name in compiled._fields:
-            assert np.array_equal(getattr(compiled, name), getattr(numpy_twin, name)), (trial, name)
+        assert np.array_equal(compiled.top, numpy_twin.top) and np.array_equal(compiled.bottom, numpy_twin.bottom)
+        bound = 2.0 * family.pair_error_bound("confidence", means[(means > 0) & (means < np.inf)])
+        assert_within(compiled.value, numpy_twin.value, bound, trial)
+        for row in range(counts.shape[0]):
+            arms = sort_arms(means[row], counts[row] / dispersion, k)  # the numpy statistic's pair grid
+            with np.errstate(all="ignore"):
+                cost = pair_cost_grid(family, "confidence", arms)[0]
+            cost = np.where((arms.value_top > arms.value_bottom) & ~np.isnan(cost), cost, 0.0)
+            chosen = (list(arms.top).index(compiled.pair_top[row]) * cost.shape[1]
+                      + list(arms.bottom).index(compiled.pair_bottom[row]))
+            assert minimiser_within(cost.ravel(), chosen, bound), (trial, row)
         if family.name == "bernoulli" and trial % 3 == 0:  # the premise: ties and means on the domain's ends
             assert (numpy_twin.value == 0).any() and ((means == 0) | (means == 1)).any()
 
@@ -56,6 +71,7 @@ def test_the_compiled_statistic_is_offered_only_where_it_is_a_twin():
                           np.array([[1]])) is None
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("rule", ["track-and-stop", "kkt-ts", "uniform"])
 def test_outcomes_on_bernoulli_arms_are_the_same_with_and_without_the_compiled_statistic(rule):
     problem = TopKProblem([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], 2, family="bernoulli")

@@ -1,5 +1,5 @@
 """The compiled KKT-Tracking of the non-Gaussian families (DT-TS's solver) against its numpy twin
-(allocopt.topk._tracking.kkt_tracking_batch), bit for bit, and DT-TS's outcomes with and without it."""
+(allocopt.topk._tracking.kkt_tracking_batch), to the pair kernels' error bound, and DT-TS's outcomes with and without it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
 from allocopt.algorithms.statistics import top_k_order
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
-from allocopt.topk._tracking import kkt_tracking_batch
+from allocopt.topk._tracking import TrackingIterations, kkt_tracking_batch
+from tolerance import assert_within
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
 
@@ -34,19 +35,45 @@ def _batch(family, rng, trial):
     return theta[keep], top[keep], bottom[keep]
 
 
+def _decided_iterations(family, kind, theta, dispersion, top, bottom, iterations, bound):
+    """Per row, the iterations of the numpy KKT-Tracking before its first decision that the pair kernels' error
+    bound cannot settle (a second pair cost within ``bound`` of the smallest): up to there both kernels choose the
+    same pairs on any machine (tests/tolerance.py)."""
+    tracker = TrackingIterations(family, kind, theta, dispersion, top, bottom)
+    decided = np.full(theta.shape[0], iterations)
+    for iteration in range(iterations):
+        with np.errstate(all="ignore"):
+            costs = np.sort(tracker.costs().reshape(theta.shape[0], -1), axis=1)
+        if costs.shape[1] > 1:
+            near = costs[:, 1] <= costs[:, 0] + bound * np.abs(costs[:, 0])
+            decided = np.where(near & (decided == iterations), iteration, decided)
+        tracker.step()
+    return decided
+
+
+@pytest.mark.twin
 @pytest.mark.parametrize("kind", ["confidence", "budget"])
 @pytest.mark.parametrize("family", [Bernoulli(), Poisson(), Exponential(), Gamma(2.5)], ids=repr)
-def test_compiled_kkt_tracking_equals_its_numpy_twin_bit_for_bit(family, kind):
+def test_compiled_kkt_tracking_equals_its_numpy_twin(family, kind):
+    # the same pairs up to the first decision within the error bound, so allocations within that bound (summed
+    # over the iterations' updates); bit for bit where numpy's log and exp are the C library's
     rng = np.random.default_rng(11)
+    compared = 0
     for trial in range(12):
         theta, top, bottom = _batch(family, rng, trial)
         if theta.shape[0] == 0:
             continue
         dispersion = family.arm_dispersion(theta.shape[1])
         iterations = [1, 7, 60][trial % 3]
-        compiled = family_kkt_tracking(family, theta, dispersion, top, bottom, iterations, kind)
-        numpy_twin = kkt_tracking_batch(family, kind, theta, dispersion, top, bottom, iterations)
-        assert np.array_equal(compiled, numpy_twin), (trial, kind)
+        bound = 2.0 * family.pair_error_bound(kind, theta.ravel())
+        decided = _decided_iterations(family, kind, theta, dispersion, top, bottom, iterations, bound)
+        for count in np.unique(decided[decided > 0]):
+            rows = np.flatnonzero(decided == count)
+            compiled = family_kkt_tracking(family, theta[rows], dispersion, top[rows], bottom[rows], int(count), kind)
+            numpy_twin = kkt_tracking_batch(family, kind, theta[rows], dispersion, top[rows], bottom[rows], int(count))
+            assert_within(compiled, numpy_twin, 4 * count * bound, (trial, kind, count))
+            compared += rows.size
+    assert compared >= 100  # most rows decide every iteration: the comparison is not vacuous
 
 
 def test_the_compiled_kkt_tracking_is_offered_only_where_it_is_a_twin():

@@ -159,17 +159,24 @@ def test_means_tied_inside_the_bottom_arms_with_unequal_variances(monkeypatch):
     assert hand_backs == slow.diagnostics["solver_calls"].sum() > 0
 
 
-@pytest.mark.parametrize("tol", [0.0, 7.6e-15])
-def test_uncertified_double_stars_fall_back(tol):
+@pytest.mark.twin
+def test_uncertified_double_stars_fall_back():
     # a certified gap includes the rounding allowance 16 eps (|bound| + |value|), about 32 eps = 7.1e-15 relative to
-    # the value, so with tol = 0 no solve is certified ("not_certified"): every solve falls back; with 7.6e-15 the
-    # solves whose bound exceeds the value by more than about 2 eps (relative) are not certified, the others are
-    slow, _ = assert_same(PROBLEMS["k = K - 1"], TrackAndStop(solver_options={"tol": tol}), max_samples=600)
-    fallbacks, calls = slow.diagnostics["solver_fallbacks"], slow.diagnostics["solver_calls"]
-    if tol == 0.0:
-        assert np.array_equal(fallbacks, calls)
-    else:
-        assert 0 < fallbacks.sum() < calls.sum()
+    # the value, so with tol = 0 no solve is certified ("not_certified"): every solve falls back, in both loops
+    slow, _ = assert_same(PROBLEMS["k = K - 1"], TrackAndStop(solver_options={"tol": 0.0}), max_samples=600)
+    assert np.array_equal(slow.diagnostics["solver_fallbacks"], slow.diagnostics["solver_calls"])
+
+
+@pytest.mark.twin
+def test_double_stars_at_the_edge_of_the_tolerance_fall_back_in_part():
+    # with tol = 7.6e-15 the solves whose bound exceeds the value by more than about 2 eps (relative) are not
+    # certified, the others are: a decision on the last ulps of the double star's value, which numpy reaches with
+    # its own exp and log and the compiled loop with the C library's (they differ on some CPUs, tests/tolerance.py),
+    # so each loop is checked on its own
+    rule = TrackAndStop(solver_options={"tol": 7.6e-15})
+    for compiled in (True, False):
+        run = records(PROBLEMS["k = K - 1"], rule, compiled=compiled, max_samples=600)
+        assert 0 < run.diagnostics["solver_fallbacks"].sum() < run.diagnostics["solver_calls"].sum()
 
 
 def test_the_compiled_gap_is_the_certificate_s():

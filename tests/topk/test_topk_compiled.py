@@ -1,7 +1,8 @@
-"""The compiled Gaussian double star against its numpy twin, bit for bit, and against an independent solve.
+"""The compiled Gaussian double star against its numpy twin, and against an independent solve.
 
 The numpy twin (``_double_star_numpy``) is the vectorised form of Theorem 3.4's double star of Wang, Yang, You
-(2022); the compiled kernel must return the same floating-point numbers on every row: common and per-arm
+(2022); the compiled kernel must return the same answers (to the tolerances of ``assert_same_stars``: the balance
+calls exp and log, whose last bits differ between numpy and the C library on some CPUs) on every row: common and per-arm
 variances, tied means on one side, means one ulp apart at the boundary, k = 1 and k = K - 1, with and without
 a starting split. The reference for the numbers themselves is the general active-set solver on the same
 forest (the double star layout, solved by calibrated surrogates) and the CVXPY oracle's bounds.
@@ -38,7 +39,27 @@ def _random_rows(rng, trial):
     return theta, variance, k, start
 
 
-def test_compiled_double_star_equals_numpy_twin_bit_for_bit():
+def assert_same_stars(got, expected, where=()) -> None:
+    """Two double-star answers of the same rows: the same acceptance, and on the accepted rows the same numbers
+    to 1e-14 relative to each row's scale (allocation, value) and 1e-13 (bound, multipliers, residuals). The
+    balance's Newton steps call exp and log, which numpy and the compiled kernel take from different libraries
+    on some CPUs (tests/tolerance.py): with numpy's results moved one ulp (pytest --perturb-transcendentals) the
+    accepted rows of the test below differ by at most 7e-16 (allocation, value) and 6e-15 (the others), and no
+    acceptance changes in 7816 rows. Rows that are not accepted carry no answer to compare."""
+    accepted = np.asarray(expected.accepted)
+    assert np.array_equal(np.asarray(got.accepted), accepted), where
+    for name, tolerance in (("psi", 1e-14), ("value", 1e-14), ("bound", 1e-13), ("multipliers", 1e-13)):
+        a, b = np.asarray(getattr(got, name), dtype=float)[accepted], np.asarray(getattr(expected, name),
+                                                                                   dtype=float)[accepted]
+        scale = np.abs(b).max(axis=-1, keepdims=True) if b.ndim == 2 else np.abs(b)
+        assert np.all(np.abs(a - b) <= tolerance * scale), (where, name)
+    for name in ("stationarity", "complementarity"):
+        a, b = np.asarray(getattr(got, name))[accepted], np.asarray(getattr(expected, name))[accepted]
+        assert np.all(np.abs(a - b) <= 1e-13), (where, name)
+
+
+@pytest.mark.twin
+def test_compiled_double_star_equals_numpy_twin():
     rng = np.random.default_rng(20)
     compared = 0
     for trial in range(200):
@@ -49,14 +70,13 @@ def test_compiled_double_star_equals_numpy_twin_bit_for_bit():
             compiled = gaussian_double_star(theta, variance, k, start)
         with np.errstate(all="ignore"):
             twin = _double_star_numpy(theta, variance, k, start, 60)
-        for name in FIELDS:
-            assert np.array_equal(getattr(compiled, name), getattr(twin, name), equal_nan=name != "accepted"), \
-                (trial, name)
-        compared += theta.shape[0]
+        assert_same_stars(compiled, twin, trial)
+        compared += int(np.sum(twin.accepted))
     assert compared > 4000
 
 
-def test_one_instance_in_its_arms_order_equals_the_batch_row_bit_for_bit():
+@pytest.mark.twin
+def test_one_instance_in_its_arms_order_equals_the_batch_row():
     # gaussian_double_star_instance sorts, solves and scatters inside one compiled call; the batch row of the
     # sorted instance (the twins above) is the reference, with the arms shuffled and sorted back by `order`
     from allocopt.topk._batch_gaussian import gaussian_double_star_instance
@@ -77,25 +97,34 @@ def test_one_instance_in_its_arms_order_equals_the_batch_row_bit_for_bit():
             for compiled in (True, False):
                 with compiled_kernels(compiled), np.errstate(all="ignore"):
                     star = gaussian_double_star_instance(means, arms, variances, k, row_start)
-                assert np.array_equal(star.psi[arms], batch.psi[0], equal_nan=True), (trial, compiled)
-                assert np.array_equal(star.multipliers, batch.multipliers[0], equal_nan=True), (trial, compiled)
-                expected = (batch.value[0], batch.bound[0], batch.stationarity[0], batch.complementarity[0])
-                assert np.array_equal((star.value, star.bound, star.stationarity, star.complementarity), expected,
-                                      equal_nan=True), (trial, compiled)
+                if compiled:  # the same compiled row kernel: bit for bit
+                    assert np.array_equal(star.psi[arms], batch.psi[0], equal_nan=True), (trial, compiled)
+                    assert np.array_equal(star.multipliers, batch.multipliers[0], equal_nan=True), (trial, compiled)
+                    expected = (batch.value[0], batch.bound[0], batch.stationarity[0], batch.complementarity[0])
+                    assert np.array_equal((star.value, star.bound, star.stationarity, star.complementarity),
+                                          expected, equal_nan=True), (trial, compiled)
+                    assert np.array_equal(star.smallest_multiplier, np.min(batch.multipliers[0]), equal_nan=True)
+                else:  # the numpy twin: to the tolerances of assert_same_stars
+                    row = batch._replace(psi=star.psi[arms][None, :], multipliers=star.multipliers[None, :],
+                                         value=np.array([star.value]), bound=np.array([star.bound]),
+                                         stationarity=np.array([star.stationarity]),
+                                         complementarity=np.array([star.complementarity]),
+                                         accepted=np.array([star.accepted]))
+                    assert_same_stars(row, batch, (trial, compiled))
                 assert star.accepted == batch.accepted[0], (trial, compiled)
-                assert np.array_equal(star.smallest_multiplier, np.min(batch.multipliers[0]), equal_nan=True)
             compared += 1
     assert compared > 400
 
 
+@pytest.mark.twin
 def test_switching_the_kernel_off_runs_the_twin():
     theta = -np.sort(-np.random.default_rng(3).normal(size=(5, 8)), axis=1)
     variance = np.array([[0.25]])
     with compiled_kernels(False):
         off = gaussian_double_star(theta, variance, 3)
     on = gaussian_double_star(theta, variance, 3)
-    for name in FIELDS:
-        assert np.array_equal(getattr(on, name), getattr(off, name)), name
+    assert_same_stars(on, off)
+    assert off.accepted.all()
 
 
 @pytest.mark.parametrize("variance", [0.25, "per-arm"])

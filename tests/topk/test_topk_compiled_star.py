@@ -36,6 +36,7 @@ def _instances(family, rng, count):
         yield TopKProblem(theta, k, family=Gamma(2.5) if family == "gamma" else family)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("kind", ["confidence", "budget"])
 @pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential", "gamma"])
 def test_compiled_double_star_agrees_with_the_general_path_and_the_numpy_certificate(family, kind):
@@ -49,8 +50,11 @@ def test_compiled_double_star_agrees_with_the_general_path_and_the_numpy_certifi
         used += 1
         # the certificate of the returned allocation and multipliers, by the numpy certifier
         reference = certify(problem, result.psi, result.multipliers, kind)
-        assert result.value == pytest.approx(reference.value, rel=8 * np.finfo(float).eps)
-        assert result.upper_bound == pytest.approx(reference.upper_bound, rel=8 * np.finfo(float).eps)
+        # the same pair costs from the compiled and the numpy kernel: to twice the family's pair error bound
+        # (bit for bit where numpy's log is the C library's; tests/tolerance.py)
+        agree = 2 * problem.family.pair_error_bound(kind, problem.theta) + 8 * np.finfo(float).eps
+        assert result.value == pytest.approx(reference.value, rel=agree)
+        assert result.upper_bound == pytest.approx(reference.upper_bound, rel=agree)
         assert reference.gap <= 1e-9 * reference.value
         assert result.gap == pytest.approx(reference.gap, rel=1e-6, abs=64 * np.finfo(float).eps * reference.value)
         # the same optimum as the active set (which certifies its own answer)
@@ -108,6 +112,7 @@ def test_warm_start_from_a_double_star_gives_the_same_answer():
     np.testing.assert_allclose(warm.psi, cold.psi, rtol=1e-12)
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("kind", ["confidence", "budget"])
 @pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
 def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(family, kind):
@@ -134,7 +139,9 @@ def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(famil
                                    kind=kind).cost
         got = star_certificate(pair, theta, np.ones(n_arms), k, psi, np.array([k - 1]), np.array([0]),
                                np.array([1.0]))
-        assert abs(got.value - costs.min()) <= 8 * np.finfo(float).eps * costs.min(), (trial, got.value, costs.min())
+        # the compiled and the numpy kernel's costs agree to twice the pair error bound (tests/tolerance.py)
+        agree = 2 * problem.family.pair_error_bound(kind, theta) + 8 * np.finfo(float).eps
+        assert abs(got.value - costs.min()) <= agree * costs.min(), (trial, got.value, costs.min())
 
 
 @pytest.mark.parametrize("kind", ["confidence", "budget"])
