@@ -53,10 +53,18 @@ def fail(func: str, name: str, requirement: str, value: Any, *,
 
 
 def _as_float_array(value: Any, func: str, name: str, requirement: str) -> np.ndarray:
+    """A float copy of ``value``; strings and booleans are refused (numpy would read ``True`` as 1.0). A list that
+    mixes booleans with numbers is converted by numpy before it can be seen and is not caught."""
     if isinstance(value, (str, bytes)):
         fail(func, name, requirement, value)
     try:
-        array = np.array(value, dtype=float, copy=True)
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        fail(func, name, requirement, value)
+    if raw.dtype == bool or (raw.dtype == object and any(isinstance(item, (bool, np.bool_)) for item in raw.ravel())):
+        fail(func, name, f"{requirement}, not booleans", value)
+    try:
+        array = np.array(raw, dtype=float, copy=True)
     except (TypeError, ValueError):
         fail(func, name, requirement, value)
     return array
