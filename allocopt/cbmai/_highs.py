@@ -51,7 +51,7 @@ def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, fea
     columns, rhs, objective = system.columns[:, :system.n_free], system.rhs, system.objective[:system.n_free]
     scaling = equilibrate(columns, rhs)
     unit = Equilibration(np.ones(rhs.size), np.ones(objective.size))
-    infeasibility = cache(lambda: certify_infeasible(system, problem.n_arms))
+    infeasibility = cache(lambda: certify_infeasible(system))
     notes: list[str] = []
     for equilibrated, name, tolerances in _ATTEMPTS:
         used = scaling if equilibrated else unit

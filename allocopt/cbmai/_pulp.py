@@ -153,7 +153,7 @@ def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, fea
     """``solve_cbmai(method="pulp")``: the equilibrated then the unscaled form, the first certified answer."""
     system = extended_system(problem, subset)
     tolerances = {"singular_tol": singular_tol, "feasibility_tol": feasibility_tol}
-    infeasibility = cache(lambda: certify_infeasible(system, problem.n_arms))
+    infeasibility = cache(lambda: certify_infeasible(system))
     notes: list[str] = []
     for scaled in (True, False):
         solution, note = _attempt(system, scaled, solver, verbose, tolerances, infeasibility)

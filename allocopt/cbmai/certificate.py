@@ -25,9 +25,13 @@ row and so invariant under any scaling of rows and columns:
   evaluated by :func:`~allocopt.cbmai.bases.evaluate_bases` (cancellation-ratio singularity screen, vertex
   from the minors of each row, componentwise relative feasibility) and the best-valued feasible one whose dual
   ``lambda = A_B^{-T} mu_B`` satisfies ``A_j^T lambda - mu_j >= -tol (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` on
-  every column of the LP is the certificate. A primal feasible basis with a feasible dual is optimal
-  (complementary slackness holds by construction, so ``b^T lambda = mu^T x``), whatever the solver's own point
-  was worth; its vertex and dual replace the solver's.
+  every column of the LP, with a gap bound (:func:`gap_bound`: every feasible ``x`` has ``0 <= x_j <= u_j``, so the
+  optimum exceeds ``b^T lambda`` by at most ``sum_j u_j max(0, -d_j)``) of at most ``VALUE_TOL max(1, |value|)``,
+  is the certificate. A primal feasible basis with a feasible dual is optimal (complementary slackness holds by
+  construction, so ``b^T lambda = mu^T x``), whatever the solver's own point was worth; its vertex and dual
+  replace the solver's. (The relative dual tolerance alone would pass a reduced cost of ``-2e-11`` on a slack
+  that can reach ``100``: a vertex ``2e-9`` below the optimum.) The enumeration's own basis needs no gap bound:
+  its optimality rests on every basis.
 * **infeasible** (:func:`certify_infeasible`): a Farkas ray ``y`` (the solver's, or one computed on the
   equilibrated system) must prove that the LP, with its data taken as exact numbers, has no feasible point:
   every feasible ``x`` has ``p`` in the simplex and slacks ``s_l = cbar_l - c_l p <= cbar_l - min_a c_{l,a}``,
@@ -51,10 +55,11 @@ from math import comb
 import numpy as np
 
 from ._scaling import equilibrate
-from .bases import ExtendedSystem, basis_duals, basis_layout, dual_violation, evaluate_bases, weighted_values
+from .bases import (VALUE_TOL, ExtendedSystem, basis_duals, basis_layout, dual_violation, evaluate_bases,
+                    weighted_values)
 
-__all__ = ["LPCertificate", "Verdict", "certify_optimal", "certify_infeasible", "residuals", "orient_duals",
-           "farkas_ray"]
+__all__ = ["LPCertificate", "Verdict", "certify_optimal", "certify_infeasible", "gap_bound", "residuals",
+           "orient_duals", "farkas_ray"]
 
 SNAP_EXTRA_COLUMNS = 2
 """Columns beyond ``L + 1`` among which a solver's point is snapped to a basis (``C(L+3, L+1)`` bases)."""
@@ -88,6 +93,9 @@ class LPCertificate:
     relative_dual_infeasibility : float
         ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` (0 when dual feasible), the measure on which the
         certificate judges ``A^T lambda >= mu``.
+    gap_bound : float
+        A bound on how far the optimum can exceed the value (:func:`gap_bound`; 0 for an exactly dual feasible
+        ``lambda``).
 
     The absolute residuals are in the units of the data: with cost rows of magnitude ``1e8`` a correct answer can
     have ``primal_residual`` near ``1e-8``; the relative measures do not depend on the scaling.
@@ -101,6 +109,7 @@ class LPCertificate:
     farkas_ray: np.ndarray | None = None
     relative_primal_infeasibility: float = np.nan
     relative_dual_infeasibility: float = np.nan
+    gap_bound: float = np.nan
 
     def max_violation(self) -> float:
         """The largest absolute residual (NaN for an infeasible LP)."""
@@ -131,7 +140,7 @@ class Verdict:
         The checked ray (infeasible only; None when infeasibility rests on the enumeration).
     reason : str
         Why the answer is not certified (empty otherwise).
-    relative_primal_infeasibility, relative_dual_infeasibility : float
+    relative_primal_infeasibility, relative_dual_infeasibility, gap_bound : float
         The measures judged (NaN when they do not apply).
     """
 
@@ -143,6 +152,7 @@ class Verdict:
     reason: str = ""
     relative_primal_infeasibility: float = np.nan
     relative_dual_infeasibility: float = np.nan
+    gap_bound: float = np.nan
 
     @property
     def certified(self) -> bool:
@@ -200,10 +210,11 @@ def _candidate_bases(system: ExtendedSystem, x: np.ndarray, duals: np.ndarray | 
     return np.sort(combos, axis=1)
 
 
-def _first_certified(system: ExtendedSystem, combos: np.ndarray, *, singular_tol: float, feasibility_tol: float
-                     ) -> tuple[Verdict | None, str]:
+def _first_certified(system: ExtendedSystem, combos: np.ndarray, *, singular_tol: float, feasibility_tol: float,
+                     exhaustive: bool = False) -> tuple[Verdict | None, str]:
     """The first of the bases ``combos`` (the feasible ones by decreasing value) that is primal feasible with a
-    feasible dual, as a Verdict; or None and why none is."""
+    feasible dual and a gap bound of at most ``VALUE_TOL max(1, |value|)`` (not required when ``exhaustive``), as a
+    Verdict; or None and why none is."""
     size = system.columns.shape[0]
     if combos.shape[0] == 0:
         return None, f"fewer than L+1 = {size} columns to form a basis"
@@ -211,7 +222,7 @@ def _first_certified(system: ExtendedSystem, combos: np.ndarray, *, singular_tol
                                system.rhs[:-1], basis_layout(size, size), singular_tol=singular_tol,
                                feasibility_tol=feasibility_tol, pinned=system.pinned[combos])
     feasible = np.flatnonzero(evaluated.feasible[:, 0])
-    smallest = np.inf
+    smallest, widest = np.inf, np.inf
     for index in feasible[np.argsort(-evaluated.values[feasible, 0], kind="stable")]:
         basis = combos[index]
         try:
@@ -219,27 +230,37 @@ def _first_certified(system: ExtendedSystem, combos: np.ndarray, *, singular_tol
         except np.linalg.LinAlgError:
             continue
         violation = dual_violation(system.columns, system.objective, lam, ~system.pinned)
-        if violation <= feasibility_tol:
+        value = float(evaluated.values[index, 0])
+        gap = gap_bound(system, lam)
+        if violation <= feasibility_tol and (exhaustive or gap <= VALUE_TOL * max(1.0, abs(value))):
             vertex = np.zeros(system.column_ids.size)
             vertex[basis] = evaluated.x[index, 0]
             shares = evaluated.weighted_x[index, 0]
             return Verdict("optimal", x=vertex[:system.n_free], duals=lam, positions=basis,
                            relative_primal_infeasibility=float(max(0.0, -np.min(shares))),
-                           relative_dual_infeasibility=violation), ""
+                           relative_dual_infeasibility=violation, gap_bound=gap), ""
         smallest = min(smallest, violation)
+        widest = min(widest, gap / max(1.0, abs(value)) if violation <= feasibility_tol else np.inf)
     if feasible.size == 0:
         return None, (f"none of the {combos.shape[0]} candidate bases is primal feasible (relative tolerance "
                       f"{feasibility_tol:g})")
+    if np.isfinite(widest):
+        return None, (f"the primal feasible candidate bases with a feasible dual leave a gap: the optimum may exceed "
+                      f"the value by {widest:.3g} relative (> {VALUE_TOL:g})")
     return None, (f"none of the {feasible.size} primal feasible candidate bases has a feasible dual (smallest "
                   f"relative dual violation {smallest:.3g} > {feasibility_tol:g})")
 
 
 def certify_optimal(system: ExtendedSystem, x: np.ndarray, duals: np.ndarray | None = None,
-                    positions: np.ndarray | None = None, *, singular_tol: float, feasibility_tol: float) -> Verdict:
+                    positions: np.ndarray | None = None, *, singular_tol: float, feasibility_tol: float,
+                    exhaustive: bool = False) -> Verdict:
     """Snap an optimal answer to a basis and certify it (module notes); ``x`` and ``duals`` are the method's point
     over the LP's columns and its dual (a hint: only used to order the columns), ``positions`` a basis to try
     first (positions in ``system``'s columns; the enumeration's choice, kept when it passes). The other candidates
-    are tried by decreasing value; the first primal feasible one with a feasible dual is the certificate.
+    are tried by decreasing value; the first primal feasible one with a feasible dual and a gap bound
+    (:func:`gap_bound`) of at most ``VALUE_TOL max(1, |value|)`` is the certificate. With ``exhaustive``
+    (``positions`` is the best feasible basis of all, the enumeration's), that basis needs no gap bound: its
+    optimality rests on every basis.
 
     Examples
     --------
@@ -254,31 +275,32 @@ def certify_optimal(system: ExtendedSystem, x: np.ndarray, duals: np.ndarray | N
     >>> verdict.status, verdict.x.tolist(), verdict.duals.round(12).tolist()
     ('optimal', [0.5, 0.5, 0.0], [0.4, 0.2])
     """
-    tolerances = {"singular_tol": singular_tol, "feasibility_tol": feasibility_tol}
     if positions is not None:
-        verdict, _ = _first_certified(system, np.sort(np.asarray(positions, dtype=int))[None, :], **tolerances)
+        verdict, _ = _first_certified(system, np.sort(np.asarray(positions, dtype=int))[None, :],
+                                      singular_tol=singular_tol, feasibility_tol=feasibility_tol,
+                                      exhaustive=exhaustive)
         if verdict is not None:
             return verdict
     point = np.zeros(system.column_ids.size)
     point[:system.n_free] = np.where(np.isfinite(x), x, 0.0)
     verdict, reason = _first_certified(system, _candidate_bases(system, point, duals, feasibility_tol),
-                                       **tolerances)
+                                       singular_tol=singular_tol, feasibility_tol=feasibility_tol)
     if verdict is not None:
         return verdict
     return Verdict("not_certified", reason=f"the point does not snap to a certified basis: {reason}")
 
 
-def _variable_bounds(system: ExtendedSystem, n_arms: int) -> np.ndarray:
-    """``u_j >= x_j`` on every feasible point of the LP's columns: 1 for an arm (``1^T p = 1``), and
-    ``max(0, cbar_l - min_a c_{l,a})`` over the LP's arms (rounded up) for the slack of row ``l``."""
-    ids = system.column_ids[:system.n_free]
+def _variable_bounds(system: ExtendedSystem) -> np.ndarray:
+    """``u_j >= x_j`` on every feasible point, for the LP's columns: 1 for an arm (``1^T p = 1``; arms are the
+    columns with a 1 in the last row), and ``max(0, cbar_l - min_a c_{l,a})`` over the LP's arms (rounded up) for
+    the slack of row ``l``."""
     columns = system.columns[:, :system.n_free]
-    arms = ids < n_arms
-    bounds = np.ones(ids.size)
     n_costs = columns.shape[0] - 1
+    arms = columns[n_costs] != 0
+    bounds = np.ones(columns.shape[1])
     smallest = np.min(columns[:n_costs, arms], axis=1, initial=np.inf)
     for position in np.flatnonzero(~arms):
-        row = int(ids[position]) - n_arms
+        row = int(np.argmax(np.abs(columns[:n_costs, position])))
         if np.isfinite(smallest[row]):  # without arms no point is feasible (1^T p = 1): any bound will do
             bounds[position] = max(0.0, float(system.rhs[row] - smallest[row])) * (1.0 + 4.0 * np.finfo(float).eps)
         else:
@@ -286,7 +308,27 @@ def _variable_bounds(system: ExtendedSystem, n_arms: int) -> np.ndarray:
     return bounds
 
 
-def certify_infeasible(system: ExtendedSystem, n_arms: int, ray: np.ndarray | None = None) -> Verdict:
+def _rounding(system: ExtendedSystem) -> float:
+    """``gamma = 4 (L + 4) eps``: bounds the relative rounding of the sums of ``L + 1`` products below."""
+    return 4.0 * (system.columns.shape[0] + 3) * float(np.finfo(float).eps)
+
+
+def gap_bound(system: ExtendedSystem, duals: np.ndarray) -> float:
+    """A bound on ``v* - b^T lambda``, how far the optimum ``v*`` can exceed the dual value of ``lambda``:
+    ``sum_j u_j max(0, -d_j - gamma (|A_j|^T |lambda| + |mu_j|))`` over the LP's columns, ``d = A^T lambda - mu``.
+
+    For every feasible ``x``, ``mu^T x = b^T lambda - d^T x <= b^T lambda + sum_j max(0, -d_j) u_j``; the
+    allowance ``gamma (...)`` removes the rounding of ``d_j`` itself, so that an exactly dual feasible ``lambda``
+    gets the bound 0.
+    """
+    columns = system.columns[:, :system.n_free]
+    objective = system.objective[:system.n_free]
+    reduced = columns.T @ duals - objective
+    allowance = _rounding(system) * (np.abs(columns).T @ np.abs(duals) + np.abs(objective))
+    return float(_variable_bounds(system) @ np.maximum(-reduced - allowance, 0.0))
+
+
+def certify_infeasible(system: ExtendedSystem, ray: np.ndarray | None = None) -> Verdict:
     """Prove that the LP has no feasible point by a Farkas ray (module notes): ``ray`` when given and valid, else
     one computed by :func:`farkas_ray` on the equilibrated system, then on the system as given.
 
@@ -297,13 +339,13 @@ def certify_infeasible(system: ExtendedSystem, n_arms: int, ray: np.ndarray | No
     >>> import numpy as np, allocopt
     >>> from allocopt.cbmai.bases import extended_system
     >>> problem = allocopt.CBMAIProblem([0.0, 1.0], [[1e6, 2e-6]], [1e-6])
-    >>> verdict = certify_infeasible(extended_system(problem, np.arange(3)), 2)
+    >>> verdict = certify_infeasible(extended_system(problem, np.arange(3)))
     >>> verdict.status, verdict.farkas_ray.tolist()  # y = (1, -2e-6) / 1e-6: A^T y = (1e12, 0, 1e6) >= 0, b^T y = -1
     ('infeasible', [1000000.0, -2.0])
     """
     columns = system.columns[:, :system.n_free]
-    bounds = _variable_bounds(system, n_arms)
-    gamma = 4.0 * (columns.shape[0] + 3) * np.finfo(float).eps
+    bounds = _variable_bounds(system)
+    gamma = _rounding(system)
 
     def rays():
         if ray is not None:
@@ -342,6 +384,7 @@ def residuals(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.
         duality_gap=float(abs(rhs @ duals - objective @ x)),
         relative_primal_infeasibility=np.nan if verdict is None else verdict.relative_primal_infeasibility,
         relative_dual_infeasibility=np.nan if verdict is None else verdict.relative_dual_infeasibility,
+        gap_bound=np.nan if verdict is None else verdict.gap_bound,
     )
 
 

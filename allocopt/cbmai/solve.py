@@ -350,13 +350,14 @@ def _checked_call(func: str, problem: Any, method: Any, arms: Any, solver: Any, 
     return _Call(method, implementation, subset, options, singular_tol, feasibility_tol)
 
 
-def _certify(problem: CBMAIProblem, system: ExtendedSystem, solution: MethodSolution, call: _Call) -> Verdict:
+def _certify(system: ExtendedSystem, solution: MethodSolution, call: _Call) -> Verdict:
     """The certificate's verdict on a method's answer (the one judge of every method)."""
     tolerances = {"singular_tol": call.singular_tol, "feasibility_tol": call.feasibility_tol}
     if solution.status == "optimal" and solution.x is not None:
-        return certify_optimal(system, solution.x, solution.duals, solution.positions, **tolerances)
+        return certify_optimal(system, solution.x, solution.duals, solution.positions, exhaustive=solution.exhaustive,
+                               **tolerances)
     if solution.status == "infeasible":
-        verdict = certify_infeasible(system, problem.n_arms, solution.farkas_ray)
+        verdict = certify_infeasible(system, solution.farkas_ray)
         if solution.exhaustive and not verdict.certified:  # no basis is feasible: that is the proof
             return Verdict("infeasible")
         return verdict
@@ -371,7 +372,7 @@ def _run(problem: CBMAIProblem, call: _Call, system: ExtendedSystem) -> tuple[Me
                                        feasibility_tol=call.feasibility_tol, **call.options)
     except SolverError as error:  # no answer at all: judged like an uncertified one
         solution = MethodSolution("not_certified", None, None, str(error))
-    verdict = _certify(problem, system, solution, call)
+    verdict = _certify(system, solution, call)
     if verdict.certified or call.method == "enumerate":
         return solution, verdict, ""
     rejected = verdict.reason
@@ -383,7 +384,7 @@ def _run(problem: CBMAIProblem, call: _Call, system: ExtendedSystem) -> tuple[Me
     fallback = _enumerate.solve(problem, call.subset, singular_tol=call.singular_tol,
                                 feasibility_tol=call.feasibility_tol)
     message = f"{note}; the enumeration's answer is reported: {fallback.message}"
-    return fallback._replace(message=message), _certify(problem, system, fallback, call), rejected
+    return fallback._replace(message=message), _certify(system, fallback, call), rejected
 
 
 def _solve(problem: CBMAIProblem, call: _Call, diagnose: bool) -> CBMAIResult:

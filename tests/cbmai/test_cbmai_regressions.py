@@ -370,3 +370,18 @@ def test_a_solver_failure_falls_back_too(monkeypatch, method):
     result = allocopt.solve_cbmai(problem, method)
     assert result.status == "optimal" and result.value == pytest.approx(0.6)
     assert result.certificate_failure == "the solver broke"
+
+
+def test_a_dual_feasible_only_relatively_must_also_bound_the_gap(monkeypatch):
+    # Arm 0: reward 1, cost 1e-6; arm 1: reward 0.8, cost 1e10; bound 100. The optimum is p = (1, 0), value 1 (arm 0
+    # alone is feasible and has the larger reward). The vertex of {arm 0, arm 1} spends the whole bound,
+    # p_1 = (100 - 1e-6) / (1e10 - 1e-6) ~ 1e-8, value ~ 1 - 2e-9; its dual prices the slack at
+    # (0.8 - 1) / (1e10 - 1e-6) ~ -2e-11, a violation of only 2e-11 relative to the objective, but the slack can
+    # reach 100, so the optimum may exceed the value by 2e-9 (the gap bound): that vertex is not certified.
+    p_1 = (100 - 1e-6) / (1e10 - 1e-6)
+    _fake_pulp(monkeypatch, "Optimal", [1.0 - p_1, p_1, 0.0])
+    problem = allocopt.CBMAIProblem([1.0, 0.8], [[1e-6, 1e10]], [100.0])
+    assert exact_optimum(problem) == 1
+    result = allocopt.solve_cbmai(problem, "pulp")
+    assert result.status == "optimal" and result.value == 1.0 and result.p.tolist() == [1.0, 0.0]
+    assert "gap" in result.certificate_failure
