@@ -485,6 +485,24 @@ class ExponentialFamily(abc.ABC):
         :math:`d_1(x, y) \ge (x - y)^2 / (2 \max_{[x, y]} V_1)` used to prune pair costs.
         """
 
+    def unit_deviation_bound(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
+        r""":math:`\sqrt{\max_{z \in [\mathrm{low}, \mathrm{high}]} V_1(z)}`, the scale of the pruning bound
+        :math:`\tfrac12 ((x - y)/\sqrt{\max V_1})^2` (:mod:`allocopt.topk._allpairs`), formed without squaring the
+        means where the family can (exponential arms: the larger mean itself), so that it stays within the
+        floating-point range for means near its ends. The default is the square root of
+        :meth:`unit_variance_bound`, ``nan`` where that is not a normal floating-point number (the pruning then
+        skips the pair's bound); any value at least the true one is valid.
+
+        Examples
+        --------
+        >>> float(Poisson().unit_deviation_bound(1.0, 4.0)), float(Exponential().unit_deviation_bound(1e200, 3e200))
+        (2.0, 3e+200)
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            variance = np.asarray(self.unit_variance_bound(low, high), dtype=float)
+            normal = (variance >= np.finfo(float).tiny) & (variance <= np.finfo(float).max)
+            return np.sqrt(np.where(normal, variance, np.nan))
+
     @abc.abstractmethod
     def sample(self, means: ArrayLike, size: Any, rng: np.random.Generator) -> np.ndarray:
         """Draw rewards of the members with the given means (shape ``size`` broadcast with ``means``)."""
@@ -1041,8 +1059,9 @@ class Exponential(ExponentialFamily):
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
-    # d_1 depends on x/y only (degree 0) and the pair kernels work with ratios: the means are used as given
-    mean_scaling_degree = None
+    # d_1 depends on x/y only (degree 0): the solvers scale the means so that the largest lies in [1/2, 1), which
+    # keeps the closed-form pruning bounds (squares of the means) within the floating-point range
+    mean_scaling_degree = 0
 
     @staticmethod
     def unit_kl(x, y):
@@ -1089,7 +1108,11 @@ class Exponential(ExponentialFamily):
 
     @staticmethod
     def unit_variance_bound(low, high):
-        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float)) ** 2
+        with np.errstate(over="ignore", under="ignore"):
+            return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float)) ** 2
+
+    def unit_deviation_bound(self, low, high):
+        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float))
 
     def pair_error_bound(self, kind, means):
         return float(PAIR_ERROR)  # harmonic and arithmetic means of positive numbers: no large exponents
