@@ -117,6 +117,11 @@ PAIR_ERROR = 32 * np.finfo(float).eps
 GENERIC_PAIR_ERROR = 1e-10
 
 
+# an exponent D above which e^D overflows in expm1 (709.78): the Bernoulli budget kernel then forms the offset of
+# the point from the far mean directly (the mean is below e^-700 times the point)
+_FAR_EXPONENT = 700.0
+
+
 def _natural_spread_error(spread: float) -> float:
     """PAIR_ERROR plus four roundings of an exponent of magnitude ``spread``."""
     return float(PAIR_ERROR + 4 * np.finfo(float).eps * spread) if np.isfinite(spread) else np.inf
@@ -891,9 +896,14 @@ class Bernoulli(ExponentialFamily):
         scaled = anchor * np.exp(np.where(top_is_anchor, exponent_top, exponent_bottom))
         blend = anchor_complement + scaled
         point, point_complement = scaled / blend, anchor_complement / blend
-        # x - theta = expm1(D) theta (1 - x) (relative precision of expm1(D): that of D, |D| eps for the far end)
+        # x - theta = expm1(D) theta (1 - x) (relative precision of expm1(D): that of D, |D| eps for the far end);
+        # above D = _FAR_EXPONENT (where expm1 would overflow) theta / x < e^-700, and x - theta is accurate as is
         exponents = np.stack(np.broadcast_arrays(exponent_top, exponent_bottom))
-        offsets = np.expm1(exponents) * np.stack(np.broadcast_arrays(theta_top, theta_bottom)) * point_complement
+        means = np.stack(np.broadcast_arrays(theta_top, theta_bottom))
+        offsets = np.expm1(np.minimum(exponents, _FAR_EXPONENT)) * means * point_complement
+        far = exponents > _FAR_EXPONENT
+        if far.any():
+            np.copyto(offsets, point - means, where=far)
         arrays = np.broadcast_arrays(point, point_complement, theta_top, theta_bottom, complement_top,
                                      complement_bottom, offsets[0], offsets[1])
         numerators = np.stack([arrays[0], arrays[0], arrays[1], arrays[1]])

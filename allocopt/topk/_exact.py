@@ -382,10 +382,10 @@ def _forest_signature(rows, cols):
 
 # the double star's forest record of each kind (immutable, so shared by every result that carries it)
 _DOUBLE_STAR_FORESTS = {kind: BindingForest(kind=kind, double_star=True) for kind in ("confidence", "budget")}
-# the fields that every answer of each fast path shares, by kind (the Gaussian path's status varies)
+# the fields that every answer of each fast path shares, by kind (both return only certified answers)
 _CLOSED_FORM_TEMPLATES = {
     kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
-                          message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
+                          status="optimal", message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
     for kind in ("confidence", "budget")}
 _COMPILED_STAR_TEMPLATES = {
     kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
@@ -404,7 +404,8 @@ def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
 def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
                            warm_start: TopKResult | None) -> TopKResult | None:
     """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
-    exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
+    exactly, certified, and returned; ``None`` when the double star is not optimal or its certificate misses
+    ``tol`` (the active set takes over).
     Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
     dispersion = problem.dispersion
     k, n_arms = problem.k, problem.n_arms
@@ -419,6 +420,8 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
         return None
     psi, value, bound = star.psi, star.value, star.bound
     gap = scalar_certified_gap(bound, value, ROUNDING_ALLOWANCE, 1)  # certified_gap(bound, value) on two floats
+    if not (value > 0 and gap <= tol * value):  # (variances over many decades: the active set polishes it)
+        return None
     rows, cols = _star_edges(k, n_arms)
     mu = star.multipliers
     if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
@@ -426,10 +429,9 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
         rows, cols, mu = rows[positive], cols[positive], mu[positive]
     mu.setflags(write=False)
     multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
-    status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
     return _CLOSED_FORM_TEMPLATES[kind].build(
         psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap, stationarity=star.stationarity,
-        complementarity=star.complementarity, status=status, time=time.perf_counter() - started, problem=problem,
+        complementarity=star.complementarity, time=time.perf_counter() - started, problem=problem,
         extras={"pivots": 0, "components": 1})
 
 
@@ -472,7 +474,9 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
           max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
-    """Solve exactly (see the module docstring)."""
+    """Solve exactly (see the module docstring). A warm-started solve that does not certify its answer is
+    repeated cold, and the better certified of the two is returned (the message says so): a warm start only
+    saves time, it never costs the certificate."""
     func = "solve_topk(method='exact')"
     if not (type(tol) is float and 0.0 <= tol < np.inf):  # the common case checked without the general helper
         tol = as_float(tol, func, "tol", low=0.0)
@@ -481,6 +485,20 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     started = time.perf_counter()
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
+    if warm_start is None:
+        return _solve(problem, kind, tol, None, max_pivots, barrier_pairs, started)
+    warm = _solve(problem, kind, tol, warm_start, max_pivots, barrier_pairs, started)
+    if warm.status == "optimal":
+        return warm
+    cold = _solve(problem, kind, tol, None, max_pivots, barrier_pairs, started)
+    note = f"the warm-started solve was {warm.status} (relative gap {warm.relative_gap:.3g}): solved cold"
+    best = cold if cold.status == "optimal" or cold.relative_gap <= warm.relative_gap else warm
+    return dataclasses.replace(best, message=f"{best.message} ({note})", time=time.perf_counter() - started)
+
+
+def _solve(problem: TopKProblem, kind: str, tol: float, warm_start: TopKResult | None, max_pivots: int | None,
+           barrier_pairs: int, started: float) -> TopKResult:
+    """:func:`solve` from one start (``warm_start`` or none), on checked options."""
     # harmonic costs (Gaussian arms): the double star of Theorem 3.4 has a closed-form solution
     # other families with a compiled pair kernel: the double star by a compiled Newton solve, certified
     if problem.n_pairs <= FAST_PATH_PAIRS and (
