@@ -777,8 +777,29 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
     reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
     weights = point.nu / reference
     active = weights >= 1e-5
+    if previous is not None:
+        active = _shrinking_slacks(reduced, rows, cols, previous.point, point, active)
     forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
     return _BarrierForest(forest_rows, forest_cols, point.psi, _BarrierRound(rows, cols, point))
+
+
+def _shrinking_slacks(reduced: Reduced, rows, cols, before: BarrierPoint, after: BarrierPoint,
+                      fallback: np.ndarray) -> np.ndarray:
+    r"""The pairs that bind at the optimum, told by two points of the central path on the same pairs: on the path
+    :math:`\nu_p s_p = \tau` for every pair, so the slack :math:`s_p = C_p - 1` of a binding pair (whose
+    multiplier tends to :math:`\nu^*_p > 0`) shrinks with :math:`\tau` while that of a non-binding pair stays.
+    A pair is active when its slack shrank by more than the square root of the ratio of the duality gaps (and its
+    multiplier passes the threshold below). The
+    multipliers alone cannot tell: on variances spread over ten decades the binding pairs' multipliers spread
+    over as many, and the threshold relative to the largest ones (``fallback``, used when the gaps did not
+    shrink) joins two trees by a non-binding pair whose forest system then has no positive solution."""
+    ratio = after.relative_gap / before.relative_gap
+    if not (0.0 < ratio < 0.1):
+        return fallback
+    slack_before = reduced.terms(before.psi, rows, cols).cost - 1.0
+    slack_after = reduced.terms(after.psi, rows, cols).cost - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return fallback & (slack_after <= np.sqrt(ratio) * slack_before)
 
 
 def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
