@@ -73,6 +73,9 @@ FAST_PATH_PAIRS = 1 << 18
 _LAZY_REFINEMENT_GROUPS = 20_000
 # Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
 _COMPILED_SCAN_PAIRS = 1 << 20
+# barrier rounds after the first: the binding pairs are those whose slack is at most this factor times the median
+# slack of the n_groups - 1 smallest (see _small_slacks)
+_SLACK_SPREAD = 1e4
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
 # ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
@@ -770,36 +773,34 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
             rows, cols = _grown(reduced, rows, cols, violated, _PARTNERS_ADDED)
             point = barrier_path(reduced, rows, cols, point.psi, target_gap=gap, resume=point)
         resume = point
-    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume)
+    weights = None
+    if previous is not None:  # (module docstring of _barrier: binding pairs' slacks of order tau)
+        estimate = np.maximum(previous.point.nu, 1e-12 * float(np.max(previous.point.nu)))
+        weights = estimate / float(np.mean(estimate))
+    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume, weights=weights)
     # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
     # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
     edges = min(reduced.n_groups - 1, point.nu.size)
     reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
-    weights = point.nu / reference
-    active = weights >= 1e-5
-    if previous is not None:
-        active = _shrinking_slacks(reduced, rows, cols, previous.point, point, active)
-    forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
+    nu_weights = point.nu / reference
+    active = nu_weights >= 1e-5
+    if weights is not None:
+        active &= _small_slacks(reduced, rows, cols, point, edges)
+    forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], nu_weights[active])
     return _BarrierForest(forest_rows, forest_cols, point.psi, _BarrierRound(rows, cols, point))
 
 
-def _shrinking_slacks(reduced: Reduced, rows, cols, before: BarrierPoint, after: BarrierPoint,
-                      fallback: np.ndarray) -> np.ndarray:
-    r"""The pairs that bind at the optimum, told by two points of the central path on the same pairs: on the path
-    :math:`\nu_p s_p = \tau` for every pair, so the slack :math:`s_p = C_p - 1` of a binding pair (whose
-    multiplier tends to :math:`\nu^*_p > 0`) shrinks with :math:`\tau` while that of a non-binding pair stays.
-    A pair is active when its slack shrank by more than the square root of the ratio of the duality gaps (and its
-    multiplier passes the threshold below). The
-    multipliers alone cannot tell: on variances spread over ten decades the binding pairs' multipliers spread
-    over as many, and the threshold relative to the largest ones (``fallback``, used when the gaps did not
-    shrink) joins two trees by a non-binding pair whose forest system then has no positive solution."""
-    ratio = after.relative_gap / before.relative_gap
-    if not (0.0 < ratio < 0.1):
-        return fallback
-    slack_before = reduced.terms(before.psi, rows, cols).cost - 1.0
-    slack_after = reduced.terms(after.psi, rows, cols).cost - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return fallback & (slack_after <= np.sqrt(ratio) * slack_before)
+def _small_slacks(reduced: Reduced, rows, cols, point: BarrierPoint, edges: int) -> np.ndarray:
+    r"""The pairs of a point on a path weighted by the previous round's multipliers whose slack is at most
+    ``_SLACK_SPREAD`` times the median slack of the ``edges`` smallest. On that path every binding pair's slack is
+    of order :math:`\tau` (its weight estimates its multiplier) while a non-binding pair keeps its slack at the
+    optimum. On the unweighted path (the first round) the slack of a binding pair is :math:`\tau/\nu_p`, and on
+    heteroscedastic Gaussian instances whose variances span ten decades the binding pairs' multipliers span as
+    many: their slacks mix with those of non-binding pairs, and the forest chosen by the multipliers alone joined
+    two binding trees by a non-binding pair, whose forest system had no positive solution."""
+    slack = reduced.terms(point.psi, rows, cols).cost - 1.0
+    smallest = np.partition(slack, edges - 1)[:edges]
+    return slack <= _SLACK_SPREAD * float(np.median(smallest))
 
 
 def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):
