@@ -394,8 +394,11 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     certificate = _scaled_certificate(best.certificate, exponent, value)
     graph = binding_graph(scaled, allocation, tol, kind, mu=best.multipliers, pairs=pairs)
     components = graph_components(scaled, allocation, graph, kind)
-    for _, _, attributes in graph.edges(data=True):
-        attributes["cost"] = float(scaled_bound(attributes["cost"], exponent))
+    if scaled is not problem:  # the caller's means and costs on the graph
+        for arm, attributes in graph.nodes(data=True):
+            attributes["theta"] = float(problem.theta[arm])
+        for _, _, attributes in graph.edges(data=True):
+            attributes["cost"] = float(scaled_bound(attributes["cost"], exponent))
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
     violations = monotonicity_violations(problem, allocation, tol)
     status, message = _check_status(_relative_gap(certificate.gap, value), tol, non_binding, components, violations)

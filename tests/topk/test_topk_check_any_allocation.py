@@ -128,3 +128,18 @@ def test_check_topk_at_thirty_thousand_arms_stays_below_a_gigabyte():
         tracemalloc.stop()
     assert report.passed
     assert peak < 1 << 30
+
+
+def test_a_check_on_rescaled_costs_reports_the_callers_means_and_costs():
+    # Gaussian means near 1e100 are checked on means scaled by 2**-333 (costs by 2**-666) and scaled back
+    problem = TopKProblem([3e100, 2e100, 1e100, 0.5e100], 2)
+    result = solve_topk(problem)
+    report = check_topk(problem, result.psi)
+    assert report.passed
+    assert [data["theta"] for _, data in report.graph.nodes(data=True)] == problem.theta.tolist()
+    # (the cost of a pair at psi, (theta_i - theta_j)^2 / (2 (1/psi_i + 1/psi_j)), evaluated here)
+    for top, bottom, data in report.graph.edges(data=True):
+        i, j = (top, bottom) if problem.theta[top] > problem.theta[bottom] else (bottom, top)
+        expected = (problem.theta[i] - problem.theta[j]) ** 2 / (2 * (1 / result.psi[i] + 1 / result.psi[j]))
+        assert data["cost"] == pytest.approx(expected, rel=1e-13)
+    assert report.value == pytest.approx(result.value, rel=1e-14)
