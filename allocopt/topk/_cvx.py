@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import as_bool, as_choice, as_float, as_int, fail
-from ..exceptions import MissingDependencyError, SolverError
+from ..exceptions import AllocoptError, MissingDependencyError, SolverError
 from .problem import TopKProblem
 from .certificate import Certificate, certify
 from .result import TopKResult, build_result
@@ -232,6 +232,8 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
                 with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
                     built.problem.solve(solver=solver, **options)
+            except AllocoptError:  # (a ValueError too: a family without a conic model, refused by name)
+                raise
             except (cp.error.SolverError, ValueError) as error:  # (ValueError: CVXPY's "data contains NaN or Inf")
                 failures.append(f"{model_name}: {error}".splitlines()[0])
                 continue
