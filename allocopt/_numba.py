@@ -20,11 +20,12 @@ module's globals under the same name).
 
 from __future__ import annotations
 
+import sys
 import threading
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
-__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once"]
+__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -140,3 +141,53 @@ def compile_once(namespace: dict[str, Any], *, needs: Sequence[Callable[[], obje
     (2.0, 1.5)
     """
     return CompiledOnce(namespace, needs, shared, rebind, {} if kernels is None else kernels)
+
+
+_KERNELS: list[Callable] = []
+_KERNELS_LOCK = threading.Lock()
+_DISPATCHERS: dict[Callable, Any] = {}
+
+
+def kernel(function: Callable) -> Callable:
+    """Mark a module-level function as a compiled kernel: it stays a plain Python function (the readable form, and
+    what runs without numba) until :func:`compile_kernels` replaces it by its ``numba.njit`` dispatcher in every
+    module that holds it as a global (its own and those that imported it), so that the compiled functions that
+    call it by name call the compiled one.
+
+    Examples
+    --------
+    >>> def _twice(x):
+    ...     return 2.0 * x
+    >>> kernel(_twice)(1.5)
+    3.0
+    """
+    with _KERNELS_LOCK:
+        _KERNELS.append(function)
+    return function
+
+
+def compile_kernels() -> None:
+    """Replace every function marked by :func:`kernel` by its ``numba.njit`` dispatcher (:data:`NJIT_OPTIONS`) in
+    every loaded module that holds it as a global (numba compiles each at its first call, or loads it from its
+    cache). Run again after more kernels are marked, it replaces those."""
+    with _KERNELS_LOCK:
+        fresh = [function for function in _KERNELS if function not in _DISPATCHERS]
+        if not fresh:
+            return
+        import numba
+
+        njit = numba.njit(**NJIT_OPTIONS)
+        for function in fresh:
+            _DISPATCHERS[function] = njit(function)
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                if callable(value) and not isinstance(value, type):
+                    try:
+                        dispatcher = _DISPATCHERS.get(value)
+                    except TypeError:  # an unhashable callable
+                        continue
+                    if dispatcher is not None:
+                        namespace[name] = dispatcher
