@@ -231,7 +231,7 @@ def test_c_tracking_projection_is_the_euclidean_projection_on_the_shrunk_simplex
         psi = rng.dirichlet(np.full(6, 0.3))
         epsilon = float(c_tracking_epsilon(6, rng.integers(1, 200)))
         v = cp.Variable(6)
-        cp.Problem(cp.Minimize(cp.sum_squares(v - psi)), [v >= epsilon, cp.sum(v) == 1]).solve()
+        cp.Problem(cp.Minimize(cp.sum_squares(v - psi)), [v >= epsilon, cp.sum(v) == 1]).solve(solver=cp.CLARABEL)
         projected = project_shrunk_simplex(psi, epsilon)
         np.testing.assert_allclose(projected, v.value, atol=1e-6)
         assert projected.min() >= epsilon - 1e-15 and projected.sum() == pytest.approx(1.0)
