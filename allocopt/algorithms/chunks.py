@@ -130,6 +130,7 @@ def confidence_plan(problem: Any, policy: Any, *, delta: Any, threshold: Any = "
     max_samples = check_max_samples(rule, problem, max_samples, func)
     beta = get_threshold(threshold, func, problem.k, problem.n_arms, deltas)
     batched = as_bool(batched, func, "batched")
+    runs: tuple[EngineRun, ...]
     if getattr(rule, "delta_dependent", False) or getattr(rule, "stopping", "glr") == "rule":
         runs = tuple(EngineRun(_base_context(problem, delta=float(level)), np.array([level]), beta, max_samples)
                      for level in deltas)
@@ -152,20 +153,24 @@ def check_budgets(budgets: Any, rule: Any, problem: TopKProblem, func: str) -> n
     return np.unique(np.asarray(checked, dtype=np.int64))
 
 
-def budget_plan(problem: Any, policy: Any, *, budgets: Any, batched: Any = True,
+def budget_plan(problem: Any, policy: Any, *, budgets: Any, batched: Any = True, epsilon: Any = None,
                 func: str = "identify_fixed_budget") -> ChunkPlan:
-    """The validated fixed-budget cell of :func:`~allocopt.algorithms.identify_fixed_budget`."""
+    """The validated fixed-budget cell of :func:`~allocopt.algorithms.identify_fixed_budget` (with ``epsilon``, a
+    recommendation is judged by its aggregate regret instead of by the exact top-k)."""
     problem = check_problem(problem, func)
     rule = get_policy(policy, func)
     check_rule(rule, problem, func)
     budget_array = check_budgets(budgets, rule, problem, func)
     batched = as_bool(batched, func, "batched")
+    if epsilon is not None:
+        epsilon = as_positive_float(epsilon, func, "epsilon")
+    runs: tuple[EngineRun, ...]
     if getattr(rule, "anytime", True):
         runs = (EngineRun(_base_context(problem), budget_array, None, int(budget_array[-1])),)
     else:
         runs = tuple(EngineRun(_base_context(problem, budget=int(budget)), np.array([budget]), None, int(budget))
                      for budget in budget_array)
-    return ChunkPlan(problem, rule, "budget", "budget", runs, batched, func)
+    return ChunkPlan(problem, rule, "budget", "budget", runs, batched, func, epsilon=epsilon)
 
 
 def pac_plan(problem: Any, policy: Any, *, epsilon: Any, delta: Any, max_samples: int | None = None,
@@ -215,16 +220,16 @@ class ChunkRecords(Result):
     checkpoints : ndarray, shape (C,)
         The confidence levels (``"confidence"``; ``"pac"``: the one delta) or the budgets (``"budget"``).
     epsilon : float or None
-        The PAC tolerance.
+        The tolerance on the aggregate regret (PAC; fixed budget when given).
     stopping_times : ndarray of int, shape (n, C)
         Samples at the stop (the budget in the fixed-budget setting; the cap where a run did not stop).
     recommendations : ndarray of int, shape (n, C, k)
         The recommended arms, in increasing arm order.
     correct : ndarray of bool, shape (n, C)
-        The recommendation is the true top-k (``"pac"``: its aggregate regret is at most epsilon).
+        The recommendation is the true top-k (with ``epsilon``: its aggregate regret is at most epsilon).
     stopped : ndarray of bool, shape (n, C)
     aggregate_regret : ndarray, shape (n, C), or None
-        ``"pac"`` only: :math:`(\sum_{i \le k}\theta_{[i]} - \sum_{i \in T}\theta_i)/k`
+        With ``epsilon`` only: :math:`(\sum_{i \le k}\theta_{[i]} - \sum_{i \in T}\theta_i)/k`
         (:func:`allocopt.complexity.aggregate_regret`).
     run_pulls : ndarray of int, shape (n, R, K)
         The counts of every arm when each of the replication's R engine runs finished.
@@ -255,7 +260,7 @@ class ChunkRecords(Result):
     entropy: int
     max_samples: int
     replication_steps: int
-    problem: TopKProblem = omit_from_dict()
+    problem: TopKProblem | None = omit_from_dict(default=None)
 
     @property
     def pulls(self) -> np.ndarray:
@@ -312,10 +317,11 @@ def records_from_rows(plan: ChunkPlan, rows: np.ndarray, *, start: int, entropy:
     problem = plan.problem
     recommendations = rows["recommendations"]
     regret = None
-    if plan.setting == "pac":
+    if plan.epsilon is not None:
         from ..complexity.eps_top_k import aggregate_regret
 
-        regret = np.asarray(aggregate_regret(problem.theta, recommendations[:, 0, :]), dtype=float).reshape(-1, 1)
+        regret = np.asarray(aggregate_regret(problem.theta, recommendations), dtype=float).reshape(
+            recommendations.shape[:2])
         correct = regret <= plan.epsilon
     else:
         correct = correct_recommendations(recommendations, problem)
@@ -364,7 +370,8 @@ def run_chunk(problem: TopKProblem, policy: Any, *, setting: str, start: int, st
     budgets : int or sequence of int
         ``"budget"``: the budgets (each at least the initial pulls of every arm).
     epsilon : float
-        ``"pac"``: the tolerance on the aggregate regret.
+        ``"pac"``: the tolerance on the aggregate regret; ``"budget"`` (optional): judge each recommendation by its
+        aggregate regret (correct when at most ``epsilon``) instead of by the exact top-k.
     max_samples : int, optional
         Sample cap per run (``"confidence"``, ``"pac"``); default
         :data:`~allocopt.algorithms.chunks.DEFAULT_MAX_SAMPLES`.
@@ -405,8 +412,9 @@ def run_chunk(problem: TopKProblem, policy: Any, *, setting: str, start: int, st
     stop = as_int(stop, func, "stop", low=start, requirement=f"an integer >= start = {start}")
     given = {"delta": delta, "budgets": budgets, "epsilon": epsilon}
     needed = {"confidence": ("delta",), "budget": ("budgets",), "pac": ("epsilon", "delta")}[setting]
+    optional = ("epsilon",) if setting == "budget" else ()
     for name, value in given.items():
-        if (value is None) == (name in needed):
+        if name not in optional and (value is None) == (name in needed):
             fail(func, name, f"{'given' if name in needed else 'left out'} with setting = {setting!r}", value)
     if setting == "confidence":
         plan = confidence_plan(problem, policy, delta=delta, threshold=threshold, max_samples=max_samples,
@@ -414,7 +422,7 @@ def run_chunk(problem: TopKProblem, policy: Any, *, setting: str, start: int, st
     elif setting == "budget":
         if max_samples is not None:
             fail(func, "max_samples", "left out with setting = 'budget' (the last budget caps the runs)", max_samples)
-        plan = budget_plan(problem, policy, budgets=budgets, batched=batched, func=func)
+        plan = budget_plan(problem, policy, budgets=budgets, batched=batched, epsilon=epsilon, func=func)
     else:
         plan = pac_plan(problem, policy, epsilon=epsilon, delta=delta, max_samples=max_samples, batched=batched,
                         func=func)

@@ -69,7 +69,7 @@ def pac_identify(problem: TopKProblem, policy: Any, *, epsilon: float, delta: fl
     started = time.perf_counter()
     plan = pac_plan(problem, policy, epsilon=epsilon, delta=delta, max_samples=max_samples, batched=batched,
                     func=func)
-    problem, epsilon, delta = plan.problem, float(plan.epsilon), float(plan.checkpoints[0])
+    problem, epsilon, delta = plan.problem, float(plan.epsilon or 0.0), float(plan.checkpoints[0])
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
     progress = as_bool(progress, func, "progress")
