@@ -102,9 +102,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                                                     "figures stopping_times.png and error_rates.png into OUT.")
     report_parser.add_argument("store", metavar="DIR", help="the store")
     report_parser.add_argument("--out", required=True, metavar="OUT", help="the report's directory (created)")
-    report_parser.add_argument("--reference", default=None, metavar="RULE",
-                               help="the rule the paired differences are taken against (default: the spec's "
-                                    "[report] reference, else the first rule)")
+    report_parser.add_argument("--reference", default=None, metavar="RULE", action="append",
+                               help="the rule the paired differences are taken against (repeat for several; "
+                                    "default: the spec's [report] reference, else the first rule)")
     report_parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
     for subparser in (run_parser, status_parser, report_parser):
         subparser.set_defaults(handler=run)

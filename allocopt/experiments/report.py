@@ -326,8 +326,10 @@ def _header(store: Store, spec: ExperimentSpec, records: int, complete: bool, st
 
 
 def _instances_table(spec: ExperimentSpec, lower_bounds: dict[str, float]) -> list[str]:
+    measures = list(spec.report.get("measures", ()))
     lines = ["## Instances", "", "| instance | K | k | family | means | " + ("T* | " if lower_bounds else "")
-             + "checkpoints |", "|---|---|---|---|---|" + ("---|" if lower_bounds else "") + "---|"]
+             + "".join(f"{name} | " for name in measures) + "checkpoints |",
+             "|---|---|---|---|---|" + ("---|" if lower_bounds else "") + "---|" * len(measures) + "---|"]
     for instance in spec.instances:
         family = instance.family + (f" (variance {instance.variance})" if instance.variance is not None else "") + (
             f" (shape {instance.shape:g})" if instance.shape is not None else "")
@@ -336,6 +338,7 @@ def _instances_table(spec: ExperimentSpec, lower_bounds: dict[str, float]) -> li
         if instance.source is not None:
             means += " from " + ", ".join(f"{key} = {value}" for key, value in instance.source.items())
         bound = f"{lower_bounds[instance.name]:.6g} | " if lower_bounds else ""
+        bound += "".join(f"{instance.measure(name):.6g} | " for name in measures)
         lines.append(f"| {_cell(instance.name)} | {len(instance.theta)} | {instance.k} | {family} | {_cell(means)} | "
                      f"{bound}{', '.join(f'{value:g}' for value in instance.checkpoints)} |")
     return lines + [""]
@@ -425,7 +428,7 @@ def _compute_table(store: Store, spec: ExperimentSpec) -> list[str]:
     return lines + [""]
 
 
-def write_report(store: Any, out: Any, *, reference: str | None = None) -> ExperimentReport:
+def write_report(store: Any, out: Any, *, reference: str | list[str] | None = None) -> ExperimentReport:
     """Write the report of ``store`` into the directory ``out`` (see the module docstring).
 
     Parameters
@@ -434,13 +437,28 @@ def write_report(store: Any, out: Any, *, reference: str | None = None) -> Exper
         An experiment store (complete or not: an incomplete one is reported on the chunks stored).
     out : str or Path
         The directory of the report (created).
-    reference : str, optional
-        The rule the paired differences are taken against (default: ``[report] reference`` of the spec, else
-        the first rule).
+    reference : str or list of str, optional
+        The rule (or rules: one table each) the paired differences are taken against (default: ``[report]
+        reference`` of the spec, else the first rule).
 
     Returns
     -------
     ExperimentReport
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import tempfile
+    >>> from allocopt.experiments import run_experiment
+    >>> spec = {"name": "tiny", "seed": 1, "n_runs": 20, "chunk_size": 10,
+    ...         "instances": [{"name": "g", "theta": [1.0, 0.5, 0.0], "k": 1, "variance": 0.25}],
+    ...         "rules": [{"name": "kkt-ts"}, {"name": "uniform"}], "fixed_confidence": {"delta": [0.1, 0.01]}}
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = run_experiment(spec, folder + "/store")
+    >>> report = write_report(folder + "/store", folder + "/report")
+    >>> report.status, [path.rsplit("/", 1)[1] for path in report.files]
+    ('completed', ['report.md', 'stopping_times.png', 'error_rates.png', 'summary.csv', 'paired_differences.csv'])
     """
     import time
 
@@ -448,10 +466,11 @@ def write_report(store: Any, out: Any, *, reference: str | None = None) -> Exper
     plt = require("matplotlib.pyplot", "the report's figures", PLOT_EXTRA)
     opened = _open(store, "write_report")
     spec = opened.spec
-    reference = reference or spec.report.get("reference") or spec.rules[0].label
+    chosen = reference or spec.report.get("reference") or spec.rules[0].label
+    references = [chosen] if isinstance(chosen, str) else list(chosen)
     records = load(opened)
     summary = summarize(records)
-    paired = paired_differences(records, reference=reference)
+    pairs = [paired_differences(records, reference=item) for item in references]
     lower_bounds = _characteristic_times(spec)
     stored, total = sum(key in opened.stored() for key in opened.grid()), len(opened.grid())
     folder = Path(out)
@@ -463,13 +482,16 @@ def write_report(store: Any, out: Any, *, reference: str | None = None) -> Exper
         plt.close(figure)
         files.append(folder / name)
     summary.to_csv(folder / "summary.csv", index=False)
-    paired.to_csv(folder / "paired_differences.csv", index=False)
+    pd = require("pandas", "the report's tables")
+    pd.concat(pairs, ignore_index=True).to_csv(folder / "paired_differences.csv", index=False)
     files += [folder / "summary.csv", folder / "paired_differences.csv"]
     alt = {"stopping_times.png": "Mean stopping times", "error_rates.png": "Error rates"}
     lines = _header(opened, spec, len(records), stored == total, stored, total)
     lines += ["## Figures", ""] + [f"![{alt[name]}]({name})\n" for name in figures]
     lines += _instances_table(spec, lower_bounds) + _results_tables(spec, summary, lower_bounds)
-    lines += _paired_table(spec, paired, reference) + _compute_table(opened, spec)
+    for item, paired in zip(references, pairs):
+        lines += _paired_table(spec, paired, item)
+    lines += _compute_table(opened, spec)
     lines += [f"Written by `allocopt experiment report` from the store `{Path(opened.path).name}`.", ""]
     (folder / "report.md").write_text("\n".join(lines), encoding="utf-8")
     files.insert(0, folder / "report.md")

@@ -46,9 +46,10 @@ seed experiments:
 
 An instance may also carry ``group`` (text) and ``x`` (a number): the report draws the instances of one group in
 one panel against ``x`` (for example the number of arms), instead of one panel per instance. An optional
-``[report]`` table sets ``reference`` (the rule the paired differences are taken against; default the first),
-``x_label``, ``notes`` (text printed in the report) and ``characteristic_time`` (true: the report computes
-:math:`T^*` of every instance, fixed confidence only).
+``[report]`` table sets ``reference`` (the rule, or a list of rules, the paired differences are taken against;
+default the first rule), ``x_label``, ``notes`` (text printed in the report), ``measures`` (a list of
+:data:`MEASURES` shown for every instance) and ``characteristic_time`` (true: the report computes :math:`T^*` of
+every instance, fixed confidence only).
 
 Everything is checked before anything runs or is written: a bad spec raises :class:`SpecError`, whose message
 gives the key path (``instances[1].theta``), what was expected and what was found. The checks include every
@@ -82,7 +83,7 @@ _TOP_KEYS = ("name", "description", "seed", "n_runs", "chunk_size", "max_samples
              "fixed_confidence", "fixed_budget", "pac", "report")
 _INSTANCE_KEYS = ("name", "theta", "k", "family", "variance", "shape", "group", "x")
 _RULE_KEYS = ("name", "label", "options", "n_runs")
-_REPORT_KEYS = ("reference", "x_label", "notes", "characteristic_time")
+_REPORT_KEYS = ("reference", "x_label", "notes", "characteristic_time", "measures")
 _THRESHOLDS = ("heuristic", "theoretical")
 DEFAULT_CHUNK_SIZE = 100
 
@@ -452,13 +453,11 @@ class ExperimentSpec:
 
     @property
     def identity(self) -> str:
-        """The hash of the canonical form without the replication counts: specs that differ only in how many
-        replications they run have one identity (a store may grow, see :func:`allocopt.experiments.run_experiment`)."""
-        canonical = self.canonical()
-        canonical["n_runs"] = None
-        for rule in canonical["rules"]:
-            rule["n_runs"] = None
-        return canonical_hash(canonical)
+        """The hash of what the records depend on, and the name: the canonical form without the replication counts
+        and without the presentation (``description``, ``[report]``, the instances' ``group`` and ``x``). Specs
+        with one identity describe the same records (a store may grow, and its presentation may change: see
+        :func:`allocopt.experiments.run_experiment`)."""
+        return canonical_hash(records_part(self.canonical()))
 
     @classmethod
     def from_canonical(cls, canonical: Mapping[str, Any], *, text: str = "", source: str | None = None
@@ -475,6 +474,21 @@ class ExperimentSpec:
                    max_samples=canonical["max_samples"], setting=canonical["setting"],
                    threshold=canonical["threshold"], epsilon=canonical["epsilon"], instances=instances, rules=rules,
                    report=dict(canonical["report"]), text=text, source=source)
+
+
+PRESENTATION = ("description", "report")
+INSTANCE_PRESENTATION = ("group", "x")
+
+
+def records_part(canonical: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical form without the replication counts and the presentation (what :attr:`ExperimentSpec.identity`
+    is the hash of)."""
+    part = {key: value for key, value in canonical.items() if key not in PRESENTATION}
+    part["n_runs"] = None
+    part["rules"] = [dict(rule, n_runs=None) for rule in canonical["rules"]]
+    part["instances"] = [{key: value for key, value in instance.items() if key not in INSTANCE_PRESENTATION}
+                         for instance in canonical["instances"]]
+    return part
 
 
 def canonical_hash(canonical: Mapping[str, Any]) -> str:
@@ -610,9 +624,17 @@ def _setting(document: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
 def _report(value: Any, labels: list[str], setting: str) -> dict[str, Any]:
     table = _table(value, "report")
     _keys(table, "report", _REPORT_KEYS)
-    if "reference" in table and table["reference"] not in labels:
-        raise _refuse("report.reference", "the label of a rule (one of " + ", ".join(labels) + ")",
-                      table["reference"])
+    if "reference" in table:
+        references = table["reference"] if isinstance(table["reference"], (list, tuple)) else [table["reference"]]
+        for index, reference in enumerate(references):
+            if reference not in labels:
+                path = "report.reference" + (f"[{index}]" if isinstance(table["reference"], (list, tuple)) else "")
+                raise _refuse(path, "the label of a rule (one of " + ", ".join(labels) + ")", reference)
+    if "measures" in table:
+        measures = table["measures"]
+        if not isinstance(measures, (list, tuple)) or any(item not in MEASURES for item in measures):
+            raise _refuse("report.measures", "a list of measures of the instances (of " + ", ".join(MEASURES) + ")",
+                          measures)
     for key in ("x_label", "notes"):
         if key in table:
             _text(table[key], f"report.{key}", "text")

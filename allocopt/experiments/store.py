@@ -17,8 +17,10 @@ that need theirs) ``pulls.r`` (the counts of the K arms when it ended) and the r
 ``diagnostic.NAME.r``. Its Parquet metadata (key ``allocopt``) names the instance, the rule, the range, the
 versions that computed it, its wall-clock seconds and replication-steps.
 
-A store belongs to one spec: a run with a spec whose hash differs is refused (:class:`StoreMismatchError`), except
-that ``extend=True`` lets a spec that differs only in its replication counts add replications. Only one run
+A store belongs to one spec: a run with a spec of another identity (what the records depend on, and the name:
+:attr:`~allocopt.experiments.ExperimentSpec.identity`) is refused (:class:`StoreMismatchError`); a spec that differs
+only in its presentation (``description``, ``[report]``, the instances' ``group`` and ``x``) replaces the stored one,
+and ``extend=True`` lets a spec that differs in its replication counts (none smaller) add replications. Only one run
 writes to a store at a time (an advisory lock on ``DIR/.lock`` where the platform has :mod:`fcntl`).
 """
 
@@ -43,7 +45,7 @@ from ..exceptions import AllocoptError, InvalidArgumentError
 from ._deps import require
 from .spec import ExperimentSpec, canonical_hash
 
-__all__ = ["Store", "StoreMismatchError", "StoreBusyError", "computation_versions", "STORE_FORMAT", "ChunkKey"]
+__all__ = ["Store", "StoreMismatchError", "StoreBusyError", "computation_versions", "STORE_FORMAT"]
 
 STORE_FORMAT = 1
 MANIFEST = "experiment.json"
@@ -97,7 +99,16 @@ def _fsync_directory(directory: Path) -> None:
 
 def atomic_write(path: Path, write: Callable[[Any], None]) -> None:
     """Write ``path`` through ``write(binary_file)`` into a temporary file of its directory, flush it to disk and
-    rename it over ``path``: readers see the old file or the whole new one, never a part."""
+    rename it over ``path``: readers see the old file or the whole new one, never a part.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "chunk.bin"
+    >>> atomic_write(path, lambda handle: handle.write(b"records"))
+    >>> path.read_bytes(), sorted(item.name for item in path.parent.iterdir())
+    (b'records', ['chunk.bin'])
+    """
     temporary = path.with_name(f"{_TEMPORARY}{path.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         with open(temporary, "wb") as handle:
@@ -177,8 +188,9 @@ class Store:
     @classmethod
     def for_run(cls, path: Any, spec: ExperimentSpec, *, extend: bool = False) -> Store:
         """The store of ``spec`` at ``path``: created when ``path`` does not exist or is empty, opened when it holds
-        this spec; refused (:class:`StoreMismatchError`) when it holds another one (with ``extend=True``, a spec
-        that differs only in its replication counts, none of them smaller, is accepted and replaces the stored one).
+        this spec; refused (:class:`StoreMismatchError`) when it holds another one. A spec that differs only in its
+        presentation replaces the stored one; with ``extend=True`` so does one that differs in its replication
+        counts, none of them smaller.
 
         Call it while holding :meth:`lock`."""
         directory = Path(path)
@@ -222,17 +234,20 @@ class Store:
                 f"The store {str(self.path)!r} holds the experiment {stored['spec']['name']!r} of another spec (hash "
                 f"{stored['spec_hash'][:12]}; this spec's is {spec.hash[:12]}; they differ at {where}): a store keeps "
                 "one experiment and nothing is mixed. Give a new directory for this spec.")
-        smaller = [rule.label for rule, old in zip(spec.rules, self.spec.rules) if rule.n_runs < old.n_runs]
-        if not extend or smaller:
+        counts = [(rule.label, old.n_runs, rule.n_runs) for rule, old in zip(spec.rules, self.spec.rules)]
+        smaller = [label for label, old, new in counts if new < old]
+        if smaller or (not extend and any(new != old for _, old, new in counts)):
             why = (f"fewer replications for {', '.join(smaller)} than stored (a store only grows)" if smaller else
                    "rerun with --extend (extend=True) to add the replications")
             raise StoreMismatchError(
                 f"The store {str(self.path)!r} holds this experiment with other replication counts (they differ at "
                 f"{where}): {why}.")
+        grid = set(self.grid(spec))
         for key in self.stored():
-            if key not in set(self.grid(spec)):
+            if key not in grid:
                 (self.path / CHUNKS / self.chunk_name(key)).unlink()  # a last chunk cut short by the old count
-        manifest = dict(stored, spec_hash=spec.hash, spec=spec.canonical(), extended=_now())
+        # the same records: more replications (extend) or another presentation (description, report, group, x)
+        manifest = dict(stored, spec_hash=spec.hash, spec=spec.canonical(), updated=_now())
         _write_text(self.path / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False))
         _write_text(self.path / stored["spec_file"], spec.text)
         self.manifest, self.spec = manifest, spec
@@ -278,6 +293,13 @@ class Store:
 
     @staticmethod
     def chunk_name(key: ChunkKey) -> str:
+        """The file name of a chunk.
+
+        Examples
+        --------
+        >>> Store.chunk_name((0, 3, 200, 300))
+        '000-003-000000200-000000300.parquet'
+        """
         instance, rule, start, stop = key
         return f"{instance:03d}-{rule:03d}-{start:09d}-{stop:09d}.parquet"
 

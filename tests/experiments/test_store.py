@@ -133,3 +133,16 @@ def test_the_files_round_trip(tmp_path):
     np.testing.assert_array_equal(np.stack(table["recommendation"].to_numpy()).reshape(10, 2, 2),
                                   records.recommendations)
     np.testing.assert_array_equal(table["correct"].to_numpy().reshape(10, 2), records.correct)
+
+
+def test_a_new_presentation_replaces_the_stored_one_without_touching_the_records(tmp_path):
+    store = tmp_path / "store"
+    run_experiment(TINY, store)
+    chunks = tree(store / "chunks")
+    retold = tiny(description="the same records, told again", report={"reference": "uniform", "notes": "n"})
+    outcome = run_experiment(retold, store)
+    assert outcome.computed == 0
+    assert tree(store / "chunks") == chunks
+    manifest = json.loads((store / "experiment.json").read_text())
+    assert manifest["spec"]["description"] == "the same records, told again"
+    assert manifest["spec"]["report"] == {"notes": "n", "reference": "uniform"}
