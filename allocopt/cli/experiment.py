@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     from ..experiments import run_experiment
 
     progress = (not args.json) and sys.stderr.isatty()
-    result = run_experiment(args.spec, args.store, n_jobs=args.jobs, client=args.scheduler, progress=progress,
+    result = run_experiment(args.spec, args.store, n_jobs=args.jobs, scheduler=args.scheduler, progress=progress,
                             extend=args.extend)
     if args.json:
         print_json(result.to_dict())

@@ -395,7 +395,7 @@ def _paired_table(spec: ExperimentSpec, paired: Any, reference: str) -> list[str
              f"random numbers), of the {what}: the mean difference, its standard error and a 95% normal interval; "
              "'lower' when the whole interval is below 0, 'higher' when above, else 'level'.", ""]
     if not len(paired):
-        return lines + ["(One rule only: nothing to pair.)", ""]
+        return lines + ["(Nothing to pair: one rule, or no replication that both rules ran.)", ""]
     lines += [f"| instance | rule | {checkpoint} | difference | s.e. | 95% interval | pairs | verdict |",
               "|---|---|---|---|---|---|---|---|"]
     digits = 4 if spec.setting == "budget" else 1

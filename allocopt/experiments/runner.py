@@ -189,7 +189,7 @@ def _execute(store: Store, tasks: list[ChunkTask], runner: Iterable[tuple[ChunkK
 
 
 def run_experiment(spec: Any, store: Any, *, n_jobs: int | None = None, client: Any = None,
-                   progress: bool = False, extend: bool = False,
+                   scheduler: str | None = None, progress: bool = False, extend: bool = False,
                    on_chunk: Callable[[ChunkKey], None] | None = None) -> ExperimentRun:
     """Run the chunks of ``spec`` that ``store`` does not hold yet, and store them.
 
@@ -205,6 +205,8 @@ def run_experiment(spec: Any, store: Any, *, n_jobs: int | None = None, client: 
     client : dask.distributed.Client or str, optional
         Run the chunks on this Dask cluster (a client, or a scheduler address to connect to); the records come
         back here and this process writes them.
+    scheduler : str, optional
+        The address of a Dask scheduler (``tcp://host:8786``; the same as passing it as ``client``).
     progress : bool
         A progress bar of the chunks on standard error (tqdm when installed, else a line of text).
     extend : bool
@@ -235,6 +237,14 @@ def run_experiment(spec: Any, store: Any, *, n_jobs: int | None = None, client: 
     started = time.perf_counter()
     spec = load_spec(spec)
     n_jobs = check_n_jobs(n_jobs, "run_experiment")
+    if scheduler is not None:
+        if client is not None:
+            raise InvalidArgumentError(f"The 'scheduler' parameter of run_experiment must be left out with a Dask "
+                                       f"client (the client knows its scheduler). Got {scheduler!r} instead.")
+        if not isinstance(scheduler, str):
+            raise InvalidArgumentError(f"The 'scheduler' parameter of run_experiment must be the address of a Dask "
+                                       f"scheduler. Got {scheduler!r} instead.")
+        client = scheduler
     if client is not None and n_jobs not in (None, 1):
         raise InvalidArgumentError(f"The 'n_jobs' parameter of run_experiment must be left out with a Dask client "
                                    f"(the cluster's workers run the chunks). Got {n_jobs} instead.")
@@ -270,7 +280,8 @@ def _outcome(store: Store, computed: int, seconds: float, executor: str) -> Expe
                f"{len(grid)} in the store ({records} records, {size} bytes, {size / max(records, 1):.1f} bytes per "
                "record)")
     if censored:
-        message += f"; {censored} runs reached max_samples = {store.spec.max_samples} before stopping"
+        cap = store.spec.max_samples if store.spec.max_samples is not None else "the default 10^6"
+        message += f"; {censored} runs reached max_samples = {cap} before stopping (their stopping time is the cap)"
     return ExperimentRun(status=status, message=message, method="run_experiment", time=seconds,
                          store=str(Path(store.path)), spec_hash=store.manifest["spec_hash"], chunks=len(grid),
                          computed=computed, skipped=len(grid) - computed, records=records, censored=censored,

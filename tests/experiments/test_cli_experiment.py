@@ -44,17 +44,16 @@ def test_run_status_and_report(tmp_path, spec, capsys):
     assert lines[2].split() == ["gauss6", "kkt-ts", "2", "/", "2", "0", "20", "/", "20"]
     assert lines[3].split() == ["gauss6", "uniform", "1", "/", "2", "1", "10", "/", "20"]
     # a report of an incomplete store exits 1
-    status, out, _ = run_cli(["experiment", "report", str(store), "--out", str(out_dir)], capsys)
-    assert status == 1 and "incomplete store: 3 of 8 chunks" in out
+    status, out, _ = run_cli(["experiment", "report", str(store), "--out", str(out_dir), "--json"], capsys)
+    payload = json.loads(out)
+    assert status == 1 and payload["status"] == "incomplete" and (payload["stored"], payload["chunks"]) == (3, 8)
+    assert (out_dir / "report.md").is_file() and (out_dir / "stopping_times.png").is_file()
     # the same command completes the run: 5 chunks computed
     status, out, _ = run_cli(["experiment", "run", str(spec), "--store", str(store)], capsys)
     assert status == 0 and out.startswith("example: 5 chunks computed, 3 found stored, 8 of 8 in the store")
     status, out, _ = run_cli(["experiment", "status", str(store), "--json"], capsys)
     payload = json.loads(out)
     assert status == 0 and payload["status"] == "completed" and payload["chunks_done"] == 8
-    status, out, _ = run_cli(["experiment", "report", str(store), "--out", str(out_dir), "--json"], capsys)
-    assert status == 0 and json.loads(out)["status"] == "completed"
-    assert (out_dir / "report.md").is_file() and (out_dir / "stopping_times.png").is_file()
     status, _, err = run_cli(["experiment", "report", str(store), "--out", str(out_dir), "--reference", "ttts"],
                              capsys)
     assert status == 2 and err.count("\n") == 1 and "'reference' parameter of paired_differences" in err

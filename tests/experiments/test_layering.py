@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from experiment_helpers import TINY
+
 PACKAGE = Path(__file__).resolve().parents[2] / "allocopt"
 
 
@@ -19,8 +21,24 @@ def test_no_lower_layer_imports_the_experiments():
     assert offenders == []
 
 
-def test_import_allocopt_stays_light():
-    code = ("import sys, allocopt, allocopt.algorithms\n"
-            "print(sorted(name for name in ('allocopt.experiments', 'pandas', 'pyarrow') if name in sys.modules))")
+def test_import_allocopt_stays_light_and_works_without_the_extra():
+    code = """
+import sys
+import allocopt, allocopt.algorithms
+print(sorted(name for name in ('allocopt.experiments', 'pandas', 'pyarrow') if name in sys.modules))
+sys.modules['pandas'] = None
+sys.modules['pyarrow'] = None
+import allocopt.experiments as experiments
+for spec in ({'name': 'x'}, SPEC):
+    try:
+        experiments.run_experiment(spec, '/nonexistent/store')
+    except Exception as error:
+        print(type(error).__name__, error)
+""".replace("SPEC", repr(TINY))
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0 and completed.stdout.strip() == "[]", completed.stderr
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "[]"  # importing allocopt imports neither the experiments nor pandas nor pyarrow
+    # a bad spec is bad input whatever is installed; a good one needs the extra, named in the error
+    assert lines[1].startswith("SpecError")
+    assert lines[2].startswith("MissingDependencyError") and 'pip install "allocopt[experiments]"' in lines[2]

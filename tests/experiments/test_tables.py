@@ -131,19 +131,3 @@ def test_without_pandas_the_tables_name_the_extra(confidence_store, monkeypatch)
         load(confidence_store)
     with pytest.raises(MissingDependencyError, match=r'pip install "allocopt\[experiments\]"'):
         summarize(confidence_store)
-
-
-def test_import_allocopt_works_without_the_extra():
-    import subprocess
-
-    code = ("import sys; sys.modules['pandas'] = None; sys.modules['pyarrow'] = None\n"
-            "import allocopt, allocopt.experiments as e\n"
-            "try:\n    e.run_experiment({'name': 'x'}, '/nonexistent/store')\n"
-            "except Exception as error:\n    print(type(error).__name__, error)\n")
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, completed.stderr
-    # the spec is checked first (a bad spec is bad input whatever is installed)
-    assert completed.stdout.startswith("SpecError")
-    code = code.replace("{'name': 'x'}", repr(TINY))
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert "MissingDependencyError" in completed.stdout and 'pip install "allocopt[experiments]"' in completed.stdout
