@@ -266,7 +266,7 @@ def _characteristic_times(spec: ExperimentSpec) -> dict[str, float]:
 
 def report_figures(store: Any) -> dict[str, Any]:
     """The report's matplotlib figures by file name (``stopping_times.png``, ``error_rates.png``), not saved."""
-    plt = require("matplotlib.pyplot", "the report's figures", PLOT_EXTRA)
+    plt = require("matplotlib.pyplot", "drawing the report's figures", PLOT_EXTRA)
     opened = _open(store, "report_figures")
     spec = opened.spec
     records = load(opened)
@@ -463,7 +463,7 @@ def write_report(store: Any, out: Any, *, reference: str | list[str] | None = No
     import time
 
     started = time.perf_counter()
-    plt = require("matplotlib.pyplot", "the report's figures", PLOT_EXTRA)
+    plt = require("matplotlib.pyplot", "drawing the report's figures", PLOT_EXTRA)
     opened = _open(store, "write_report")
     spec = opened.spec
     chosen = reference or spec.report.get("reference") or spec.rules[0].label
@@ -482,7 +482,7 @@ def write_report(store: Any, out: Any, *, reference: str | list[str] | None = No
         plt.close(figure)
         files.append(folder / name)
     summary.to_csv(folder / "summary.csv", index=False)
-    pd = require("pandas", "the report's tables")
+    pd = require("pandas", "writing the report's tables")
     pd.concat(pairs, ignore_index=True).to_csv(folder / "paired_differences.csv", index=False)
     files += [folder / "summary.csv", folder / "paired_differences.csv"]
     alt = {"stopping_times.png": "Mean stopping times", "error_rates.png": "Error rates"}

@@ -249,22 +249,20 @@ def run_experiment(spec: Any, store: Any, *, n_jobs: int | None = None, client: 
         raise InvalidArgumentError(f"The 'n_jobs' parameter of run_experiment must be left out with a Dask client "
                                    f"(the cluster's workers run the chunks). Got {n_jobs} instead.")
     require("pyarrow", "writing the store")
-    with Store.lock(store):
-        opened = Store.for_run(store, spec, extend=extend)
-        missing = opened.missing()
-        tasks = _tasks(opened.spec, missing)
-        bar = _Progress(len(tasks), progress, opened.spec.name)
-        if client is None:
-            computed = _execute(opened, tasks, _run_local(tasks, n_jobs), bar, on_chunk)
-            executor = "local" if n_jobs in (None, 1) else "joblib"
-        else:
-            dask_client, opened_here = _connect(client)
-            try:
-                computed = _execute(opened, tasks, _run_dask(tasks, dask_client), bar, on_chunk)
-            finally:
-                if opened_here:
-                    dask_client.close()
-            executor = "dask"
+    if client is not None:  # before the store is touched: a missing extra or an unreachable scheduler writes nothing
+        require("dask.distributed", "running on a Dask cluster", DASK_EXTRA)
+    dask_client, opened_here = _connect(client) if client is not None else (None, False)
+    try:
+        with Store.lock(store):
+            opened = Store.for_run(store, spec, extend=extend)
+            tasks = _tasks(opened.spec, opened.missing())
+            bar = _Progress(len(tasks), progress, opened.spec.name)
+            runner = _run_local(tasks, n_jobs) if dask_client is None else _run_dask(tasks, dask_client)
+            computed = _execute(opened, tasks, runner, bar, on_chunk)
+    finally:
+        if opened_here:
+            dask_client.close()
+    executor = "dask" if dask_client is not None else "local" if n_jobs in (None, 1) else "joblib"
     return _outcome(opened, computed, time.perf_counter() - started, executor)
 
 

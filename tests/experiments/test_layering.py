@@ -42,3 +42,18 @@ for spec in ({'name': 'x'}, SPEC):
     # a bad spec is bad input whatever is installed; a good one needs the extra, named in the error
     assert lines[1].startswith("SpecError")
     assert lines[2].startswith("MissingDependencyError") and 'pip install "allocopt[experiments]"' in lines[2]
+
+
+def test_without_dask_a_cluster_run_names_the_extra_and_writes_nothing(tmp_path, monkeypatch):
+    import pytest
+
+    from allocopt.exceptions import InvalidArgumentError, MissingDependencyError
+    from allocopt.experiments import run_experiment
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    with pytest.raises(MissingDependencyError, match=r'Dask cluster needs dask.distributed.*"allocopt\[dask\]"'):
+        run_experiment(TINY, tmp_path / "store", scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "store").exists()
+    with pytest.raises(InvalidArgumentError, match="'scheduler' parameter of run_experiment must be left out"):
+        run_experiment(TINY, tmp_path / "store", scheduler="tcp://127.0.0.1:1", client="tcp://127.0.0.1:2")
+    assert not (tmp_path / "store").exists()
