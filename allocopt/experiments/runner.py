@@ -260,7 +260,7 @@ def run_experiment(spec: Any, store: Any, *, n_jobs: int | None = None, client: 
             runner = _run_local(tasks, n_jobs) if dask_client is None else _run_dask(tasks, dask_client)
             computed = _execute(opened, tasks, runner, bar, on_chunk)
     finally:
-        if opened_here:
+        if opened_here and dask_client is not None:
             dask_client.close()
     executor = "dask" if dask_client is not None else "local" if n_jobs in (None, 1) else "joblib"
     return _outcome(opened, computed, time.perf_counter() - started, executor)
