@@ -82,3 +82,21 @@ def test_the_progress_bar_falls_back_to_a_line_without_tqdm(monkeypatch):
     monkeypatch.setattr(sys, "stderr", quiet)
     _Progress(4, False, "example").update()
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("theta = [0.9, 0.8, 0.3, 0.2, 0.1]", 'theta = [0.9, 0.8, "x", 0.2, 0.1]'),
+     "instances[1].theta[2]: expected numbers (the arm means), found 'x' (text)"),
+    (("delta = [0.1, 0.01]", "delta = [0.1, 1.5]"), "fixed_confidence.delta[1]: expected confidence levels in the open interval (0, 1), found 1.5"),
+    (('name = "uniform"', 'name = "no-such-rule"'), "rules[1].name: expected a registered rule name (one of "),
+])
+def test_a_bad_spec_exits_2_with_its_key_path_and_writes_nothing(tmp_path, spec, capsys, edit, message):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(spec.read_text().replace(*edit))
+    assert bad.read_text() != spec.read_text()
+    store = tmp_path / "store"
+    status, out, err = run_cli(["experiment", "run", str(bad), "--store", str(store)], capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"allocopt experiment: error: {bad}: {message}"), err
+    assert "found 'no-such-rule' (text)" in err or "no-such-rule" not in bad.read_text()
+    assert not store.exists()
