@@ -62,4 +62,4 @@ examples: $(STAMP)
 	for script in examples/[!_]*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis .mypy_cache examples/output benchmarks/output
+	rm -rf $(VENV) docs/_build build dist *.egg-info .pytest_cache .hypothesis .mypy_cache examples/output benchmarks/output stores

@@ -7,6 +7,7 @@ Layers (each depends only on the ones above it):
 * :mod:`allocopt.cbmai` - the constrained best-mixed-arm linear program, its bases and scores.
 * :mod:`allocopt.complexity` - complexity measures of bandit instances.
 * :mod:`allocopt.algorithms` - reference bandit algorithms built on the layers above.
+* :mod:`allocopt.experiments` - experiments as data: specs, crash-safe stores of per-run records, tables, reports.
 
 Importing :mod:`allocopt` is cheap: heavy dependencies (cvxpy, pulp, matplotlib) are imported by the
 functions that need them. The public names below are resolved lazily on first access.
@@ -59,7 +60,8 @@ _EXPORTS: dict[str, str] = {
     "cbmai_hardness": "allocopt.cbmai",
 }
 
-_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions")
+_SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions",
+               "experiments")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

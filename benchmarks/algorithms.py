@@ -28,12 +28,14 @@ CPU time of the script and its joblib workers (the children reaped by the time i
 before and after, in docs/experiment_timings.md (one marked section per experiment). Goal: at most 20 minutes each
 on a 2-core machine.
 
-* ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``);
+* ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``: the spec
+  ``examples/experiments/nsar.toml`` run into a new store, and its report);
 * ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget,
   AdaptiveTopK's fixed budget in both readings of a cut round against CLUCB-PAC, uniform allocation and OptMAI
   (``examples/adaptive_topk_experiment.py``);
-* ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to ``--lil-max-arms`` (default 1024) with
-  ``--lil-runs`` runs per point (default 20) (``examples/lil_lucb_experiments.py``).
+* ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to 1024 with 50 runs per point
+  (``examples/lil_lucb_experiments.py``: the spec ``examples/experiments/lil_lucb.toml`` run into a new store, and
+  its report).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,18 +98,14 @@ def seed000_figure_1(emit, problem: TopKProblem, runs: int, jobs: int) -> None:
          + f" (goal {SEED000_GOAL_SECONDS} s at {FULL_RUNS})")
 
 
-def experiment_command(name: str, jobs: int, lil_max_arms: int, lil_runs: int) -> list[str]:
-    """The example script and its full-size arguments for one experiment of :data:`EXPERIMENTS`."""
-    if name == "nsar":
-        return ["examples/nsar_experiment.py", "--runs", "4000", "--jobs", str(jobs)]
+def experiment_command(name: str, jobs: int) -> list[str]:
+    """The example script and its full-size arguments for one experiment of :data:`EXPERIMENTS` (the scripts that
+    run a spec get a new store, so that every chunk is computed)."""
     if name == "adaptive-topk":
         return ["examples/adaptive_topk_experiment.py", "--runs", "200", "--jobs", str(jobs),
                 "--block-cut", "water-fill,arm-order"]
-    arms = [4]
-    while arms[-1] * 2 <= lil_max_arms:
-        arms.append(arms[-1] * 2)
-    return ["examples/lil_lucb_experiments.py", "--arms", ",".join(map(str, arms)), "--runs", str(lil_runs),
-            "--jobs", str(jobs)]
+    script = {"nsar": "examples/nsar_experiment.py", "lil-lucb": "examples/lil_lucb_experiments.py"}[name]
+    return [script, "--jobs", str(jobs), "--store", tempfile.mkdtemp(prefix=f"allocopt-{name}-") + "/store"]
 
 
 def time_experiment(name: str, command: list[str]) -> str:
@@ -124,10 +123,10 @@ def time_experiment(name: str, command: list[str]) -> str:
     return text
 
 
-def run_experiments(names: list[str], jobs: int, lil_max_arms: int, lil_runs: int) -> None:
+def run_experiments(names: list[str], jobs: int) -> None:
     """Time each named full-size experiment and write its section of docs/experiment_timings.md."""
     for name in names:
-        text = time_experiment(name, experiment_command(name, jobs, lil_max_arms, lil_runs))
+        text = time_experiment(name, experiment_command(name, jobs))
         begin, end = f"<!-- timing-{name}:begin -->", f"<!-- timing-{name}:end -->"
         write_marked_section(TIMINGS, begin, end, "\n".join([begin, "", f"**{name}**: {text}", "", end]),
                              heading="# Full-size experiments: measured time\n\nWritten by "
@@ -156,11 +155,9 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true", help="write the figures to docs/algorithms_benchmark.md")
     parser.add_argument("--experiment", action="append", choices=EXPERIMENTS, default=[],
                         help="time a full-size experiment (repeatable); skips parts 1-3")
-    parser.add_argument("--lil-max-arms", type=int, default=1024)
-    parser.add_argument("--lil-runs", type=int, default=20)
     args = parser.parse_args()
     if args.experiment:
-        run_experiments(args.experiment, args.jobs, args.lil_max_arms, args.lil_runs)
+        run_experiments(args.experiment, args.jobs)
         return
     run = MeasuredRun.start()
     problem = TopKProblem(THETA, 5, variance=0.25)

@@ -90,18 +90,18 @@ def process_examples(examples) -> list:
 
 
 @pytest.mark.parametrize("item", process_examples(EXAMPLES))
-def test_example_in_a_subprocess(item):
+def test_example_in_a_subprocess(item, tmp_path):
     name, example = item
-    completed = run_process(name, *example.argv)
+    completed = run_process(name, *example.materialise(tmp_path))
     check_outcome(name, example, completed.returncode, completed.stdout, completed.stderr)
 
 
 @pytest.mark.parametrize("item", EXAMPLES, ids=example_id)
-def test_example_through_main(item, capsys):
+def test_example_through_main(item, capsys, tmp_path):
     name, example = item
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # main() must count them, not let them escape
-        status, out, err = run_main([name, *example.argv], capsys)
+        status, out, err = run_main([name, *example.materialise(tmp_path)], capsys)
     check_outcome(name, example, status, out, err)
 
 

@@ -27,7 +27,10 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.dt_ts", "allocopt.algorithms.bts", "allocopt.algorithms.ocba", "allocopt.algorithms.top_two",
     "allocopt.algorithms.posterior", "allocopt.topk._tracking",
     "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",
-    "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb",
+    "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb", "allocopt.algorithms.chunks",
+    "allocopt.experiments", "allocopt.experiments.spec", "allocopt.experiments.store", "allocopt.experiments.runner",
+    "allocopt.experiments.status", "allocopt.experiments.tables", "allocopt.experiments.report",
+    "allocopt.experiments.styles", "allocopt.experiments._deps",
 ]
 
 

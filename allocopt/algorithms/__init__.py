@@ -10,6 +10,8 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
 
 * :func:`identify`, :func:`identify_fixed_budget` - the runners (Chernoff stopping, common random numbers,
   vectorised over replications, parallel through :func:`allocopt.simulate.monte_carlo`);
+* :func:`run_chunk` - replications ``[start, stop)`` of one (problem, rule, setting) cell and their records
+  (:class:`ChunkRecords`): the unit the runners and :mod:`allocopt.experiments` are made of;
 * :func:`compare_policies` - several rules on one instance, paired by common random numbers (figures in
   :mod:`allocopt.algorithms.plotting`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
@@ -34,6 +36,7 @@ from ._cbmai_common import CBMAIRunResult
 from .cbmai_error_rate import CBMAI_ALGORITHMS, ErrorRate, cbmai_error_rate
 from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
 from .uslp import uslp
+from .chunks import ChunkRecords, run_chunk
 from .identify import identify, identify_fixed_budget
 from .compare import PairedDifference, PolicyComparison, compare_policies
 from .kkt_ts import KKTTS
@@ -115,6 +118,8 @@ __all__ = [
     "PACResult",
     "glr_statistic",
     "identify",
+    "run_chunk",
+    "ChunkRecords",
     "compare_policies",
     "PolicyComparison",
     "PairedDifference",

@@ -14,43 +14,20 @@ from typing import Any
 import numpy as np
 
 from .._rng import RandomLike, root_entropy
-from .._validation import as_bool, as_float_vector, as_int, fail
+from .._validation import as_bool, as_int
 from ..exceptions import AllocoptError
 from ..simulate import binomial_confidence_interval, check_n_jobs, monte_carlo, worker_count
 from ..topk.problem import TopKProblem
-from .engine import RunRecords, run_replications
-from .protocol import RuleContext, get_policy, policy_name
+from .chunks import (DEFAULT_MAX_SAMPLES, ChunkPlan, EngineRun, budget_plan, check_max_samples,  # noqa: F401
+                     check_problem, check_rule, confidence_plan, correct_recommendations, plan_chunk,
+                     records_from_rows)
+from .protocol import policy_name
 from .results import FixedBudgetResult, IdentificationResult
-from .stopping import get_threshold
 
 __all__ = ["identify", "identify_fixed_budget", "DEFAULT_MAX_SAMPLES"]
 
-DEFAULT_MAX_SAMPLES = 10**6
-
-
-def _check_problem(problem, func: str) -> TopKProblem:
-    if not isinstance(problem, TopKProblem):
-        fail(func, "problem", "a TopKProblem (true means, k and family)", problem)
-    return problem
-
-
-def _check_rule(rule, problem: TopKProblem, func: str) -> None:
-    max_k = getattr(rule, "max_k", None)
-    if max_k is not None and problem.k > max_k:
-        fail(func, "policy", f"a rule that supports k = {problem.k} ({policy_name(rule)} needs k <= {max_k})", rule)
-    families = getattr(rule, "families", None)
-    if families is not None and problem.family.name not in families:
-        fail(func, "policy", f"a rule defined for the {problem.family.name} family ({policy_name(rule)} is defined "
-             f"for {', '.join(families)} arms only)", rule)
-
-
-def check_max_samples(rule, problem: TopKProblem, max_samples: int | None, func: str) -> int:
-    """The sample cap: at least the rule's initial pulls of every arm (default :data:`DEFAULT_MAX_SAMPLES`)."""
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
-    if max_samples is None:
-        max_samples = max(DEFAULT_MAX_SAMPLES, initial)
-    return as_int(max_samples, func, "max_samples", low=initial,
-                  requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")
+# the names other modules import from here (the checks live with the chunks they guard)
+_check_problem, _check_rule, _correct = check_problem, check_rule, correct_recommendations
 
 
 def _chunk_size(n_runs: int, n_jobs: int | None, chunk_size: int | None, func: str) -> int:
@@ -61,53 +38,29 @@ def _chunk_size(n_runs: int, n_jobs: int | None, chunk_size: int | None, func: s
     return max(1, math.ceil(n_runs / n_chunks))
 
 
-def _records_dtype(n_check: int, k: int, n_arms: int, diagnostic_names: tuple[str, ...]) -> np.dtype:
-    fields = [("times", np.int64, (n_check,)), ("recommendations", np.int64, (n_check, k)),
-              ("stopped", np.bool_, (n_check,)), ("pulls", np.int64, (n_arms,)), ("steps", np.int64)]
-    fields += [(f"diagnostic_{name}", np.float64) for name in diagnostic_names]
-    return np.dtype(fields)
-
-
-def _chunk(generators, problem, rule, context, checkpoints, mode, threshold, max_samples, batched, func,
-           diagnostic_names, statistic=None):
-    """A monte_carlo chunk: the replication indices come from the generators' seed sequences."""
-    seeds = [generator.bit_generator.seed_seq for generator in generators]
-    entropy = int(seeds[0].entropy)
-    replications = [int(seed.spawn_key[0]) for seed in seeds]
-    records: RunRecords = run_replications(problem, rule, entropy, replications, checkpoints=checkpoints, mode=mode,
-                                           threshold=threshold, max_samples=max_samples, context=context,
-                                           batched=batched, func=func, statistic=statistic)
-    out = np.zeros(len(replications), dtype=_records_dtype(checkpoints.shape[0], problem.k, problem.n_arms,
-                                                           diagnostic_names))
-    out["times"], out["recommendations"], out["stopped"], out["pulls"] = (
-        records.times, records.recommendations, records.stopped, records.pulls)
-    out["steps"] = records.replication_steps // max(1, len(replications))
-    out["steps"][0] += records.replication_steps - out["steps"].sum()
-    for name in diagnostic_names:
-        if name in records.diagnostics:
-            out[f"diagnostic_{name}"] = records.diagnostics[name]
-    return out
+def _run_plan(plan: ChunkPlan, *, entropy: int, n_runs: int, n_jobs: int | None, progress: bool,
+              chunk_size: int | None):
+    """Replications ``0 .. n_runs - 1`` of ``plan`` in chunks through monte_carlo: their
+    :class:`~allocopt.algorithms.chunks.ChunkRecords`."""
+    started = time.perf_counter()
+    size = _chunk_size(n_runs, n_jobs, chunk_size, plan.func)
+    mc = monte_carlo(plan_chunk, n_runs, rng=entropy, chunk_size=size, n_jobs=n_jobs, vectorized=True,
+                     progress=progress, args=(plan,))
+    return records_from_rows(plan, mc.outcomes, start=0, entropy=entropy, started=started)
 
 
 def _run(problem, rule, *, entropy, n_runs, context, checkpoints, mode, threshold, max_samples, n_jobs, progress,
          chunk_size, batched, func, statistic=None):
-    """Run the replications in chunks through monte_carlo; returns the structured outcomes and diagnostics.
-
-    ``statistic`` replaces the engine's stopping statistic (see
-    :func:`allocopt.algorithms.engine.run_replications`)."""
-    names = tuple(getattr(rule, "diagnostic_names", ()))
-    size = _chunk_size(n_runs, n_jobs, chunk_size, func)
-    mc = monte_carlo(_chunk, n_runs, rng=entropy, chunk_size=size, n_jobs=n_jobs, vectorized=True,
-                     progress=progress, args=(problem, rule, context, checkpoints, mode, threshold, max_samples,
-                                              batched, func, names, statistic))
-    outcomes = mc.outcomes
-    diagnostics = {name: outcomes[f"diagnostic_{name}"] for name in names}
-    return outcomes, diagnostics
-
-
-def _correct(recommendations: np.ndarray, problem: TopKProblem) -> np.ndarray:
-    truth = np.sort(problem.top)
-    return np.all(np.sort(recommendations, axis=-1) == truth, axis=-1)
+    """One engine run per replication (``statistic`` replaces the engine's stopping statistic, see
+    :func:`allocopt.algorithms.engine.run_replications`): the outcomes ``times``, ``recommendations``,
+    ``stopped``, ``pulls`` and the diagnostics."""
+    plan = ChunkPlan(problem, rule, "confidence" if mode == "confidence" else "budget", mode,
+                     (EngineRun(context, checkpoints, threshold, max_samples),), batched, func, statistic)
+    records = _run_plan(plan, entropy=entropy, n_runs=n_runs, n_jobs=n_jobs, progress=progress,
+                        chunk_size=chunk_size)
+    outcomes = {"times": records.stopping_times, "recommendations": records.recommendations,
+                "stopped": records.stopped, "pulls": records.run_pulls[:, -1]}
+    return outcomes, {name: values[:, -1] for name, values in records.diagnostics.items()}
 
 
 def _characteristic_time(problem: TopKProblem) -> float:
@@ -175,49 +128,30 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     """
     func = "identify"
     started = time.perf_counter()
-    problem = _check_problem(problem, func)
-    rule = get_policy(policy, func)
-    _check_rule(rule, problem, func)
-    deltas = as_float_vector(delta, func, "delta") if np.ndim(delta) else as_float_vector([delta], func, "delta")
-    if np.any((deltas <= 0) | (deltas >= 1)):
-        fail(func, "delta", "a confidence level or a sequence of confidence levels in the open interval (0, 1)",
-             delta)
+    plan = confidence_plan(problem, policy, delta=delta, threshold=threshold, max_samples=max_samples,
+                           batched=batched, func=func)
+    problem, rule = plan.problem, plan.rule
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
-    max_samples = check_max_samples(rule, problem, max_samples, func)
-    beta = get_threshold(threshold, func, problem.k, problem.n_arms, deltas)
-    batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")
     entropy = root_entropy(rng, func)
-    base = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
-    common = dict(entropy=entropy, n_runs=n_runs, mode="confidence", threshold=beta, max_samples=max_samples,
-                  n_jobs=n_jobs, progress=progress, chunk_size=chunk_size, batched=batched, func=func)
-    if getattr(rule, "delta_dependent", False) or getattr(rule, "stopping", "glr") == "rule":
-        parts = [_run(problem, rule, context=RuleContext(base.n_arms, base.k, base.family, base.dispersion,
-                                                         delta=float(level)),
-                      checkpoints=np.array([level]), **common) for level in deltas]
-        outcomes = parts[-1][0]
-        times = np.concatenate([part[0]["times"] for part in parts], axis=1)
-        recommendations = np.concatenate([part[0]["recommendations"] for part in parts], axis=1)
-        stopped = np.concatenate([part[0]["stopped"] for part in parts], axis=1)
-        diagnostics = parts[-1][1]
-        steps = int(sum(part[0]["steps"].sum() for part in parts))
-    else:
-        outcomes, diagnostics = _run(problem, rule, context=base, checkpoints=deltas, **common)
-        times, recommendations, stopped = outcomes["times"], outcomes["recommendations"], outcomes["stopped"]
-        steps = int(outcomes["steps"].sum())
-    correct = _correct(recommendations, problem)
+    records = _run_plan(plan, entropy=entropy, n_runs=n_runs, n_jobs=n_jobs, progress=progress,
+                        chunk_size=chunk_size)
+    stopped = records.stopped
     all_stopped = bool(stopped.all())
     name = policy_name(rule)
+    beta = plan.runs[0].threshold
     message = (f"{n_runs} runs of {name}, all stopped" if all_stopped else
-               f"{n_runs} runs of {name}: {int((~stopped).any(axis=1).sum())} reached max_samples = {max_samples} "
-               f"before stopping at every delta")
+               f"{n_runs} runs of {name}: {int((~stopped).any(axis=1).sum())} reached max_samples = "
+               f"{records.max_samples} before stopping at every delta")
     return IdentificationResult(
         status="completed" if all_stopped else "sample_cap_reached", message=message, method=name,
-        time=time.perf_counter() - started, policy=name, deltas=deltas, threshold=getattr(beta, "name", "custom"),
-        stopping_times=times, recommendations=recommendations, correct=correct, stopped=stopped,
-        pulls=outcomes["pulls"], diagnostics=diagnostics, characteristic_time=_characteristic_time(problem),
-        entropy=entropy, max_samples=max_samples, n_runs=n_runs, replication_steps=steps)
+        time=time.perf_counter() - started, policy=name, deltas=plan.checkpoints,
+        threshold=getattr(beta, "name", "custom"), stopping_times=records.stopping_times,
+        recommendations=records.recommendations, correct=records.correct, stopped=stopped,
+        pulls=records.run_pulls[:, -1], diagnostics={key: values[:, -1] for key, values in records.diagnostics.items()},
+        characteristic_time=_characteristic_time(problem), entropy=entropy, max_samples=records.max_samples,
+        n_runs=n_runs, replication_steps=records.replication_steps)
 
 
 def identify_fixed_budget(problem: TopKProblem, policy: Any, budgets: Any, *, n_runs: int = 1,
@@ -254,43 +188,20 @@ def identify_fixed_budget(problem: TopKProblem, policy: Any, budgets: Any, *, n_
     """
     func = "identify_fixed_budget"
     started = time.perf_counter()
-    problem = _check_problem(problem, func)
-    rule = get_policy(policy, func)
-    _check_rule(rule, problem, func)
+    plan = budget_plan(problem, policy, budgets=budgets, batched=batched, func=func)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
-    requirement = f"an integer or a sequence of integers >= {initial} (the initial pulls of the K = {problem.n_arms} arms)"
-    values = np.atleast_1d(np.asarray(budgets, dtype=object))
-    try:
-        checked = [as_int(value, func, "budgets", low=initial, requirement=requirement) for value in values]
-    except AllocoptError:
-        fail(func, "budgets", requirement, budgets)
-    if not checked:
-        fail(func, "budgets", requirement, budgets)
-    budget_array = np.unique(np.asarray(checked, dtype=np.int64))
-    batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")
     entropy = root_entropy(rng, func)
-    base = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
-    common = dict(entropy=entropy, n_runs=n_runs, mode="budget", threshold=None, n_jobs=n_jobs, progress=progress,
-                  chunk_size=chunk_size, batched=batched, func=func)
-    if getattr(rule, "anytime", True):
-        outcomes, diagnostics = _run(problem, rule, context=base, checkpoints=budget_array,
-                                     max_samples=int(budget_array[-1]), **common)
-        recommendations = outcomes["recommendations"]
-    else:
-        parts = [_run(problem, rule, context=RuleContext(base.n_arms, base.k, base.family, base.dispersion,
-                                                         budget=int(budget)),
-                      checkpoints=np.array([budget]), max_samples=int(budget), **common) for budget in budget_array]
-        recommendations = np.concatenate([part[0]["recommendations"] for part in parts], axis=1)
-        outcomes, diagnostics = parts[-1]
-    correct = _correct(recommendations, problem)
-    errors = n_runs - correct.sum(axis=0)
+    records = _run_plan(plan, entropy=entropy, n_runs=n_runs, n_jobs=n_jobs, progress=progress,
+                        chunk_size=chunk_size)
+    budget_array = plan.checkpoints
+    errors = n_runs - records.correct.sum(axis=0)
     intervals = np.array([binomial_confidence_interval(int(count), n_runs) for count in errors])
-    name = policy_name(rule)
+    name = policy_name(plan.rule)
     return FixedBudgetResult(
         status="completed", message=f"{n_runs} runs of {name} at {budget_array.size} budgets", method=name,
-        time=time.perf_counter() - started, policy=name, budgets=budget_array, recommendations=recommendations,
-        correct=correct, error_rate=errors / n_runs, error_low=intervals[:, 0], error_high=intervals[:, 1],
-        pulls=outcomes["pulls"], diagnostics=diagnostics, entropy=entropy, n_runs=n_runs)
+        time=time.perf_counter() - started, policy=name, budgets=budget_array, recommendations=records.recommendations,
+        correct=records.correct, error_rate=errors / n_runs, error_low=intervals[:, 0], error_high=intervals[:, 1],
+        pulls=records.run_pulls[:, -1], diagnostics={key: values[:, -1] for key, values in records.diagnostics.items()},
+        entropy=entropy, n_runs=n_runs)

@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 
 from .._rng import RandomLike, root_entropy
-from .._validation import as_bool, as_float, as_int, as_positive_float, fail
-from ..complexity.eps_top_k import aggregate_regret, h_t_eps
+from .._validation import as_bool, as_int
+from ..complexity.eps_top_k import h_t_eps
 from ..topk.problem import TopKProblem
 from ..simulate import check_n_jobs
-from .identify import _check_problem, _check_rule, _run, check_max_samples
-from .protocol import RuleContext, get_policy, policy_name
+from .chunks import pac_plan
+from .identify import _run_plan
+from .protocol import policy_name
 from .results import PACResult
 
 __all__ = ["pac_identify"]
@@ -66,39 +67,26 @@ def pac_identify(problem: TopKProblem, policy: Any, *, epsilon: float, delta: fl
     """
     func = "pac_identify"
     started = time.perf_counter()
-    problem = _check_problem(problem, func)
-    rule = get_policy(policy, func)
-    _check_rule(rule, problem, func)
-    if getattr(rule, "stopping", "glr") != "rule":
-        fail(func, "policy", "a PAC rule with its own stopping rule (stopping = 'rule'), such as 'adaptive-topk'",
-             policy_name(rule))
-    epsilon = as_positive_float(epsilon, func, "epsilon")
-    delta = as_float(delta, func, "delta", low=0.0, high=1.0, low_open=True, high_open=True,
-                     requirement="a confidence parameter in the open interval (0, 1)")
+    plan = pac_plan(problem, policy, epsilon=epsilon, delta=delta, max_samples=max_samples, batched=batched,
+                    func=func)
+    problem, epsilon, delta = plan.problem, float(plan.epsilon or 0.0), float(plan.checkpoints[0])
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
-    max_samples = check_max_samples(rule, problem, max_samples, func)
-    batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")
     entropy = root_entropy(rng, func)
-    context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion), delta=delta,
-                          epsilon=epsilon)
-    outcomes, diagnostics = _run(problem, rule, entropy=entropy, n_runs=n_runs, context=context,
-                                 checkpoints=np.array([delta]), mode="confidence", threshold=None,
-                                 max_samples=max_samples, n_jobs=n_jobs, progress=progress, chunk_size=chunk_size,
-                                 batched=batched, func=func)
-    samples = outcomes["times"][:, 0]
-    recommendations = outcomes["recommendations"][:, 0, :]
-    stopped = outcomes["stopped"][:, 0]
-    regret = np.asarray(aggregate_regret(problem.theta, recommendations), dtype=float).reshape(n_runs)
+    records = _run_plan(plan, entropy=entropy, n_runs=n_runs, n_jobs=n_jobs, progress=progress,
+                        chunk_size=chunk_size)
+    stopped = records.stopped[:, 0]
     all_stopped = bool(stopped.all())
-    name = policy_name(rule)
+    name = policy_name(plan.rule)
     message = (f"{n_runs} runs of {name}, all ended by their own rule" if all_stopped else
-               f"{n_runs} runs of {name}: {int((~stopped).sum())} reached max_samples = {max_samples} first")
+               f"{n_runs} runs of {name}: {int((~stopped).sum())} reached max_samples = {records.max_samples} first")
+    regret = records.aggregate_regret[:, 0]
     return PACResult(
         status="completed" if all_stopped else "sample_cap_reached", message=message, method=name,
-        time=time.perf_counter() - started, policy=name, epsilon=epsilon, delta=delta, samples=samples,
-        recommendations=recommendations, aggregate_regret=regret, correct=regret <= epsilon, stopped=stopped,
-        pulls=outcomes["pulls"], diagnostics=diagnostics,
+        time=time.perf_counter() - started, policy=name, epsilon=epsilon, delta=delta,
+        samples=records.stopping_times[:, 0], recommendations=records.recommendations[:, 0, :],
+        aggregate_regret=regret, correct=records.correct[:, 0], stopped=stopped, pulls=records.run_pulls[:, -1],
+        diagnostics={key: values[:, -1] for key, values in records.diagnostics.items()},
         hardness=float(h_t_eps(problem.theta, problem.k, epsilon).value), entropy=entropy,
-        max_samples=max_samples, n_runs=n_runs, replication_steps=int(outcomes["steps"].sum()))
+        max_samples=records.max_samples, n_runs=n_runs, replication_steps=records.replication_steps)

@@ -44,7 +44,7 @@ __all__ = ["main", "build_parser", "normalise_argv", "subcommand_module", "SUBCO
            "EXIT_STATUS_HELP"]
 
 # modules of this package that define a subcommand, in the order shown by --help
-SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify")
+SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify", "experiment")
 
 EXIT_STATUS_HELP = """\
 exit status:

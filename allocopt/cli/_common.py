@@ -45,16 +45,29 @@ class Example(NamedTuple):
         depends on the solver but must never be a traceback).
     why : str
         What the example shows (a known failure it reproduces, for example).
+    files : tuple of (str, str)
+        Files the example reads: ``(name, text)`` pairs that :meth:`materialise` writes into a fresh directory,
+        whose path replaces ``{dir}`` in ``argv`` (for commands that read or write files).
     """
 
     argv: tuple[str, ...]
     status: ExitStatus | tuple[ExitStatus, ...]
     why: str
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def statuses(self) -> tuple[ExitStatus, ...]:
         """The acceptable exit statuses."""
         return self.status if isinstance(self.status, tuple) else (self.status,)
+
+    def materialise(self, directory: Any) -> tuple[str, ...]:
+        """Write :attr:`files` into ``directory`` and return ``argv`` with ``{dir}`` replaced by its path."""
+        from pathlib import Path
+
+        folder = Path(directory)
+        for name, text in self.files:
+            (folder / name).write_text(text, encoding="utf-8")
+        return tuple(token.replace("{dir}", str(folder)) for token in self.argv)
 
 
 def _number(item: str, text: str) -> float:
