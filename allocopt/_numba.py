@@ -20,11 +20,12 @@ module's globals under the same name).
 
 from __future__ import annotations
 
+import sys
 import threading
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
-__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once"]
+__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -140,3 +141,43 @@ def compile_once(namespace: dict[str, Any], *, needs: Sequence[Callable[[], obje
     (2.0, 1.5)
     """
     return CompiledOnce(namespace, needs, shared, rebind, {} if kernels is None else kernels)
+
+
+_KERNELS: dict[str, list[str]] = {}
+_KERNELS_LOCK = threading.Lock()
+_COMPILED_MODULES: set[str] = set()
+
+
+def kernel(function: Callable) -> Callable:
+    """Mark a module-level function as a compiled kernel: it stays a plain Python function (the readable form, and
+    what runs without numba) until :func:`compile_kernels` replaces it in its module by its ``numba.njit`` dispatcher,
+    so that the compiled functions that call it by its global name call the compiled one.
+
+    Examples
+    --------
+    >>> def _twice(x):
+    ...     return 2.0 * x
+    >>> kernel(_twice)(1.5)
+    3.0
+    """
+    with _KERNELS_LOCK:
+        _KERNELS.setdefault(function.__module__, []).append(function.__name__)
+    return function
+
+
+def compile_kernels() -> None:
+    """Replace every function marked by :func:`kernel` by its ``numba.njit`` dispatcher with :data:`NJIT_OPTIONS`,
+    in its module (once per module; numba compiles each at its first call, or loads it from its cache)."""
+    with _KERNELS_LOCK:
+        pending = [name for name in _KERNELS if name not in _COMPILED_MODULES]
+        if not pending:
+            return
+        import numba
+
+        njit = numba.njit(**NJIT_OPTIONS)
+        for module_name in pending:
+            namespace = sys.modules[module_name].__dict__
+            for name in _KERNELS[module_name]:
+                if not isinstance(namespace[name], numba.core.dispatcher.Dispatcher):
+                    namespace[name] = njit(namespace[name])
+            _COMPILED_MODULES.add(module_name)

@@ -242,6 +242,114 @@ def _recommend(rule, context, view: RunView, state, local: np.ndarray, use_batch
     return out
 
 
+UNIFORM_STEPS = 256
+"""Steps of policy uniforms drawn per refill of a row in the compiled loop (changes speed, never values)."""
+
+
+def _threshold_table(threshold, checkpoints: np.ndarray, largest: int) -> np.ndarray:
+    r""":math:`\beta(t, \delta_c)` for :math:`t = 0, \dots, T - 1` (row 0 NaN), :math:`T` a power of two above
+    ``largest``: the threshold called on the float pull counts and the levels, elementwise, as the numpy loop calls
+    it, so the compiled loop compares the same numbers."""
+    size = max(1 << 12, 1 << int(largest).bit_length())
+    pulls = np.arange(1, size, dtype=np.int64)[:, None].astype(float)
+    values = np.broadcast_to(np.asarray(threshold(pulls, checkpoints[None, :]), dtype=float),
+                             (size - 1, checkpoints.shape[0]))
+    return np.concatenate([np.full((1, checkpoints.shape[0]), np.nan), values])
+
+
+def _refill_uniforms(row: int, buffers, generators) -> None:
+    """The row's unread policy uniforms to the front of its buffer, the next draws of its stream behind them."""
+    from .rewards import _HALF_ULP
+
+    uniforms, position = buffers.uniforms, buffers.uniform_position
+    start = int(position[row])
+    unread = uniforms.shape[1] - start
+    uniforms[row, :unread] = uniforms[row, start:].copy()
+    uniforms[row, unread:] = generators[row].random(uniforms.shape[1] - unread) + _HALF_ULP
+    position[row] = 0
+
+
+def _python_step(rule, context, step_kernel, loop_config, loop_rows, buffers, row: int, state, statistic,
+                 n_arms: int, k: int, func: str) -> None:
+    """One step of row ``row`` by the rule's Python ``select`` (the kernel deferred it): its action, cut as the
+    loop cuts, becomes the row's pending pulls."""
+    from ._loop import remaining_pulls
+
+    counts, sums = loop_rows.counts[row:row + 1], loop_rows.sums[row:row + 1]
+    means = empirical_means(counts, sums)
+    stat = statistic(context.family, context.dispersion, counts, sums, means, k)
+    view = RunView(loop_rows.t[row], counts[0], sums[0], means[0], stat.value[0], stat.top[0], stat.bottom[0],
+                   stat.pair_top[0], stat.pair_bottom[0])
+    position = int(buffers.uniform_position[row])
+    uniforms = buffers.uniforms[row, position:position + loop_config.per_step]
+    actions = _select_scalar(rule, context, RunView(*(np.asarray(value)[None] for value in view)),
+                             {name: values[row:row + 1] for name, values in state.items()}, uniforms[None, :],
+                             n_arms, func)
+    each = _as_each(actions, n_arms)[0]
+    remaining = remaining_pulls(row, loop_config, loop_rows)
+    how = "water-fill" if loop_config.water_fill else "arm-order"
+    loop_rows.pending[row] = cut_blocks(each[None, :], counts, np.array([remaining]), how)[0]
+    loop_rows.pending_total[row] = int(loop_rows.pending[row].sum())
+    buffers.uniform_position[row] = position + loop_config.per_step
+    loop_rows.steps[row] += 1
+
+
+def _run_compiled(step_kernel, rule, context, records: RunRecords, *, mode: str, own_stopping: bool,
+                  checkpoints: np.ndarray, threshold, max_samples: int, counts, sums, t, rewards, uniform_streams,
+                  state, statistic, needs_glr: bool, needs_split: bool, func: str) -> None:
+    """Run every row in the compiled loop of the rule's step kernel, filling ``records``."""
+    from .. import _compiled_families
+    from . import _loop
+
+    n_rows, n_arms = counts.shape
+    k = records.recommendations.shape[2]
+    family = context.family
+    code = -1 if family.harmonic_costs("confidence") else _compiled_families.kernel_code(family.compiled_pair(
+        "confidence"))
+    loop_mode = _loop.MODE_BUDGET if mode == "budget" else (_loop.MODE_RULE if own_stopping else _loop.MODE_GLR)
+    per_step = int(rule.uniforms_per_step(context))
+    loop_config = _loop.LoopConfig(k, loop_mode, bool(needs_glr), bool(needs_split), int(code),
+                                   np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float),
+                                   np.asarray(checkpoints, dtype=float), int(max_samples), per_step,
+                                   getattr(rule, "block_cut", "arm-order") == "water-fill")
+    n_check = checkpoints.shape[0]
+    loop_rows = _loop.LoopRows(counts, sums, t, np.zeros(n_rows, dtype=np.int64), np.zeros((n_rows, n_check), bool),
+                               records.times, records.recommendations, records.stopped,
+                               np.zeros(n_rows, dtype=np.int64), np.zeros(n_rows, dtype=np.int64),
+                               np.zeros((n_rows, n_arms), dtype=np.int64), np.zeros(n_rows, dtype=np.int64),
+                               np.zeros((n_rows, n_arms)))
+    thresholds = (_threshold_table(threshold, checkpoints, int(t.max(initial=1)) + 1) if loop_mode == _loop.MODE_GLR
+                  else np.zeros((1, n_check)))
+    buffers = _loop.LoopBuffers(rewards.buffer, rewards.position, np.empty((n_rows, max(1, per_step) * UNIFORM_STEPS)),
+                                np.full(n_rows, max(1, per_step) * UNIFORM_STEPS, dtype=np.int64), thresholds)
+    kernel_state = () if step_kernel.state is None else step_kernel.state(
+        **{name: state[name] for name in step_kernel.state._fields})
+    params = step_kernel.params
+    loop = _loop.build_loop(step_kernel.select, step_kernel.stop or _loop.never_stop,
+                            step_kernel.recommend or _loop.empirical_top)
+    generators = uniform_streams.generators
+    pending = np.arange(n_rows, dtype=np.int64)
+    while pending.size:
+        loop(pending, loop_config, loop_rows, buffers, kernel_state, params)
+        status = loop_rows.status[pending]
+        for row in pending[status == _loop.NEED_REWARD].tolist():
+            rewards._refill(row, int(loop_rows.need[row]))
+        for row in pending[status == _loop.NEED_UNIFORMS].tolist():
+            _refill_uniforms(row, buffers, generators)
+        if (status == _loop.NEED_TABLE).any():
+            largest = int(loop_rows.need[pending[status == _loop.NEED_TABLE]].max()) + 1
+            buffers = buffers._replace(thresholds=_threshold_table(threshold, checkpoints, largest))
+        if (status == _loop.NEED_GROW).any():
+            params = step_kernel.grow(params, int(loop_rows.need[pending[status == _loop.NEED_GROW]].max()))
+        for row in pending[status == _loop.NEED_PYTHON].tolist():
+            _python_step(rule, context, step_kernel, loop_config, loop_rows, buffers, row, state, statistic, n_arms, k,
+                         func)
+        pending = pending[(status != _loop.STOPPED) & (status != _loop.CAPPED)]
+    records.pulls[:] = counts
+    records.steps = int(loop_rows.steps.max(initial=0))
+    records.replication_steps = int(loop_rows.steps.sum())
+
+
 def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, checkpoints: np.ndarray,
                      mode: str = "confidence", threshold=None, max_samples: int, context: RuleContext,
                      batched: bool = True, func: str = "identify", statistic=None) -> RunRecords:
@@ -303,6 +411,16 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             sums[:, arm] += rewards.next(rows, arm_column)
             counts[:, arm] += 1
     t = np.full(n_rows, initial * n_arms, dtype=np.int64)
+    step_kernel = (rule.compiled_step(context) if use_batch and caller_statistic is None and compiled_enabled()
+                   and hasattr(rule, "compiled_step") else None)
+    if step_kernel is not None:  # the rule's compiled step in the engine's one compiled loop
+        _run_compiled(step_kernel, rule, context, records, mode=mode, own_stopping=own_stopping,
+                      checkpoints=checkpoints, threshold=threshold, max_samples=max_samples, counts=counts, sums=sums,
+                      t=t, rewards=rewards, uniform_streams=uniform_streams, state=state, statistic=statistic,
+                      needs_glr=statistic is _chernoff, needs_split=statistic is not _no_split, func=func)
+        if hasattr(rule, "diagnostics"):
+            records.diagnostics = {name: np.asarray(values) for name, values in rule.diagnostics(state).items()}
+        return records
     plan = (rule.compiled_plan(context) if own_stopping and use_batch and caller_statistic is None and n_check == 1
             and compiled_enabled() and hasattr(rule, "compiled_plan") else None)
     if plan is not None:  # the LUCB family's compiled loop: the same steps, replication by replication

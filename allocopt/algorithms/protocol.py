@@ -53,15 +53,15 @@ algorithms use to spend one step per round; the stopping rule is checked between
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._validation import fail
 from ..families import ExponentialFamily
 
-__all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "PullEach", "BatchPullEach", "SamplingRule", "POLICIES", "register_policy",
-           "get_policy", "policy_name"]
+__all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "PullEach", "BatchPullEach", "SamplingRule", "StepKernel",
+           "POLICIES", "register_policy", "get_policy", "policy_name"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,42 @@ class BatchPullEach(NamedTuple):
     """:class:`PullEach` actions of a batch of runs: ``counts`` of shape (R, K)."""
 
     counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class StepKernel:
+    r"""A rule's compiled step: what its ``compiled_step(context)`` returns for the engine's compiled loop
+    (:mod:`allocopt.algorithms._loop`), which runs it one replication at a time.
+
+    Attributes
+    ----------
+    select : callable
+        ``select(row, view, state, params, uniforms, each) -> (arm, times)``, a plain function that numba compiles:
+        the rule's step for replication ``row``, reading ``view`` (a :class:`RunView` of that row), its ``state``
+        (the fields of :attr:`state`, arrays with a leading replication axis: row ``row`` is the replication's),
+        ``params`` and the step's ``per_step`` uniforms. It returns the arm and how many times to pull it, or
+        ``(EACH, 0)`` after writing a count per arm into ``each``; ``(DEFER, 0)`` hands this step to the rule's
+        Python ``select`` (for cases the kernel leaves to the specification); ``(GROW, 0)`` with ``each[0]`` the
+        index needed asks :attr:`grow` for longer tables. It must not change ``state`` before returning
+        ``DEFER`` or ``GROW`` (codes in :mod:`allocopt.algorithms._loop`).
+    params : NamedTuple or tuple
+        Constants and read-only arrays of the rule (numbers, arrays, function pointers).
+    state : NamedTuple class, optional
+        Its fields name the arrays of the rule's ``init_state`` that the kernel reads and updates.
+    stop : callable, optional
+        ``stop(row, view, state, params) -> bool`` for a rule with its own stopping rule.
+    recommend : callable, optional
+        ``recommend(row, view, state, params, out)``: writes the k recommended arms (default: the empirical top-k).
+    grow : callable, optional
+        ``grow(params, index) -> params`` with tables reaching ``index``.
+    """
+
+    select: Callable
+    params: Any = ()
+    state: Any = None
+    stop: Callable | None = None
+    recommend: Callable | None = None
+    grow: Callable | None = None
 
 
 @runtime_checkable
