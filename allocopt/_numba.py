@@ -143,15 +143,16 @@ def compile_once(namespace: dict[str, Any], *, needs: Sequence[Callable[[], obje
     return CompiledOnce(namespace, needs, shared, rebind, {} if kernels is None else kernels)
 
 
-_KERNELS: dict[str, list[str]] = {}
+_KERNELS: list[Callable] = []
 _KERNELS_LOCK = threading.Lock()
-_COMPILED_MODULES: set[str] = set()
+_DISPATCHERS: dict[Callable, Any] = {}
 
 
 def kernel(function: Callable) -> Callable:
     """Mark a module-level function as a compiled kernel: it stays a plain Python function (the readable form, and
-    what runs without numba) until :func:`compile_kernels` replaces it in its module by its ``numba.njit`` dispatcher,
-    so that the compiled functions that call it by its global name call the compiled one.
+    what runs without numba) until :func:`compile_kernels` replaces it by its ``numba.njit`` dispatcher in every
+    module that holds it as a global (its own and those that imported it), so that the compiled functions that
+    call it by name call the compiled one.
 
     Examples
     --------
@@ -161,23 +162,32 @@ def kernel(function: Callable) -> Callable:
     3.0
     """
     with _KERNELS_LOCK:
-        _KERNELS.setdefault(function.__module__, []).append(function.__name__)
+        _KERNELS.append(function)
     return function
 
 
 def compile_kernels() -> None:
-    """Replace every function marked by :func:`kernel` by its ``numba.njit`` dispatcher with :data:`NJIT_OPTIONS`,
-    in its module (once per module; numba compiles each at its first call, or loads it from its cache)."""
+    """Replace every function marked by :func:`kernel` by its ``numba.njit`` dispatcher (:data:`NJIT_OPTIONS`) in
+    every loaded module that holds it as a global (numba compiles each at its first call, or loads it from its
+    cache). Run again after more kernels are marked, it replaces those."""
     with _KERNELS_LOCK:
-        pending = [name for name in _KERNELS if name not in _COMPILED_MODULES]
-        if not pending:
+        fresh = [function for function in _KERNELS if function not in _DISPATCHERS]
+        if not fresh:
             return
         import numba
 
         njit = numba.njit(**NJIT_OPTIONS)
-        for module_name in pending:
-            namespace = sys.modules[module_name].__dict__
-            for name in _KERNELS[module_name]:
-                if not isinstance(namespace[name], numba.core.dispatcher.Dispatcher):
-                    namespace[name] = njit(namespace[name])
-            _COMPILED_MODULES.add(module_name)
+        for function in fresh:
+            _DISPATCHERS[function] = njit(function)
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                if callable(value) and not isinstance(value, type):
+                    try:
+                        dispatcher = _DISPATCHERS.get(value)
+                    except TypeError:  # an unhashable callable
+                        continue
+                    if dispatcher is not None:
+                        namespace[name] = dispatcher

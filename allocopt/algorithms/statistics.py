@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from .._numba import kernel
 from ..families import ExponentialFamily
 from ._compiled import compiled_enabled
 from ._compiled_top_k import COMPILED_TOP_K_LIMIT, compiled_top_k_order
@@ -174,3 +175,39 @@ def posterior_sample(family: ExponentialFamily, dispersion: np.ndarray, counts: 
         with np.errstate(divide="ignore"):
             sample = parameters["rate"] / (dispersion * rate)  # alpha / beta with beta = rate / S
     return domain_clip(family, sample)
+
+
+POSTERIOR_GAUSSIAN, POSTERIOR_BETA, POSTERIOR_POISSON, POSTERIOR_RATE = range(4)
+_POSTERIOR_OF = {"gaussian": POSTERIOR_GAUSSIAN, "bernoulli": POSTERIOR_BETA, "poisson": POSTERIOR_POISSON,
+                 "exponential": POSTERIOR_RATE, "gamma": POSTERIOR_RATE}
+
+
+def posterior_kind(family: ExponentialFamily) -> tuple[int, float, float] | None:
+    """The posterior's number for :func:`posterior_quantile` (by the family's name, as :func:`posterior_parameters`
+    chooses) and the clip bounds of :func:`domain_clip`, or None for a family without a posterior sampler."""
+    code = _POSTERIOR_OF.get(family.name)
+    if code is None:
+        return None
+    low, high = family.lower, family.upper
+    low_value = float(np.nextafter(low, np.inf)) if np.isfinite(low) else -np.inf
+    high_value = float(np.nextafter(high, -np.inf)) if np.isfinite(high) else np.inf
+    return code, (max(low_value, _TINY) if low == 0 else low_value), high_value
+
+
+@kernel
+def posterior_quantile(code, count, total, dispersion, uniform, special, low, high):
+    """One posterior sample of an arm by inversion at ``uniform``: :func:`posterior_sample` for one arm (the same
+    operations and scipy.special's functions), clipped to ``[low, high]`` as :func:`domain_clip` does."""
+    if code == POSTERIOR_GAUSSIAN:
+        return total / count + np.sqrt(dispersion / count) * special.ndtri(uniform, 0)
+    if code == POSTERIOR_BETA:
+        sample = special.betaincinv(1.0 + total, 1.0 + count - total, uniform, 0)
+    elif code == POSTERIOR_POISSON:
+        sample = special.gammaincinv(1.0 + total, uniform, 0) / count
+    else:
+        sample = total / (dispersion * special.gammaincinv(1.0 + count / dispersion, uniform, 0))
+    if sample < low:
+        return low
+    if sample > high:
+        return high
+    return sample
