@@ -39,7 +39,7 @@ from .._validation import fail
 from ..topk.problem import TopKProblem
 from ._compiled import compiled_enabled
 from ._compiled_lucb import run_lucb_rows
-from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView
+from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, rule_traits
 from .rewards import PolicyStreams, RewardStreams
 from .statistics import empirical_means, top_k_order
 from .stopping import GLRStatistic, glr_statistic
@@ -311,7 +311,7 @@ def _run_compiled(step_kernel, rule, context, records: RunRecords, *, mode: str,
     loop_config = _loop.LoopConfig(k, loop_mode, bool(needs_glr), bool(needs_split), int(code),
                                    np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float),
                                    np.asarray(checkpoints, dtype=float), int(max_samples), per_step,
-                                   getattr(rule, "block_cut", "arm-order") == "water-fill")
+                                   rule_traits(rule).block_cut == "water-fill")
     n_check = checkpoints.shape[0]
     loop_rows = _loop.LoopRows(counts, sums, t, np.zeros(n_rows, dtype=np.int64), np.zeros((n_rows, n_check), bool),
                                records.times, records.recommendations, records.stopped,
@@ -393,18 +393,19 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             fail(func, "policy", f"a rule whose init_state returns arrays of shape ({n_rows}, ...) with at least two "
                  f"dimensions (state {name!r})", values)
     use_batch = batched and hasattr(rule, "select_batch")
-    own_stopping = mode == "confidence" and getattr(rule, "stopping", "glr") == "rule"
+    traits = rule_traits(rule)
+    own_stopping = mode == "confidence" and traits.stopping == "rule"
     caller_statistic = statistic
     if statistic is None:
-        needs_glr = (mode == "confidence" and not own_stopping) or bool(getattr(rule, "uses_glr", True))
+        needs_glr = (mode == "confidence" and not own_stopping) or traits.uses_glr
         if needs_glr:
             statistic = _chernoff
         else:
-            statistic = empirical_split if getattr(rule, "uses_empirical_top", True) else _no_split
+            statistic = empirical_split if traits.uses_empirical_top else _no_split
     counts = np.zeros((n_rows, n_arms), dtype=np.int64)
     sums = np.zeros((n_rows, n_arms))
     rows = np.arange(n_rows)
-    initial = int(getattr(rule, "initial_pulls", 1))
+    initial = int(traits.initial_pulls)
     for arm in range(n_arms):
         arm_column = np.full(n_rows, arm)
         for _ in range(initial):
@@ -512,7 +513,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             limit = (np.full(rows.size, max_samples) if mode == "confidence"
                      else np.where(done, np.iinfo(np.int64).max, checkpoints[None, :]).min(axis=1))
             remaining = np.maximum(limit - t, 1)
-            each = cut_blocks(_as_each(actions, n_arms), counts, remaining, getattr(rule, "block_cut", "arm-order"))
+            each = cut_blocks(_as_each(actions, n_arms), counts, remaining, traits.block_cut)
             # single pulls (LUCB's two arms, a round's last pulls) read one reward per (run, arm) in one call;
             # a block of c >= 2 adds its sequential sum (a single reward is its own sum, so both are the same)
             single_rows, single_arms = np.nonzero(each == 1)

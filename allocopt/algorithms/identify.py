@@ -19,7 +19,7 @@ from ..exceptions import AllocoptError
 from ..simulate import binomial_confidence_interval, check_n_jobs, monte_carlo, worker_count
 from ..topk.problem import TopKProblem
 from .engine import RunRecords, run_replications
-from .protocol import RuleContext, get_policy, policy_name
+from .protocol import RuleContext, get_policy, policy_name, rule_traits
 from .results import FixedBudgetResult, IdentificationResult
 from .stopping import get_threshold
 
@@ -35,10 +35,11 @@ def _check_problem(problem, func: str) -> TopKProblem:
 
 
 def _check_rule(rule, problem: TopKProblem, func: str) -> None:
-    max_k = getattr(rule, "max_k", None)
+    traits = rule_traits(rule)
+    max_k = traits.max_k
     if max_k is not None and problem.k > max_k:
         fail(func, "policy", f"a rule that supports k = {problem.k} ({policy_name(rule)} needs k <= {max_k})", rule)
-    families = getattr(rule, "families", None)
+    families = traits.families
     if families is not None and problem.family.name not in families:
         fail(func, "policy", f"a rule defined for the {problem.family.name} family ({policy_name(rule)} is defined "
              f"for {', '.join(families)} arms only)", rule)
@@ -46,7 +47,7 @@ def _check_rule(rule, problem: TopKProblem, func: str) -> None:
 
 def check_max_samples(rule, problem: TopKProblem, max_samples: int | None, func: str) -> int:
     """The sample cap: at least the rule's initial pulls of every arm (default :data:`DEFAULT_MAX_SAMPLES`)."""
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     if max_samples is None:
         max_samples = max(DEFAULT_MAX_SAMPLES, initial)
     return as_int(max_samples, func, "max_samples", low=initial,
@@ -95,7 +96,7 @@ def _run(problem, rule, *, entropy, n_runs, context, checkpoints, mode, threshol
 
     ``statistic`` replaces the engine's stopping statistic (see
     :func:`allocopt.algorithms.engine.run_replications`)."""
-    names = tuple(getattr(rule, "diagnostic_names", ()))
+    names = rule_traits(rule).diagnostic_names
     size = _chunk_size(n_runs, n_jobs, chunk_size, func)
     mc = monte_carlo(_chunk, n_runs, rng=entropy, chunk_size=size, n_jobs=n_jobs, vectorized=True,
                      progress=progress, args=(problem, rule, context, checkpoints, mode, threshold, max_samples,
@@ -192,7 +193,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     base = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
     common = dict(entropy=entropy, n_runs=n_runs, mode="confidence", threshold=beta, max_samples=max_samples,
                   n_jobs=n_jobs, progress=progress, chunk_size=chunk_size, batched=batched, func=func)
-    if getattr(rule, "delta_dependent", False) or getattr(rule, "stopping", "glr") == "rule":
+    if rule_traits(rule).delta_dependent or rule_traits(rule).stopping == "rule":
         parts = [_run(problem, rule, context=RuleContext(base.n_arms, base.k, base.family, base.dispersion,
                                                          delta=float(level)),
                       checkpoints=np.array([level]), **common) for level in deltas]
@@ -259,7 +260,7 @@ def identify_fixed_budget(problem: TopKProblem, policy: Any, budgets: Any, *, n_
     _check_rule(rule, problem, func)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     requirement = f"an integer or a sequence of integers >= {initial} (the initial pulls of the K = {problem.n_arms} arms)"
     values = np.atleast_1d(np.asarray(budgets, dtype=object))
     try:
@@ -275,7 +276,7 @@ def identify_fixed_budget(problem: TopKProblem, policy: Any, budgets: Any, *, n_
     base = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
     common = dict(entropy=entropy, n_runs=n_runs, mode="budget", threshold=None, n_jobs=n_jobs, progress=progress,
                   chunk_size=chunk_size, batched=batched, func=func)
-    if getattr(rule, "anytime", True):
+    if rule_traits(rule).anytime:
         outcomes, diagnostics = _run(problem, rule, context=base, checkpoints=budget_array,
                                      max_samples=int(budget_array[-1]), **common)
         recommendations = outcomes["recommendations"]

@@ -21,7 +21,7 @@ from ..complexity.eps_top_k import aggregate_regret, h_t_eps
 from ..topk.problem import TopKProblem
 from ..simulate import check_n_jobs
 from .identify import _check_problem, _check_rule, _run, check_max_samples
-from .protocol import RuleContext, get_policy, policy_name
+from .protocol import RuleContext, get_policy, policy_name, rule_traits
 from .results import PACResult
 
 __all__ = ["pac_identify"]
@@ -69,7 +69,7 @@ def pac_identify(problem: TopKProblem, policy: Any, *, epsilon: float, delta: fl
     problem = _check_problem(problem, func)
     rule = get_policy(policy, func)
     _check_rule(rule, problem, func)
-    if getattr(rule, "stopping", "glr") != "rule":
+    if rule_traits(rule).stopping != "rule":
         fail(func, "policy", "a PAC rule with its own stopping rule (stopping = 'rule'), such as 'adaptive-topk'",
              policy_name(rule))
     epsilon = as_positive_float(epsilon, func, "epsilon")

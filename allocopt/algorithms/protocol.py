@@ -61,6 +61,7 @@ from .._validation import fail
 from ..families import ExponentialFamily
 
 __all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "PullEach", "BatchPullEach", "SamplingRule", "StepKernel",
+           "RuleTraits", "rule_traits",
            "POLICIES", "register_policy", "get_policy", "policy_name"]
 
 
@@ -147,6 +148,73 @@ class BatchPullEach(NamedTuple):
     """:class:`PullEach` actions of a batch of runs: ``counts`` of shape (R, K)."""
 
     counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class RuleTraits:
+    """What the engine and the runners need to know about a rule, declared once (a rule's ``traits`` attribute).
+
+    Attributes
+    ----------
+    initial_pulls : int
+        Pulls of every arm, in arm order, before the rule's first step.
+    stopping : {"glr", "rule"}
+        Stopped by the shared Chernoff rule, or by the rule's own ``stop`` (then run one confidence level at a time).
+    uses_glr : bool
+        The rule reads ``view.glr``, ``view.pair_top`` or ``view.pair_bottom``; otherwise the engine computes the
+        Chernoff statistic only when it stops on it (those fields are then NaN and -1).
+    uses_empirical_top : bool
+        The rule reads ``view.top`` or ``view.bottom`` (or the statistic); otherwise they are empty except where a
+        recommendation is recorded.
+    anytime : bool
+        One run serves every budget of a fixed-budget experiment; False runs each budget with ``context.budget``.
+    delta_dependent : bool
+        The sampling reads ``context.delta``: the runner runs one confidence level at a time.
+    max_k : int or None
+        The largest k the rule is defined for (1 for best-arm rules).
+    families : tuple of str or None
+        The reward families the rule is defined for (None: every family); the runners refuse the others.
+    block_cut : {"arm-order", "water-fill"}
+        How a block that would pass a budget or the sample cap is cut (:func:`~allocopt.algorithms.engine.cut_blocks`).
+    diagnostic_names : tuple of str
+        The per-run numbers the rule's ``diagnostics(state)`` reports.
+    """
+
+    initial_pulls: int = 1
+    stopping: str = "glr"
+    uses_glr: bool = True
+    uses_empirical_top: bool = True
+    anytime: bool = True
+    delta_dependent: bool = False
+    max_k: int | None = None
+    families: tuple[str, ...] | None = None
+    block_cut: str = "arm-order"
+    diagnostic_names: tuple[str, ...] = ()
+
+
+_TRAIT_NAMES = tuple(RuleTraits.__dataclass_fields__)
+
+
+def rule_traits(rule) -> RuleTraits:
+    """The rule's :class:`RuleTraits`: its ``traits`` attribute, or, for a rule written against the attribute
+    protocol (one class attribute per trait), those attributes with the defaults of :class:`RuleTraits`.
+
+    Examples
+    --------
+    >>> class Mine:
+    ...     max_k = 1
+    >>> rule_traits(Mine()).max_k, rule_traits(Mine()).stopping
+    (1, 'glr')
+    """
+    traits = getattr(rule, "traits", None)
+    if isinstance(traits, RuleTraits):
+        return traits
+    values = {name: getattr(rule, name) for name in _TRAIT_NAMES if hasattr(rule, name)}
+    if "families" in values and values["families"] is not None:
+        values["families"] = tuple(values["families"])
+    if "diagnostic_names" in values:
+        values["diagnostic_names"] = tuple(values["diagnostic_names"])
+    return RuleTraits(**values)
 
 
 @dataclass(frozen=True)
