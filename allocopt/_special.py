@@ -21,11 +21,14 @@ _FLAG = ctypes.c_int
 class SpecialFunctions(NamedTuple):
     """``ndtri(p, 0)``, ``betaincinv(a, b, p, 0)``, ``gammaincinv(a, p, 0)``: the inverse of the standard normal
     distribution function, of the regularised incomplete beta function in its argument and of the regularised
-    lower incomplete gamma function in its argument."""
+    lower incomplete gamma function in its argument; ``ndtr(x, 0)`` and ``erfcx(x, 0)``: the standard normal
+    distribution function and the scaled complementary error function."""
 
     ndtri: Any
     betaincinv: Any
     gammaincinv: Any
+    ndtr: Any
+    erfcx: Any
 
 
 _CACHE: dict[str, SpecialFunctions] = {}
@@ -53,5 +56,6 @@ def special_functions() -> SpecialFunctions:
     functions = _CACHE.get("functions")
     if functions is None:
         functions = _CACHE["functions"] = SpecialFunctions(
-            _pointer("ndtri", 1), _pointer("__pyx_fuse_0betaincinv", 3), _pointer("gammaincinv", 2))
+            _pointer("ndtri", 1), _pointer("__pyx_fuse_0betaincinv", 3), _pointer("gammaincinv", 2),
+            _pointer("__pyx_fuse_1ndtr", 1), _pointer("__pyx_fuse_1erfcx", 1))
     return functions

@@ -33,15 +33,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special
 
+from .. import _compiled_families
+from .._numba import kernel
 from .._rng import random_candidate
+from .._special import special_functions
 from .._validation import as_float, as_int, fail
 from ..topk._pairs import pair_terms
-from .protocol import RuleContext, RunView, register_policy
-from .statistics import posterior_sample
+from .protocol import RuleContext, RunView, StepKernel, register_policy
+from .statistics import posterior_kind, posterior_quantile, posterior_sample
 
 __all__ = ["TTTS", "T3C", "TTEI", "log_expected_improvement", "transportation_costs"]
 
@@ -144,6 +148,12 @@ class T3C(_TopTwo):
         # challenger: the smallest transportation cost W(leader, b) at the empirical means
         return int(_t3c_challenger(context, view.counts, view.means, leader, uniforms[n_arms + 2]))
 
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`t3c_step` for the engine's compiled loop (None for a family without a posterior sampler or a
+        compiled pair kernel: the step then runs in Python)."""
+        params = top_two_params(self, context)
+        return None if params is None else StepKernel(t3c_step, params=params)
+
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms = context.n_arms
         leader = _sampled_leader(context, view.counts, view.sums, uniforms)
@@ -206,6 +216,11 @@ class TTTS(_TopTwo):
         # bounded re-sampling: T3C's challenger
         state["resample_fallbacks"][0] += 1
         return int(_t3c_challenger(context, view.counts, view.means, leader, uniforms[n_arms + 2]))
+
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`ttts_step` for the engine's compiled loop (None where :class:`T3C` has none)."""
+        params = top_two_params(self, context, int(self.max_resamples))
+        return None if params is None else StepKernel(ttts_step, params=params, state=TTTSState)
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         n_arms = context.n_arms
@@ -270,9 +285,172 @@ class TTEI(_TopTwo):
         leader, challenger = self._leader_and_challenger(context, view.counts, view.means, uniforms)
         return int(leader) if uniforms[2] < self.beta else int(challenger)
 
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`ttei_step` for the engine's compiled loop (Gaussian arms)."""
+        if context.family.name not in self.families:
+            return None
+        return StepKernel(ttei_step, params=top_two_params(self, context))
+
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         leader, challenger = self._leader_and_challenger(context, view.counts, view.means, uniforms)
         return np.where(uniforms[:, 2] < self.beta, leader, challenger)
+
+
+# ------------------------------------------------------------------------------------- compiled steps
+class TopTwoParams(NamedTuple):
+    """What the top-two steps read: the leader's probability, the posterior's number and clip bounds, the pair
+    kernel's number (T3C's transportation costs), the dispersion, re-samples, scipy.special's functions, work."""
+
+    beta: float
+    posterior: int
+    low: float
+    high: float
+    pair: int
+    dispersion: np.ndarray
+    max_resamples: int
+    special: Any
+    theta: np.ndarray  # (K,) work
+
+
+class TTTSState(NamedTuple):
+    """TTTS's state in the compiled loop: the T3C fallbacks of each run."""
+
+    resample_fallbacks: np.ndarray
+
+
+def top_two_params(rule, context: RuleContext, max_resamples: int = 0) -> TopTwoParams | None:
+    """The parameters of the compiled top-two steps, or None where the family has no posterior sampler or no
+    compiled pair kernel."""
+    posterior = posterior_kind(context.family)
+    pair = _compiled_families.kernel_code(context.family.compiled_pair("confidence"))
+    if posterior is None or pair is None:
+        return None
+    return TopTwoParams(float(rule.beta), posterior[0], posterior[1], posterior[2], int(pair),
+                        np.ascontiguousarray(np.broadcast_to(context.dispersion, (context.n_arms,)), dtype=float),
+                        max_resamples, special_functions(), np.empty(context.n_arms))
+
+
+@kernel
+def sample_posterior(params, counts, sums, uniforms, theta):
+    """theta~ from the posterior at ``uniforms`` (one per arm), as :func:`posterior_sample`."""
+    for arm in range(counts.shape[0]):
+        theta[arm] = posterior_quantile(params.posterior, counts[arm], sums[arm], params.dispersion[arm],
+                                        uniforms[arm], params.special, params.low, params.high)
+
+
+@kernel
+def pick_extreme(values, largest, uniform):
+    """The floor(u c)-th of the c arms of largest (or smallest) value, in arm order (random_candidate); arm 0 when a
+    value is NaN, where numpy's comparison with the NaN extreme finds none."""
+    n_arms = values.shape[0]
+    extreme = values[0]
+    for arm in range(n_arms):
+        if values[arm] != values[arm]:
+            return 0
+        extreme = max(extreme, values[arm]) if largest else min(extreme, values[arm])
+    tied = 0
+    for arm in range(n_arms):
+        tied += values[arm] == extreme
+    pick = min(int(uniform * tied), max(tied - 1, 0))
+    for arm in range(n_arms):
+        if values[arm] == extreme:
+            if pick == 0:
+                return arm
+            pick -= 1
+    return 0
+
+
+@kernel
+def t3c_challenger(params, counts, means, leader, uniform, cost):
+    """T3C's challenger: a smallest transportation cost W(leader, b) at the empirical means (the pair kernel at the
+    effective weights; 0 where b's mean is not below the leader's or the cost is NaN; +inf at the leader)."""
+    weight_leader = counts[leader] / params.dispersion[leader]
+    for arm in range(counts.shape[0]):
+        if arm == leader:
+            cost[arm] = np.inf
+            continue
+        value = 0.0
+        if means[leader] > means[arm]:
+            value = _compiled_families.weighted_pair(params.pair, means[leader], means[arm], weight_leader,
+                                                     counts[arm] / params.dispersion[arm])[0]
+            if value != value:
+                value = 0.0
+        cost[arm] = value
+    return pick_extreme(cost, False, uniform)
+
+
+def t3c_step(row, view, state, params, uniforms, each):
+    """:meth:`T3C.select` compiled."""
+    n_arms = view.counts.shape[0]
+    theta = params.theta
+    sample_posterior(params, view.counts, view.sums, uniforms, theta)
+    leader = pick_extreme(theta, True, uniforms[n_arms])
+    if uniforms[n_arms + 1] < params.beta:
+        return leader, 1
+    return t3c_challenger(params, view.counts, view.means, leader, uniforms[n_arms + 2], theta), 1
+
+
+def ttts_step(row, view, state, params, uniforms, each):
+    """:meth:`TTTS.select` compiled: re-samples in search of another arg max, then T3C's challenger."""
+    n_arms = view.counts.shape[0]
+    theta = params.theta
+    sample_posterior(params, view.counts, view.sums, uniforms, theta)
+    leader = pick_extreme(theta, True, uniforms[n_arms])
+    if uniforms[n_arms + 1] < params.beta:
+        return leader, 1
+    for attempt in range(params.max_resamples):
+        start = n_arms * (1 + attempt) + 3
+        sample_posterior(params, view.counts, view.sums, uniforms[start:start + n_arms], theta)
+        best = 0
+        for arm in range(1, n_arms):  # numpy's argmax: the first largest
+            if theta[arm] > theta[best]:
+                best = arm
+        if theta[leader] < theta[best]:
+            return best, 1
+    state.resample_fallbacks[row, 0] += 1
+    return t3c_challenger(params, view.counts, view.means, leader, uniforms[n_arms + 2], theta), 1
+
+
+_SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
+_INVERSE_SQRT_TWO_PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@kernel
+def log_expected_improvement_scalar(x, special):
+    """:func:`log_expected_improvement` of one number (the branch it takes, with scipy.special's ndtr and erfcx)."""
+    if x > -1.0:
+        return math.log(max(x, -1.0) * special.ndtr(x, 0) + math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi))
+    y = max(-x, 1.0)
+    if y >= 100.0:
+        inverse_square = 1.0 / (y * y)
+        bracket = -2.0 * math.log(y) + math.log1p(inverse_square * (-3.0 + inverse_square * (15.0 - 105.0
+                                                                                             * inverse_square)))
+    else:
+        mills = _SQRT_HALF_PI * special.erfcx(y / math.sqrt(2.0), 0)
+        bracket = math.log(max(1.0 - y * mills, 2.2250738585072014e-308))
+    return -0.5 * y * y - _LOG_SQRT_2PI + bracket
+
+
+def ttei_step(row, view, state, params, uniforms, each):
+    """:meth:`TTEI.select` compiled (Gaussian arms)."""
+    counts, means = view.counts, view.means
+    n_arms = counts.shape[0]
+    value = params.theta
+    best = means[0]
+    for arm in range(1, n_arms):
+        best = max(best, means[arm])
+    for arm in range(n_arms):
+        scale = np.sqrt(params.dispersion[arm] / counts[arm])
+        value[arm] = np.log(scale) + log_expected_improvement_scalar((means[arm] - best) / scale, params.special)
+    leader = pick_extreme(value, True, uniforms[0])
+    scale_leader = np.sqrt(params.dispersion[leader] / counts[leader])
+    for arm in range(n_arms):
+        scale = np.sqrt(params.dispersion[arm] / counts[arm])
+        pair_scale = np.sqrt(scale_leader ** 2 + scale ** 2)
+        value[arm] = (-np.inf if arm == leader else np.log(pair_scale)
+                      + log_expected_improvement_scalar((means[arm] - means[leader]) / pair_scale, params.special))
+    challenger = pick_extreme(value, True, uniforms[1])
+    return (leader if uniforms[2] < params.beta else challenger), 1
 
 
 register_policy("ttts", TTTS)
