@@ -37,12 +37,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from typing import Any, NamedTuple
+
+from .. import _compiled_families
+from .._numba import kernel
 from .._rng import random_candidate
+from .._special import special_functions
 from .._validation import as_choice
 from ..topk._pairs import KINDS, pair_terms
+from ._loop import split_top_k
 from ._pair_kernels import gather
-from .protocol import RuleContext, RunView, register_policy
-from .statistics import posterior_sample, top_k_order
+from .protocol import RuleContext, RunView, StepKernel, register_policy
+from .statistics import posterior_kind, posterior_quantile, posterior_sample, sequential_sum, top_k_order
 from .stopping import HeuristicThreshold, TheoreticalThreshold
 
 __all__ = ["BTS", "double_star"]
@@ -127,10 +133,10 @@ class BTS:
         best_bottom_position = np.argmax(gather(theta, bottom), axis=-1)
         z_best_bottom = np.take_along_axis(star_bottom, best_bottom_position[..., None], axis=-1)
         star_top = z_best_bottom / ratio[..., n_bottom:]  # z_i = |z_{j_1}| d_{j_1} C / d_i C
-        top_side = 1.0 + star_top.sum(axis=-1)
-        bottom_side = star_bottom.sum(axis=-1)
+        top_side = 1.0 + sequential_sum(star_top)  # sums left to right, as the compiled step adds
+        bottom_side = sequential_sum(star_bottom)
         squares = counts.astype(float) ** 2 / dispersion
-        fallback_top = gather(squares, top).sum(axis=-1) < gather(squares, bottom).sum(axis=-1)
+        fallback_top = sequential_sum(gather(squares, top)) < sequential_sum(gather(squares, bottom))
         finite = np.isfinite(top_side) & np.isfinite(bottom_side) & (bottom_side > 0)
         pull_top = np.where(finite, top_side < bottom_side, fallback_top)
         return chosen_top, chosen_bottom, pull_top
@@ -151,6 +157,19 @@ class BTS:
         return run_bts_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
                             rewards, policy_generators)
 
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`bts_step` for the engine's compiled loop (None for a family without a posterior sampler or a
+        compiled pair kernel: the step then runs in Python)."""
+        posterior = posterior_kind(context.family)
+        pair = _compiled_families.kernel_code(context.family.compiled_pair(self.kind))
+        if posterior is None or pair is None:
+            return None
+        n_arms = context.n_arms
+        return StepKernel(bts_step, params=BTSParams(
+            context.k, posterior[0], posterior[1], posterior[2], int(pair),
+            np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), special_functions(),
+            np.empty((5, n_arms)), np.empty(3 * n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.bool_)))
+
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         i, j, pull_top = self._pair_and_side(context, view.counts, view.sums, uniforms)
         return int(i) if pull_top else int(j)
@@ -158,6 +177,101 @@ class BTS:
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
         i, j, pull_top = self._pair_and_side(context, view.counts, view.sums, uniforms)
         return np.where(pull_top, i, j)
+
+
+class BTSParams(NamedTuple):
+    """What :func:`bts_step` reads: k, the posterior's number and clip bounds, the pair kernel's number, the
+    dispersion, scipy.special's functions and work arrays."""
+
+    k: int
+    posterior: int
+    low: float
+    high: float
+    pair: int
+    dispersion: np.ndarray
+    special: Any
+    work: np.ndarray  # (5, K): theta~, its weights, the star's costs, their ratios, the insertion top-k's values
+    arms: np.ndarray  # (3K,): top, bottom, the insertion top-k's arms
+    member: np.ndarray  # (K,)
+
+
+def bts_step(row, view, state, params, uniforms, each):
+    """:meth:`BTS.select` compiled: the K - 1 pairs of theta~'s double star, a cheapest one, and the side the
+    balance (16) says is short."""
+    counts, k = view.counts, params.k
+    n_arms = counts.shape[0]
+    n_bottom = n_arms - k
+    theta, weight, cost, ratio = params.work[0], params.work[1], params.work[2], params.work[3]
+    top, bottom = params.arms[:k], params.arms[k:n_arms]
+    for arm in range(n_arms):
+        theta[arm] = posterior_quantile(params.posterior, counts[arm], view.sums[arm], params.dispersion[arm],
+                                        uniforms[arm], params.special, params.low, params.high)
+        weight[arm] = counts[arm] / params.dispersion[arm]
+    split_top_k(theta, k, top, bottom, params.work[4], params.arms[n_arms:n_arms + k], params.member)
+    worst_top, best_position = top[0], 0
+    for i in range(1, k):  # numpy's argmin / argmax: the first extreme
+        if theta[top[i]] < theta[worst_top]:
+            worst_top = top[i]
+    for j in range(1, n_bottom):
+        if theta[bottom[j]] > theta[bottom[best_position]]:
+            best_position = j
+    best_bottom = bottom[best_position]
+    # the double star's pairs: (i_k, j) for the bottom arms, then (i, j_1) for the other top arms
+    smallest, position = np.inf, 0
+    for pair in range(n_arms - 1):
+        if pair < n_bottom:
+            arm_top, arm_bottom = worst_top, bottom[pair]
+        else:
+            arm_top, arm_bottom = star_top_arm(top, worst_top, pair - n_bottom), best_bottom
+        value, grad_top, grad_bottom = _compiled_families.weighted_pair(
+            params.pair, theta[arm_top], theta[arm_bottom], weight[arm_top], weight[arm_bottom])
+        cost[pair] = 0.0 if value != value else value
+        ratio[pair] = (grad_top / params.dispersion[arm_top]) / (grad_bottom / params.dispersion[arm_bottom])
+        smallest = min(smallest, cost[pair])
+    tied = 0
+    for pair in range(n_arms - 1):
+        tied += cost[pair] == smallest
+    pick = min(int(uniforms[n_arms] * tied), max(tied - 1, 0))
+    for pair in range(n_arms - 1):
+        if cost[pair] == smallest:
+            if pick == 0:
+                position = pair
+                break
+            pick -= 1
+    if position < n_bottom:
+        chosen_top, chosen_bottom = worst_top, bottom[position]
+    else:
+        chosen_top, chosen_bottom = star_top_arm(top, worst_top, position - n_bottom), best_bottom
+    # the balance (16): sum over the top side of z against the bottom side (z_{i_k} = 1)
+    bottom_side = 0.0
+    for pair in range(n_bottom):
+        bottom_side += ratio[pair]
+    top_side = 0.0
+    for pair in range(n_bottom, n_arms - 1):
+        top_side += ratio[best_position] / ratio[pair]
+    top_side = 1.0 + top_side
+    if np.isfinite(top_side) and np.isfinite(bottom_side) and bottom_side > 0:
+        pull_top = top_side < bottom_side
+    else:  # the sum-of-squares comparison of the counts
+        squares_top, squares_bottom = 0.0, 0.0
+        for i in range(k):
+            squares_top += float(counts[top[i]]) ** 2 / params.dispersion[top[i]]
+        for j in range(n_bottom):
+            squares_bottom += float(counts[bottom[j]]) ** 2 / params.dispersion[bottom[j]]
+        pull_top = squares_top < squares_bottom
+    return (chosen_top if pull_top else chosen_bottom), 1
+
+
+@kernel
+def star_top_arm(top, worst_top, index):
+    """The ``index``-th top arm other than the worst one, in increasing arm order."""
+    seen = 0
+    for arm in top:
+        if arm != worst_top:
+            if seen == index:
+                return arm
+            seen += 1
+    return worst_top
 
 
 register_policy("bts", BTS)

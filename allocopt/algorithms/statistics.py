@@ -211,3 +211,18 @@ def posterior_quantile(code, count, total, dispersion, uniform, special, low, hi
     if sample > high:
         return high
     return sample
+
+
+def sequential_sum(values: np.ndarray) -> np.ndarray:
+    """Sums along the last axis, left to right (``numpy.cumsum(...)[..., -1]``; 0 for no term): the order a compiled
+    kernel adds in, so that a specification and its kernel round alike (numpy's ``sum`` adds pairwise).
+
+    Examples
+    --------
+    >>> sequential_sum(np.array([[1.0, 2.0, 3.0], [0.1, 0.2, 0.3]])).tolist()
+    [6.0, 0.6000000000000001]
+    """
+    values = np.asarray(values, dtype=float)
+    if values.shape[-1] == 0:
+        return np.zeros(values.shape[:-1])
+    return np.cumsum(values, axis=-1)[..., -1]
