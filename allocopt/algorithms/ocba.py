@@ -26,13 +26,18 @@ two uniforms: the tie-break among minimal pairs and the coin of OCBASS.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from .. import _compiled_families
 from .._rng import random_candidate
 from .._validation import as_int, fail
+from ._loop import GAUSSIAN_STATISTIC
 from ._pair_kernels import pair_cost_grid, sort_arms
-from .protocol import BatchPull, Pull, RuleContext, RunView, register_policy
+from .kkt_ts import pair_cost
+from .protocol import BatchPull, Pull, RuleContext, RunView, StepKernel, register_policy
+from .statistics import sequential_sum
 
 __all__ = ["OCBA", "minimal_pair"]
 
@@ -115,22 +120,83 @@ class OCBA:
         # 1. the pair (i_t, j_t) of minimal C_ij at the sample means
         i, j, top, bottom = minimal_pair(context, view.counts, view.means, uniforms[0])
         # 2. the balance step of OCBAss, or OCBASS's arbitrary (here: random) choice
-        if self.balance:
+        if self.balance:  # (sums left to right, as the compiled step adds)
             squares = self._squares(context, view.counts)
-            pull_top = squares[top].sum() < squares[bottom].sum()
+            pull_top = sequential_sum(squares[top]) < sequential_sum(squares[bottom])
         else:
             pull_top = uniforms[1] < 0.5
         return Pull(int(i) if pull_top else int(j), int(self.block))
+
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`ocba_step` for the engine's compiled loop (None for a family without a compiled pair kernel)."""
+        harmonic = context.family.harmonic_costs("confidence")
+        pair = None if harmonic else _compiled_families.kernel_code(context.family.compiled_pair("confidence"))
+        if not harmonic and pair is None:
+            return None
+        n_arms = context.n_arms
+        return StepKernel(ocba_step, params=OCBAParams(
+            bool(self.balance), int(self.block), GAUSSIAN_STATISTIC if harmonic else int(pair),
+            np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), np.empty(n_arms)))
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPull:
         i, j, top, bottom = minimal_pair(context, view.counts, view.means, uniforms[:, 0])
         if self.balance:
             squares = self._squares(context, view.counts)
-            pull_top = (np.take_along_axis(squares, top, axis=1).sum(axis=1)
-                        < np.take_along_axis(squares, bottom, axis=1).sum(axis=1))
+            pull_top = (sequential_sum(np.take_along_axis(squares, top, axis=1))
+                        < sequential_sum(np.take_along_axis(squares, bottom, axis=1)))
         else:
             pull_top = uniforms[:, 1] < 0.5
         return BatchPull(np.where(pull_top, i, j), np.full(i.shape[0], int(self.block), dtype=np.int64))
+
+
+class OCBAParams(NamedTuple):
+    """What :func:`ocba_step` reads."""
+
+    balance: bool
+    block: int
+    pair: int
+    dispersion: np.ndarray
+    weight: np.ndarray  # (K,) work
+
+
+def ocba_step(row, view, state, params, uniforms, each):
+    """:meth:`OCBA.select` compiled: a pair of minimal cost at the sample means (ties at random), then the side."""
+    counts, means, top, bottom = view.counts, view.means, view.top, view.bottom
+    n_bottom = bottom.shape[0]
+    weight = params.weight
+    gaussian = params.pair == GAUSSIAN_STATISTIC
+    for arm in range(counts.shape[0]):
+        weight[arm] = counts[arm] / params.dispersion[arm]
+        if gaussian:
+            weight[arm] = 1.0 / weight[arm]  # the closed form reads 1/w
+    smallest, tied = np.inf, 0
+    for rank in range(2):  # the smallest cost, then the floor(u c)-th of its c pairs in row-major order
+        pick = min(int(uniforms[0] * tied), max(tied - 1, 0))
+        for i in range(top.shape[0]):
+            for j in range(n_bottom):
+                value = 0.0
+                if means[top[i]] > means[bottom[j]] or gaussian:
+                    value = pair_cost(params, means[top[i]], means[bottom[j]], weight[top[i]], weight[bottom[j]])
+                    if value != value:
+                        value = 0.0
+                if rank == 0:
+                    if value < smallest:
+                        smallest, tied = value, 1
+                    elif value == smallest:
+                        tied += 1
+                elif value == smallest:
+                    if pick == 0:
+                        pull_top = uniforms[1] < 0.5
+                        if params.balance:
+                            squares_top, squares_bottom = 0.0, 0.0
+                            for a in top:
+                                squares_top += float(counts[a]) * float(counts[a]) / params.dispersion[a]
+                            for b in bottom:
+                                squares_bottom += float(counts[b]) * float(counts[b]) / params.dispersion[b]
+                            pull_top = squares_top < squares_bottom
+                        return (top[i] if pull_top else bottom[j]), params.block
+                    pick -= 1
+    return top[0], params.block
 
 
 register_policy("ocba-balanced", lambda: OCBA(balance=True))
