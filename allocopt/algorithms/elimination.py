@@ -44,9 +44,11 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from .._numba import kernel
 from .._validation import as_int, as_positive_float, fail
 from ..complexity.top_m import c_p, logbar
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from ._loop import DEFER, EACH
+from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["NSAR", "SAR", "SuccessiveRejects", "SequentialHalving", "nsar_schedule", "successive_rejects_schedule",
            "sequential_halving_schedule"]
@@ -194,12 +196,21 @@ class _Rounds:
     def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
         self._budget_targets(context)
         n_arms = context.n_arms
-        state = {"active": np.ones((n_runs, n_arms), dtype=bool), "accepted": np.zeros((n_runs, n_arms), dtype=bool),
-                 "round": np.zeros((n_runs, 1), dtype=np.int64), "priority": np.full((n_runs, n_arms), np.nan)}
-        if self.fresh_means:
-            state["start_counts"] = np.zeros((n_runs, n_arms), dtype=np.int64)
-            state["start_sums"] = np.zeros((n_runs, n_arms))
-        return state
+        return {"active": np.ones((n_runs, n_arms), dtype=bool), "accepted": np.zeros((n_runs, n_arms), dtype=bool),
+                "round": np.zeros((n_runs, 1), dtype=np.int64), "priority": np.full((n_runs, n_arms), np.nan),
+                "start_counts": np.zeros((n_runs, n_arms), dtype=np.int64), "start_sums": np.zeros((n_runs, n_arms))}
+
+    rule_kind: ClassVar[int] = -1  # the decision of the compiled step (NSAR_DECISION, ...)
+
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """:func:`rounds_step` (and :func:`rounds_recommend`) for the engine's compiled loop; the first step, which
+        draws the run's random order of the arms, runs in Python."""
+        n_arms = context.n_arms
+        return StepKernel(rounds_step, params=RoundsParams(
+            self.rule_kind, context.k, np.asarray(self._budget_targets(context), dtype=np.int64),
+            int(context.budget_value(type(self).__name__)), bool(self.fresh_means),
+            np.empty((3, n_arms), dtype=np.int64), np.empty((2, n_arms)), np.empty((2, n_arms), dtype=np.bool_)),
+            state=RoundsState, recommend=rounds_recommend)
 
     # --- one run ----------------------------------------------------------------------------------------------
     def _round_values(self, counts, sums, state) -> np.ndarray:
@@ -405,6 +416,7 @@ class NSAR(_Rounds):
     """
 
     p: float = 1.1
+    rule_kind: ClassVar[int] = 0
 
     def __post_init__(self):
         object.__setattr__(self, "p", as_positive_float(self.p, "NSAR", "p"))
@@ -465,6 +477,7 @@ class SuccessiveRejects(_Rounds):
     """
 
     name = "successive-rejects"
+    rule_kind: ClassVar[int] = 1
 
     def targets(self, context: RuleContext) -> np.ndarray:
         return _successive_rejects_schedule(context.n_arms, context.budget_value(self.name), "SuccessiveRejects")
@@ -499,6 +512,7 @@ class SequentialHalving(_Rounds):
 
     name = "sequential-halving"
     fresh_means: ClassVar[bool] = True
+    rule_kind: ClassVar[int] = 2
 
     def targets(self, context: RuleContext) -> np.ndarray:
         return np.cumsum(_sequential_halving_schedule(context.n_arms, context.k, context.budget_value(self.name),
@@ -514,6 +528,181 @@ class SequentialHalving(_Rounds):
         keep = np.maximum(to_accept, -(-n_active // 2))
         rejected = _ranks(np.lexsort((priority, -keys), axis=-1)) >= keep[:, None]
         active[rows] &= ~rejected
+
+
+# ------------------------------------------------------------------------------------------- compiled step
+NSAR_DECISION, REJECTS_DECISION, HALVING_DECISION = 0, 1, 2
+
+
+class RoundsState(NamedTuple):
+    """The round-based rules' state in the compiled loop (the arrays of ``init_state``)."""
+
+    active: np.ndarray
+    accepted: np.ndarray
+    round: np.ndarray
+    priority: np.ndarray
+    start_counts: np.ndarray
+    start_sums: np.ndarray
+
+
+class RoundsParams(NamedTuple):
+    """What the compiled rounds read: the decision, k, the rounds' targets, the budget, whether a round's values
+    are its own samples' means (Sequential Halving), and work arrays."""
+
+    decision: int
+    k: int
+    targets: np.ndarray
+    budget: int
+    fresh_means: bool
+    order: np.ndarray  # (3, K) int work: the active arms, their order, a saved round
+    values: np.ndarray  # (2, K) work: the round's values, their gaps
+    flags: np.ndarray  # (2, K) bool work: saved active and accepted
+
+
+@kernel
+def ranked_arms(arms, n, values, priority, order):
+    """The first ``n`` arms of ``arms`` by decreasing value, ties by increasing priority (``numpy.lexsort((priority,
+    -values))``), into ``order``."""
+    for position in range(n):
+        arm = arms[position]
+        place = position
+        while place > 0:
+            other = order[place - 1]
+            if values[other] > values[arm] or (values[other] == values[arm] and priority[other] <= priority[arm]):
+                break
+            order[place] = other
+            place -= 1
+        order[place] = arm
+
+
+@kernel
+def advance_rounds(row, counts, sums, means, state, params):
+    """:meth:`_Rounds._advance` for one run: decide every round whose pulls are complete."""
+    active, accepted, priority = state.active[row], state.accepted[row], state.priority[row]
+    arms, order = params.order[0], params.order[1]
+    values, gaps = params.values[0], params.values[1]
+    n_arms = counts.shape[0]
+    round_index = state.round[row, 0]
+    while True:
+        n_active, n_accepted = 0, 0
+        for arm in range(n_arms):
+            if active[arm]:
+                arms[n_active] = arm
+                n_active += 1
+            n_accepted += accepted[arm]
+        if n_active == 0:
+            break
+        to_accept = params.k - n_accepted
+        if to_accept == 0 or to_accept == n_active:  # the rest is rejected, or accepted
+            for position in range(n_active):
+                accepted[arms[position]] = to_accept > 0
+                active[arms[position]] = False
+            break
+        if round_index >= params.targets.shape[0]:
+            break
+        complete = True
+        for position in range(n_active):
+            complete = complete and counts[arms[position]] >= params.targets[round_index]
+        if not complete:
+            break
+        for arm in range(n_arms):
+            if params.fresh_means:  # the round's own samples (NaN for an arm not pulled in the round)
+                pulled = counts[arm] - state.start_counts[row, arm]
+                values[arm] = (sums[arm] - state.start_sums[row, arm]) / pulled if pulled > 0 else np.nan
+            else:
+                values[arm] = means[arm]
+        ranked_arms(arms, n_active, values, priority, order)
+        decide_round(params.decision, order, n_active, to_accept, values, priority, gaps, active, accepted)
+        if params.fresh_means:
+            state.start_counts[row, :] = counts
+            state.start_sums[row, :] = sums
+        round_index += 1
+    state.round[row, 0] = round_index
+
+
+@kernel
+def decide_round(decision, order, n_active, to_accept, values, priority, gaps, active, accepted):
+    """One round's decision on the active arms ranked in ``order`` (``to_accept`` of them still to accept)."""
+    if decision == REJECTS_DECISION:  # the lowest value (ties: the larger priority last, as lexsort((p, v))[0])
+        lowest = order[n_active - 1]
+        for position in range(n_active - 1, -1, -1):
+            arm = order[position]
+            if values[arm] < values[lowest] or (values[arm] == values[lowest] and priority[arm] < priority[lowest]):
+                lowest = arm
+        active[lowest] = False
+    elif decision == HALVING_DECISION:  # keep the max(m, ceil(n/2)) best
+        keep = max(to_accept, -(-n_active // 2))
+        for position in range(keep, n_active):
+            active[order[position]] = False
+    else:  # NSAR: the largest empirical gap, accepted if its mean is above the (m+1)-th
+        above, below = values[order[to_accept]], values[order[to_accept - 1]]
+        chosen = -1
+        for position in range(n_active):
+            arm = order[position]
+            gaps[arm] = values[arm] - above if position < to_accept else below - values[arm]
+            if chosen < 0 or gaps[arm] > gaps[chosen] or (gaps[arm] == gaps[chosen]
+                                                          and priority[arm] < priority[chosen]):
+                chosen = arm
+        accepted[chosen] = values[chosen] > above
+        active[chosen] = False
+
+
+def rounds_step(row, view, state, params, uniforms, each):
+    """:meth:`_Rounds.select` compiled: the pulls that bring the active arms to the round's target (the budget's
+    remainder on every arm once the rounds are over); the first step (the run's random order) runs in Python."""
+    if state.priority[row, 0] != state.priority[row, 0]:
+        return DEFER, 0
+    advance_rounds(row, view.counts, view.sums, view.means, state, params)
+    n_arms = view.counts.shape[0]
+    any_active = False
+    for arm in range(n_arms):
+        any_active = any_active or state.active[row, arm]
+    if any_active:
+        target = params.targets[state.round[row, 0]]
+        for arm in range(n_arms):
+            each[arm] = target - view.counts[arm] if state.active[row, arm] else 0
+    else:
+        remaining = params.budget - view.t
+        for arm in range(n_arms):
+            each[arm] = -(-remaining // n_arms)
+    return EACH, 0
+
+
+def rounds_recommend(row, view, state, params, out):
+    """:meth:`_Rounds.recommend` compiled: the accepted arms after deciding the complete rounds (on a copy of the
+    state), completed by the active arms of largest mean (ties: the run's order), in increasing arm order."""
+    n_arms = view.counts.shape[0]
+    saved_active, saved_accepted = params.flags[0], params.flags[1]
+    saved_round = state.round[row, 0]
+    saved_active[:] = state.active[row]
+    saved_accepted[:] = state.accepted[row]
+    saved_counts, saved_sums = params.order[2], params.values[1]
+    saved_counts[:] = state.start_counts[row]
+    saved_sums[:] = state.start_sums[row]
+    advance_rounds(row, view.counts, view.sums, view.means, state, params)
+    arms, order = params.order[0], params.order[1]
+    chosen = 0
+    for arm in range(n_arms):
+        if state.accepted[row, arm]:
+            chosen += 1
+    n_active = 0
+    for arm in range(n_arms):
+        if state.active[row, arm]:
+            arms[n_active] = arm
+            n_active += 1
+    ranked_arms(arms, n_active, view.means, state.priority[row], order)
+    for position in range(min(params.k - chosen, n_active)):
+        state.accepted[row, order[position]] = True
+    filled = 0
+    for arm in range(n_arms):
+        if state.accepted[row, arm]:
+            out[filled] = arm
+            filled += 1
+    state.active[row, :] = saved_active
+    state.accepted[row, :] = saved_accepted
+    state.round[row, 0] = saved_round
+    state.start_counts[row, :] = saved_counts
+    state.start_sums[row, :] = saved_sums
 
 
 register_policy("nsar", NSAR)
