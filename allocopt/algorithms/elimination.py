@@ -202,14 +202,18 @@ class _Rounds:
 
     rule_kind: ClassVar[int] = -1  # the decision of the compiled step (NSAR_DECISION, ...)
 
+    def quantile_rounds(self, context: RuleContext) -> int:
+        """OptMAI's Quantile-Elimination rounds (0 for the other rules)."""
+        return 0
+
     def compiled_step(self, context: RuleContext) -> StepKernel:
         """:func:`rounds_step` (and :func:`rounds_recommend`) for the engine's compiled loop; the first step, which
         draws the run's random order of the arms, runs in Python."""
         n_arms = context.n_arms
         return StepKernel(rounds_step, params=RoundsParams(
             self.rule_kind, context.k, np.asarray(self._budget_targets(context), dtype=np.int64),
-            int(context.budget_value(type(self).__name__)), bool(self.fresh_means),
-            np.empty((3, n_arms), dtype=np.int64), np.empty((2, n_arms)), np.empty((2, n_arms), dtype=np.bool_)),
+            int(context.budget_value(type(self).__name__)), bool(self.fresh_means), self.quantile_rounds(context),
+            np.empty((4, n_arms), dtype=np.int64), np.empty((2, n_arms)), np.empty((2, n_arms), dtype=np.bool_)),
             state=RoundsState, recommend=rounds_recommend)
 
     # --- one run ----------------------------------------------------------------------------------------------
@@ -531,7 +535,7 @@ class SequentialHalving(_Rounds):
 
 
 # ------------------------------------------------------------------------------------------- compiled step
-NSAR_DECISION, REJECTS_DECISION, HALVING_DECISION = 0, 1, 2
+NSAR_DECISION, REJECTS_DECISION, HALVING_DECISION, OPTMAI_DECISION = 0, 1, 2, 3
 
 
 class RoundsState(NamedTuple):
@@ -554,7 +558,8 @@ class RoundsParams(NamedTuple):
     targets: np.ndarray
     budget: int
     fresh_means: bool
-    order: np.ndarray  # (3, K) int work: the active arms, their order, a saved round
+    quantile_rounds: int  # OptMAI's Quantile-Elimination rounds
+    order: np.ndarray  # (4, K) int work: the active arms, their order, a saved round, an order by gap
     values: np.ndarray  # (2, K) work: the round's values, their gaps
     flags: np.ndarray  # (2, K) bool work: saved active and accepted
 
@@ -612,7 +617,7 @@ def advance_rounds(row, counts, sums, means, state, params):
             else:
                 values[arm] = means[arm]
         ranked_arms(arms, n_active, values, priority, order)
-        decide_round(params.decision, order, n_active, to_accept, values, priority, gaps, active, accepted)
+        decide_round(params, round_index, order, n_active, to_accept, values, priority, gaps, active, accepted)
         if params.fresh_means:
             state.start_counts[row, :] = counts
             state.start_sums[row, :] = sums
@@ -621,30 +626,54 @@ def advance_rounds(row, counts, sums, means, state, params):
 
 
 @kernel
-def decide_round(decision, order, n_active, to_accept, values, priority, gaps, active, accepted):
+def decide_round(params, round_index, order, n_active, to_accept, values, priority, gaps, active, accepted):
     """One round's decision on the active arms ranked in ``order`` (``to_accept`` of them still to accept)."""
-    if decision == REJECTS_DECISION:  # the lowest value (ties: the larger priority last, as lexsort((p, v))[0])
+    decision = params.decision
+    if decision == REJECTS_DECISION:  # the lowest value (ties: the smaller priority, as lexsort((p, v))[0])
         lowest = order[n_active - 1]
         for position in range(n_active - 1, -1, -1):
             arm = order[position]
             if values[arm] < values[lowest] or (values[arm] == values[lowest] and priority[arm] < priority[lowest]):
                 lowest = arm
         active[lowest] = False
-    elif decision == HALVING_DECISION:  # keep the max(m, ceil(n/2)) best
-        keep = max(to_accept, -(-n_active // 2))
-        for position in range(keep, n_active):
+        return
+    if decision == HALVING_DECISION:  # keep the max(m, ceil(n/2)) best
+        for position in range(max(to_accept, -(-n_active // 2)), n_active):
             active[order[position]] = False
-    else:  # NSAR: the largest empirical gap, accepted if its mean is above the (m+1)-th
-        above, below = values[order[to_accept]], values[order[to_accept - 1]]
-        chosen = -1
-        for position in range(n_active):
-            arm = order[position]
-            gaps[arm] = values[arm] - above if position < to_accept else below - values[arm]
-            if chosen < 0 or gaps[arm] > gaps[chosen] or (gaps[arm] == gaps[chosen]
-                                                          and priority[arm] < priority[chosen]):
-                chosen = arm
-        accepted[chosen] = values[chosen] > above
-        active[chosen] = False
+        return
+    if decision == OPTMAI_DECISION and round_index < params.quantile_rounds:  # discard the lowest quarter
+        for position in range(n_active - n_active // 4, n_active):
+            active[order[position]] = False
+        return
+    # the empirical gaps against the (m+1)-th (the m best) or the m-th mean (the others)
+    above, below = values[order[to_accept]], values[order[to_accept - 1]]
+    for position in range(n_active):
+        arm = order[position]
+        gaps[arm] = values[arm] - above if position < to_accept else below - values[arm]
+    if decision == OPTMAI_DECISION:  # Accept-Reject: the max(1, floor(n/4)) largest gaps, accepted if in the top
+        by_gap = params.order[3]
+        ranked_arms(order, n_active, gaps, priority, by_gap)
+        for position in range(max(1, n_active // 4)):
+            arm = by_gap[position]
+            accepted[arm] = in_top_position(order, to_accept, arm)
+            active[arm] = False
+        return
+    chosen = -1  # NSAR: the largest gap, accepted if its mean is above the (m+1)-th
+    for position in range(n_active):
+        arm = order[position]
+        if chosen < 0 or gaps[arm] > gaps[chosen] or (gaps[arm] == gaps[chosen] and priority[arm] < priority[chosen]):
+            chosen = arm
+    accepted[chosen] = values[chosen] > above
+    active[chosen] = False
+
+
+@kernel
+def in_top_position(order, to_accept, arm):
+    """Whether ``arm`` is among the first ``to_accept`` of ``order``."""
+    for position in range(to_accept):
+        if order[position] == arm:
+            return True
+    return False
 
 
 def rounds_step(row, view, state, params, uniforms, each):

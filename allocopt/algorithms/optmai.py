@@ -43,12 +43,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from .._validation import as_float, as_int, fail
-from .elimination import _ranks, _Rounds, empirical_gaps
+from .elimination import OPTMAI_DECISION, _ranks, _Rounds, empirical_gaps
 from .protocol import RuleContext, register_policy
 
 __all__ = ["OptMAI", "OptMAIRounds", "optmai_rounds", "OPTMAI_BETA"]
@@ -154,6 +154,10 @@ class OptMAI(_Rounds):
 
     beta: float = OPTMAI_BETA
     name = "optmai"
+    rule_kind: ClassVar[int] = OPTMAI_DECISION
+
+    def quantile_rounds(self, context: RuleContext) -> int:
+        return int(self.rounds(context).quantile_rounds)
 
     def __post_init__(self):
         object.__setattr__(self, "beta", _beta(self.beta, "OptMAI"))
