@@ -54,13 +54,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from .._numba import kernel
 from .._validation import as_choice, as_float, fail
-from .elimination import _fill_recommendation, _order, _priorities, _ranks
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from ._loop import DEFER, EACH
+from .elimination import _fill_recommendation, _order, _priorities, _ranks, ranked_arms
+from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["AdaptiveTopK", "AdaptiveTopKFixedBudget", "adaptive_topk_round_pulls"]
 
@@ -212,6 +214,16 @@ class AdaptiveTopK:
                 active[undecided[x]] = False
             state["round"][0] = round_index
 
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """:func:`adaptive_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (the round
+        lengths tabulated by :meth:`_targets`); the first step, which draws the run's order, runs in Python."""
+        epsilon = 0.0 if self.fixed_budget else self._parameters(context)[0]
+        n_arms = context.n_arms
+        return StepKernel(adaptive_step, params=AdaptiveParams(
+            context.k, self._targets(context, np.arange(1, _ROUND_TABLE + 1)), float(epsilon), bool(self.fixed_budget),
+            np.empty((3, n_arms), dtype=np.int64), np.empty((2, n_arms)), np.empty((2, n_arms), dtype=np.bool_)),
+            state=AdaptiveState, stop=adaptive_stop, recommend=adaptive_recommend)
+
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
         if np.isnan(state["priority"][0]):
             state["priority"][:] = _priorities(float(uniforms[0]), context.n_arms)
@@ -297,6 +309,152 @@ class AdaptiveTopK:
         state = {name: values.copy() for name, values in state.items()}
         self._advance_batch(context, view.counts, view.sums, state)
         return _fill_recommendation(context.k, state["accepted"], state["active"], view.means, state["priority"])
+
+
+# ------------------------------------------------------------------------------------------- compiled step
+_ROUND_TABLE = 64  # rounds tabulated: 4^r passes the count cap 2^60 at r = 30
+
+
+class AdaptiveState(NamedTuple):
+    """AdaptiveTopK's state in the compiled loop (the arrays of ``init_state``)."""
+
+    active: np.ndarray
+    accepted: np.ndarray
+    round: np.ndarray
+    finished: np.ndarray
+    priority: np.ndarray
+
+
+class AdaptiveParams(NamedTuple):
+    """What the compiled AdaptiveTopK reads: k, the rounds' target counts (row r - 1: round r), epsilon, whether the
+    outer loop is removed (the fixed-budget form), and work arrays."""
+
+    k: int
+    targets: np.ndarray
+    epsilon: float
+    fixed_budget: bool
+    order: np.ndarray  # (3, K) int work
+    values: np.ndarray  # (2, K) work
+    flags: np.ndarray  # (2, K) bool work
+
+
+@kernel
+def advance_adaptive(row, counts, means, active, accepted, round_state, finished, priority, params):
+    """:meth:`AdaptiveTopK._advance` for one run (the paper's loops, Algorithm 1), on the given state rows."""
+    arms, order = params.order[0], params.order[1]
+    n_arms = counts.shape[0]
+    while not finished[0]:
+        n_undecided, n_accepted = 0, 0
+        for arm in range(n_arms):
+            if active[arm]:
+                arms[n_undecided] = arm
+                n_undecided += 1
+            n_accepted += accepted[arm]
+        to_accept = params.k - n_accepted
+        if to_accept == 0 or (not params.fixed_budget
+                              and 2.0 * 2.0 ** -float(round_state[0]) * to_accept <= params.epsilon * params.k):
+            finished[0] = True
+            break
+        if to_accept == n_undecided:
+            for position in range(n_undecided):
+                accepted[arms[position]] = True
+                active[arms[position]] = False
+            finished[0] = True
+            break
+        round_index = round_state[0] + 1
+        for position in range(n_undecided):
+            if counts[arms[position]] < params.targets[round_index - 1, arms[position]]:
+                return  # round r's pulls are not done yet
+        threshold = 2.0 * 2.0 ** -float(round_index)
+        while True:  # Algorithm 1, lines 6-14
+            n_undecided, n_accepted = 0, 0
+            for arm in range(n_arms):
+                if active[arm]:
+                    arms[n_undecided] = arm
+                    n_undecided += 1
+                n_accepted += accepted[arm]
+            to_accept = params.k - n_accepted
+            if to_accept == 0 or to_accept == n_undecided:
+                break
+            ranked_arms(arms, n_undecided, means, priority, order)
+            a, b = means[order[to_accept]], means[order[to_accept - 1]]
+            chosen, largest = -1, -np.inf
+            for position in range(n_undecided):  # the largest gap, ties to the smallest priority
+                arm = arms[position]
+                gap = max(means[arm] - a, b - means[arm])
+                if gap > largest or (gap == largest and priority[arm] < priority[chosen]):
+                    chosen, largest = arm, gap
+            if largest <= threshold:
+                break
+            if means[chosen] > a:
+                accepted[chosen] = True
+            active[chosen] = False
+        round_state[0] = round_index
+
+
+@kernel
+def advance_copy(row, view, state, params):
+    """:func:`advance_adaptive` on a copy of the run's state (the work rows of ``params``): returns the copy's
+    accepted arms, active arms and whether the rounds are over."""
+    active, accepted = params.flags[0], params.flags[1]
+    active[:] = state.active[row]
+    accepted[:] = state.accepted[row]
+    round_copy = state.round[row].copy()
+    finished = state.finished[row].copy()
+    advance_adaptive(row, view.counts, view.means, active, accepted, round_copy, finished,
+                     order_keys(state.priority[row], params.values[0]), params)
+    return accepted, active, finished[0]
+
+
+@kernel
+def order_keys(priority, out):
+    """The tie-break keys of :func:`_order`: the run's order, or the arm index before it is drawn."""
+    for arm in range(priority.shape[0]):
+        out[arm] = arm if priority[arm] != priority[arm] else priority[arm]
+    return out
+
+
+def adaptive_step(row, view, state, params, uniforms, each):
+    """:meth:`AdaptiveTopK.select` compiled."""
+    if state.priority[row, 0] != state.priority[row, 0]:
+        return DEFER, 0
+    n_arms = view.counts.shape[0]
+    advance_adaptive(row, view.counts, view.means, state.active[row], state.accepted[row], state.round[row],
+                     state.finished[row], state.priority[row], params)
+    if state.finished[row, 0]:
+        for arm in range(n_arms):
+            each[arm] = _MAX_COUNT // n_arms
+        return EACH, 0
+    round_index = state.round[row, 0] + 1
+    for arm in range(n_arms):
+        each[arm] = max(params.targets[round_index - 1, arm] - view.counts[arm], 0) if state.active[row, arm] else 0
+    return EACH, 0
+
+
+def adaptive_stop(row, view, state, params):
+    """:meth:`AdaptiveTopK.stop` compiled."""
+    return advance_copy(row, view, state, params)[2]
+
+
+def adaptive_recommend(row, view, state, params, out):
+    """:meth:`AdaptiveTopK.recommend` compiled: the accepted arms, completed by the undecided arms of largest mean
+    (ties: the run's order), in increasing arm order."""
+    accepted, active, _ = advance_copy(row, view, state, params)
+    arms, order = params.order[0], params.order[1]
+    n_arms, chosen, n_active = view.counts.shape[0], 0, 0
+    for arm in range(n_arms):
+        chosen += accepted[arm]
+        if active[arm]:
+            arms[n_active] = arm
+            n_active += 1
+    ranked_arms(arms, n_active, view.means, order_keys(state.priority[row], params.values[1]), order)
+    for position in range(min(params.k - chosen, n_active)):
+        accepted[order[position]] = True
+    filled = 0
+    for arm in range(n_arms):
+        if accepted[arm]:
+            out[filled] = arm
+            filled += 1
 
 
 @dataclass(frozen=True)
