@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import compile_once
+from .._numba import compile_kernels, kernel
 from .confidence_bounds import BISECTION_STEPS
 
 __all__ = ["KL_BOUND_FAMILIES", "kl_bound", "compile_bounds"]
@@ -23,6 +23,7 @@ KL_BOUND_FAMILIES = ("gaussian", "bernoulli")
 """The families whose KL bounds are compiled (their codes are their positions here)."""
 
 
+@kernel
 def _xlogy(x, y):
     """:math:`x \\log y`, 0 at :math:`x = 0` (unless :math:`y` is NaN): ``scipy.special.xlogy``."""
     if x == 0.0 and not np.isnan(y):
@@ -30,6 +31,7 @@ def _xlogy(x, y):
     return x * np.log(y)
 
 
+@kernel
 def _kl_bound(family_code, mean, level, upper, twice_variance):
     """One KL bound of :func:`~allocopt.algorithms.confidence_bounds.kl_bound` (upper if ``upper``) at ``level``:
     Gaussian (``family_code`` 0) in closed form, Bernoulli (1) by the same bisection in the same order.
@@ -63,9 +65,6 @@ def _kl_bound(family_code, mean, level, upper, twice_variance):
 kl_bound = _kl_bound
 
 
-_COMPILED = compile_once(globals(), rebind=("_xlogy", ("kl_bound", "_kl_bound")))
-
-
 def compile_bounds() -> None:
     """Compile :func:`kl_bound` (once per process; numba's cache keeps the machine code between processes)."""
-    _COMPILED()
+    compile_kernels()

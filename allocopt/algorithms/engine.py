@@ -322,8 +322,11 @@ def _run_compiled(step_kernel, rule, context, records: RunRecords, *, mode: str,
                   else np.zeros((1, n_check)))
     buffers = _loop.LoopBuffers(rewards.buffer, rewards.position, np.empty((n_rows, max(1, per_step) * UNIFORM_STEPS)),
                                 np.full(n_rows, max(1, per_step) * UNIFORM_STEPS, dtype=np.int64), thresholds)
+    arrays = dict(state)
+    if step_kernel.work_state is not None:
+        arrays.update(step_kernel.work_state(n_rows, n_arms))
     kernel_state = () if step_kernel.state is None else step_kernel.state(
-        **{name: state[name] for name in step_kernel.state._fields})
+        **{name: arrays[name] for name in step_kernel.state._fields})
     params = step_kernel.params
     loop = _loop.build_loop(step_kernel.select, step_kernel.stop or _loop.never_stop,
                             step_kernel.recommend or _loop.empirical_top)

@@ -48,11 +48,11 @@ from .._rng import random_candidate
 from .._validation import as_choice, as_float, fail
 from ..complexity.lil import LIL_FORMS, c_eps
 from ..exceptions import InvalidArgumentError
-from ._compiled_lucb import (BERNOULLI_KL, CHANGE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED, LucbPlan,
-                             radius_table)
+from ._lucb_step import (BERNOULLI_KL, CHANGE, FIRST_TABLE_SIZE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED,
+                         LucbParams, LucbState, grow_lucb, lucb_state, lucb_step, lucb_stop, radius_table, rate_table)
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
 from .statistics import top_k_order
 
 __all__ = ["LUCB", "KLLUCB", "LilLUCB", "LUCBPlusPlus", "LilRandLUCB", "LilCLUCB", "LIL_VERSIONS",
@@ -147,6 +147,18 @@ class _BoundCrossing:
     def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom)
 
+    def lucb_params(self, context: RuleContext) -> LucbParams | None:  # pragma: no cover - abstract
+        """The compiled step's parameters (None: the rule's bounds have no compiled form)."""
+        return None
+
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """The compiled LUCB step (:mod:`allocopt.algorithms._lucb_step`) with this rule's bounds."""
+        params = self.lucb_params(context)
+        if params is None:
+            return None
+        return StepKernel(lucb_step, params=params, state=LucbState, stop=lucb_stop, grow=grow_lucb,
+                          work_state=lucb_state)
+
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int | PullEach:
         revised = self.cached_revised(context, view, state)  # LCB in High, UCB in Low
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
@@ -206,13 +218,13 @@ class LUCB(_BoundCrossing):
         radius = subgaussian_radius(view.counts, np.asarray(beta)[..., None], variance)
         return _revise(view.means, radius, view.top)
 
-    def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
-        """The compiled run loop's description of this rule (None for a callable rate or a subclass)."""
-        if type(self) is not LUCB or callable(self.exploration):
+    def lucb_params(self, context: RuleContext) -> LucbParams | None:
+        """Hoeffding radii at a named exploration rate (None for a callable rate: the step runs in Python)."""
+        if callable(self.exploration):
             return None
-        return LucbPlan(PAIR, HOEFFDING, int(self.uniforms_per_step(context)), np.zeros(context.n_arms),
-                        exploration=self.exploration, delta=context.delta_value(self.name),
-                        variance=subgaussian_variance(context.family, context.dispersion, "LUCB"))
+        variance = subgaussian_variance(context.family, context.dispersion, "LUCB")
+        return _params(context, PAIR, HOEFFDING, np.zeros(context.n_arms), variance,
+                       exploration=self.exploration, delta=context.delta_value(self.name))
 
 
 @dataclass(frozen=True)
@@ -251,18 +263,16 @@ class KLLUCB(_BoundCrossing):
         bottom = ~in_top_mask(view.top, context.n_arms)  # upper bounds outside the top-k, lower inside
         return kl_bound(context.family, view.means, level, bottom, context.dispersion)
 
-    def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
-        r"""The compiled run loop's description of this rule on Gaussian arms, whose KL bounds are
-        :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form, and on Bernoulli arms, whose bounds it
-        computes by :func:`~allocopt.algorithms.confidence_bounds.kl_bound`'s bisection (None for the other
-        families, a callable rate or a subclass: the numpy loop)."""
-        if (type(self) is not KLLUCB or callable(self.exploration)
-                or context.family.name not in ("gaussian", "bernoulli")):
+    def lucb_params(self, context: RuleContext) -> LucbParams | None:
+        r"""Gaussian arms, whose KL bounds are :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form, and
+        Bernoulli arms, whose bounds the step computes by :func:`~allocopt.algorithms.confidence_bounds.kl_bound`'s
+        bisection (None for the other families or a callable rate: the step runs in Python)."""
+        if callable(self.exploration) or context.family.name not in ("gaussian", "bernoulli"):
             return None
         variance = np.broadcast_to(np.asarray(context.dispersion, dtype=float), (context.n_arms,))
         radius = GAUSSIAN_KL if context.family.name == "gaussian" else BERNOULLI_KL
-        return LucbPlan(PAIR, radius, int(self.uniforms_per_step(context)), np.zeros(context.n_arms),
-                        exploration=self.exploration, delta=context.delta_value(self.name), variance=variance)
+        return _params(context, PAIR, radius, np.zeros(context.n_arms), variance, exploration=self.exploration,
+                       delta=context.delta_value(self.name))
 
 
 # ------------------------------------------------------------------------------------------- LIL rules
@@ -328,18 +338,17 @@ class _LilRule(_BoundCrossing):
     def omegas(self, context: RuleContext) -> tuple[float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def compiled_plan(self, context: RuleContext) -> LucbPlan | None:
-        """The compiled run loop's description of this rule (None for a subclass, whose steps may differ)."""
-        if type(self) not in _COMPILED_KINDS:
-            return None
+    def lucb_params(self, context: RuleContext) -> LucbParams | None:
+        """LIL radius tables (None where a radius is not real at some count: the Python step reports it)."""
         omega_top, omega_bottom = self.omegas(context)
-        try:  # radii that are not real at some count: the numpy loop, which reports it
-            radius_table(omega_top, self.epsilon, self.form, 1)
-            radius_table(omega_bottom, self.epsilon, self.form, 1)
+        try:
+            top = radius_table(omega_top, self.epsilon, self.form, FIRST_TABLE_SIZE)
+            bottom = radius_table(omega_bottom, self.epsilon, self.form, FIRST_TABLE_SIZE)
         except InvalidArgumentError:
             return None
-        return LucbPlan(_COMPILED_KINDS[type(self)], LIL, int(self.uniforms_per_step(context)), self._sigma(context),
-                        omega_top=omega_top, omega_bottom=omega_bottom, eps=self.epsilon, form=self.form)
+        return _params(context, _LUCB_KINDS.get(self.name, PAIR), LIL, self._sigma(context), np.zeros(context.n_arms),
+                       top_table=top, bottom_table=bottom, omega_top=omega_top, omega_bottom=omega_bottom,
+                       eps=self.epsilon, form=self.form)
 
 
 class _SplitRadii(_LilRule):
@@ -529,7 +538,22 @@ class LilCLUCB(_UniformRadii):
         return random_candidate(difference & (radius == largest), uniforms[:, 0])
 
 
-_COMPILED_KINDS = {LilLUCB: PAIR, LUCBPlusPlus: PAIR, LilRandLUCB: RANDOMISED, LilCLUCB: CHANGE}
+_LUCB_KINDS = {"lil-lucb": PAIR, "lucb++": PAIR, "lil-rand-lucb": RANDOMISED, "lil-clucb": CHANGE}
+
+
+def _params(context: RuleContext, kind: int, radius: int, sigma, variance, *, top_table=None, bottom_table=None,
+            omega_top=np.nan, omega_bottom=np.nan, eps=0.0, form="experiments", exploration="heuristic",
+            delta=np.nan) -> LucbParams:
+    """The compiled step's parameters (unused tables of size 1)."""
+    n_arms = context.n_arms
+    placeholder = np.zeros(1)
+    rates = placeholder if radius == LIL else rate_table(exploration, delta, n_arms, n_arms + 2)
+    return LucbParams(kind, radius, context.k, np.ascontiguousarray(sigma, dtype=float),
+                      2.0 * np.ascontiguousarray(variance, dtype=float),
+                      placeholder if top_table is None else top_table,
+                      placeholder if bottom_table is None else bottom_table, rates,
+                      1 << max(0, n_arms - 1).bit_length(), float(omega_top), float(omega_bottom), float(eps), form,
+                      str(exploration), float(delta))
 
 register_policy("lucb", LUCB)
 register_policy("kl-lucb", KLLUCB)

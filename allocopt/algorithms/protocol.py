@@ -243,6 +243,9 @@ class StepKernel:
         ``recommend(row, view, state, params, out)``: writes the k recommended arms (default: the empirical top-k).
     grow : callable, optional
         ``grow(params, index) -> params`` with tables reaching ``index``.
+    work_state : callable, optional
+        ``work_state(n_runs, n_arms) -> dict`` of arrays (leading replication axis) that only the kernel reads and
+        writes (incremental structures); the fields of :attr:`state` are taken from them and from ``init_state``.
     """
 
     select: Callable
@@ -251,6 +254,7 @@ class StepKernel:
     stop: Callable | None = None
     recommend: Callable | None = None
     grow: Callable | None = None
+    work_state: Callable | None = None
 
 
 @runtime_checkable
