@@ -34,11 +34,15 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from .._numba import kernel
 from .._rng import random_candidate
 from .._validation import as_bool
+from . import _compiled_kl_bounds as _bounds
+from ._loop import EACH, GROW
+from ._lucb_step import rate_table
 from .confidence_bounds import check_exploration, exploration_rate, kl_bound
 from .lucb import _need_delta
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["KLElimination", "RacingSets", "racing_decision"]
 
@@ -190,20 +194,181 @@ class KLElimination:
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, view, state)
 
-    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
-                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook: a batch of Gaussian or Bernoulli runs at one confidence level through the compiled run
-        loop, with the numpy loop's outcomes (None for a subclass, whose steps may differ, another family, or an
-        exploration rate given as a callable)."""
-        from ._compiled_kl_racing import RACING_FAMILIES, run_racing_rows
-
-        if (type(self) is not KLElimination or mode != "confidence" or checkpoints.shape[0] != 1
-                or context.family.name not in RACING_FAMILIES or not isinstance(self.exploration, str)
-                or np.shape(context.dispersion) != (context.n_arms,)):
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`racing_step` with its ``stop`` and ``recommend`` for the engine's compiled loop: Gaussian and
+        Bernoulli arms at a named exploration rate (None otherwise: the step runs in Python)."""
+        if context.family.name not in _bounds.KL_BOUND_FAMILIES or not isinstance(self.exploration, str):
             return None
-        return run_racing_rows(context.k, self.racing, self.exploration, context.delta_value(self.name),
-                               context.dispersion, max_samples, counts, sums, t, rewards, policy_generators,
-                               context.family.name)
+        n_arms = context.n_arms
+        delta = context.delta_value(self.name)
+        return StepKernel(racing_step, params=RacingParams(
+            context.k, bool(self.racing), _bounds.KL_BOUND_FAMILIES.index(context.family.name),
+            2.0 * np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float),
+            rate_table(self.exploration, delta, n_arms, 2 * n_arms + 2), self.exploration, float(delta),
+            np.empty(n_arms), np.empty((3, n_arms), dtype=np.bool_)),
+            state=RacingState, stop=racing_stop, recommend=racing_recommend, grow=grow_racing)
+
+
+class RacingState(NamedTuple):
+    """KL-Elimination's state in the compiled loop (the arrays of ``init_state``)."""
+
+    accepted: np.ndarray
+    eliminated: np.ndarray
+    decided_at: np.ndarray
+    tie_uniforms: np.ndarray
+
+
+class RacingParams(NamedTuple):
+    """What the compiled race reads: k, whether it accepts arms, the KL bounds' family number, 2 sigma^2, the rate
+    table (and what grows it), and work arrays."""
+
+    k: int
+    accept: bool
+    family: int
+    twice_variance: np.ndarray
+    rates: np.ndarray
+    exploration: str
+    delta: float
+    means: np.ndarray  # (K,) work
+    flags: np.ndarray  # (3, K) bool work: the survivors, the leaders, the chosen
+
+
+def grow_racing(params: RacingParams, largest: int) -> RacingParams:
+    """The parameters with a rate table beyond ``largest``."""
+    return params._replace(rates=rate_table(params.exploration, params.delta, params.means.shape[0], largest))
+
+
+@kernel
+def extreme_member(values, members, largest, uniform):
+    """The member of largest (or smallest) value, ties as random_candidate (the floor(u c)-th of the c tied members
+    in arm order); arm 0 when there is no member."""
+    n_arms = values.shape[0]
+    extreme = -np.inf if largest else np.inf
+    for arm in range(n_arms):
+        if members[arm]:
+            extreme = max(extreme, values[arm]) if largest else min(extreme, values[arm])
+    count = 0
+    for arm in range(n_arms):
+        count += members[arm] and values[arm] == extreme
+    pick = min(int(uniform * count), max(count - 1, 0))
+    for arm in range(n_arms):
+        if members[arm] and values[arm] == extreme:
+            if pick == 0:
+                return arm
+            pick -= 1
+    return 0
+
+
+@kernel
+def rank_members(values, members, count, chosen):
+    """``chosen`` := the ``count`` members of largest value, ties to the smaller arm (:func:`_ranked_in`)."""
+    n_arms = values.shape[0]
+    chosen[:] = False
+    for _ in range(count):
+        best = -1
+        for arm in range(n_arms):
+            if members[arm] and not chosen[arm] and (best < 0 or values[arm] > values[best]):
+                best = arm
+        if best < 0:
+            return
+        chosen[best] = True
+
+
+@kernel
+def race_sets(row, state, remaining):
+    """``remaining`` := the run's survivors R (neither accepted nor eliminated); returns |S| and |R|."""
+    n_accepted, n_remaining = 0, 0
+    for arm in range(remaining.shape[0]):
+        remaining[arm] = not (state.accepted[row, arm] or state.eliminated[row, arm])
+        n_accepted += state.accepted[row, arm]
+        n_remaining += remaining[arm]
+    return n_accepted, n_remaining
+
+
+@kernel
+def racing_decide(row, view, state, params):
+    """:func:`racing_decision` at the current pull count, once (``decided_at``), with only the bounds a decision
+    reads, each as :func:`kl_bound` computes it: u = argmax U over R \\ J enters as max U, l = argmin L over J as
+    min L, and a bound on the wrong side of a mean (L_a <= mu_a <= U_a exactly) settles a comparison without it."""
+    if state.decided_at[row, 0] == view.t:
+        return
+    state.decided_at[row, 0] = view.t
+    counts, means, k = view.counts, view.means, params.k
+    remaining, leaders = params.flags[0], params.flags[1]
+    n_accepted, n_remaining = race_sets(row, state, remaining)
+    if not (n_accepted < k and n_accepted + n_remaining > k):
+        return
+    beta = params.rates[view.t]
+    twice_variance, code = params.twice_variance, params.family
+    rank_members(means, remaining, k - n_accepted, leaders)
+    best = extreme_member(means, remaining, True, state.tie_uniforms[row, 0])
+    worst = extreme_member(means, remaining, False, state.tie_uniforms[row, 1])
+    accept_now = False
+    if params.accept:  # L_{a_B} >= U_u
+        lower_best = _bounds.kl_bound(code, means[best], beta / counts[best], False, twice_variance[best])
+        accept_now = True
+        n_others = 0
+        for arm in range(means.shape[0]):
+            if remaining[arm] and not leaders[arm]:
+                n_others += 1
+                if means[arm] > lower_best or _bounds.kl_bound(code, means[arm], beta / counts[arm], True,
+                                                               twice_variance[arm]) > lower_best:
+                    accept_now = False
+                    break
+        if n_others == 0:  # u is arm 0 when R \\ J is empty (as random_candidate picks among no candidate)
+            accept_now = lower_best >= _bounds.kl_bound(code, means[0], beta / counts[0], True, twice_variance[0])
+    if not (accept_now and best == worst):  # U_{a_W} <= L_l
+        upper_worst = _bounds.kl_bound(code, means[worst], beta / counts[worst], True, twice_variance[worst])
+        eliminate = True
+        for arm in range(means.shape[0]):
+            if leaders[arm] and (means[arm] < upper_worst or _bounds.kl_bound(
+                    code, means[arm], beta / counts[arm], False, twice_variance[arm]) < upper_worst):
+                eliminate = False
+                break
+        if eliminate:
+            state.eliminated[row, worst] = True
+    if accept_now:
+        state.accepted[row, best] = True
+
+
+def racing_stop(row, view, state, params):
+    """:meth:`KLElimination.stop` compiled: the decision at t, then |S| = k or |S| + |R| = k."""
+    racing_decide(row, view, state, params)
+    n_accepted, n_remaining = race_sets(row, state, params.flags[0])
+    return n_accepted == params.k or n_accepted + n_remaining == params.k
+
+
+def racing_step(row, view, state, params, uniforms, each):
+    """:meth:`KLElimination.select` compiled: every survivor once; the step's two uniforms break the next ties."""
+    n_arms = view.counts.shape[0]
+    if view.t + n_arms + 1 >= params.rates.shape[0]:
+        each[0] = view.t + n_arms + 1
+        return GROW, 0
+    racing_decide(row, view, state, params)
+    state.tie_uniforms[row, 0], state.tie_uniforms[row, 1] = uniforms[0], uniforms[1]
+    remaining = params.flags[0]
+    race_sets(row, state, remaining)
+    for arm in range(n_arms):
+        each[arm] = 1 if remaining[arm] else 0
+    return EACH, 0
+
+
+def racing_recommend(row, view, state, params, out):
+    """:meth:`KLElimination.recommend` compiled: S and the best survivors (ties to the smaller arm), then, if fewer
+    than k, the other arms in arm order; in increasing arm order."""
+    remaining, chosen = params.flags[0], params.flags[2]
+    n_accepted, _ = race_sets(row, state, remaining)
+    rank_members(view.means, remaining, params.k - n_accepted, chosen)
+    n_arms, filled = view.counts.shape[0], 0
+    for arm in range(n_arms):
+        if filled < params.k and (state.accepted[row, arm] or chosen[arm]):
+            out[filled] = arm
+            filled += 1
+    for arm in range(n_arms):
+        if filled < params.k and not (state.accepted[row, arm] or chosen[arm]):
+            out[filled] = arm
+            filled += 1
+    out.sort()
 
 
 register_policy("kl-elimination", KLElimination)
