@@ -34,12 +34,15 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .._numba import kernel
 from .._validation import as_choice, as_float, fail
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
                                 subgaussian_variance)
 from ._compiled import compiled_enabled, gap_index_sets, ugape_choice
+from ._loop import GROW, split_top_k
+from ._lucb_step import rate_table
 from .lucb import _pick
-from .protocol import RuleContext, RunView, register_policy
+from .protocol import RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["UGapE", "UGAPE_MODES", "GapIndices", "gap_indices"]
 
@@ -156,14 +159,13 @@ class UGapE:
 
     def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
         subgaussian_variance(context.family, context.dispersion, "UGapE")
-        if self.mode == "confidence":
-            if context.delta is None:
-                fail("UGapE", "policy", "run in fixed confidence (identify) in mode 'confidence'; use "
-                     "UGapE('budget', a=..., complexity=...) with identify_fixed_budget", "a fixed-budget run")
-            return self._index_cache(context, n_runs)
-        if context.budget is None:
+        if self.mode == "confidence" and context.delta is None:
+            fail("UGapE", "policy", "run in fixed confidence (identify) in mode 'confidence'; use "
+                 "UGapE('budget', a=..., complexity=...) with identify_fixed_budget", "a fixed-budget run")
+        if self.mode == "budget" and context.budget is None:
             fail("UGapE", "policy", "run in fixed budget (identify_fixed_budget) in mode 'budget'; use "
                  "UGapE('confidence') with identify", "a fixed-confidence run")
+        # UGapEb's best J_t so far (unused by UGapEc)
         return {"best_index": np.full((n_runs, 1), np.inf), "best_set": np.zeros((n_runs, context.k), dtype=np.int64),
                 **self._index_cache(context, n_runs)}
 
@@ -244,19 +246,151 @@ class UGapE:
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, view, state)
 
-    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
-                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook: a batch of UGapEc runs at one confidence level through the compiled run loop, with the
-        numpy loop's outcomes (None for a subclass, whose steps may differ, UGapEb, or an exploration rate given as
-        a callable)."""
-        from ._compiled_ugape import run_ugape_rows
-
-        if (type(self) is not UGapE or self.mode != "confidence" or mode != "confidence" or checkpoints.shape[0] != 1
-                or not isinstance(self.exploration, str)):
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`ugape_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (None for an
+        exploration rate given as a callable: the step runs in Python)."""
+        if self.mode == "confidence" and not isinstance(self.exploration, str):
             return None
         variance = subgaussian_variance(context.family, context.dispersion, "UGapE")
-        return run_ugape_rows(context.k, self.epsilon, self.exploration, context.delta_value("UGapE"), variance,
-                              max_samples, counts, sums, t, rewards, policy_generators)
+        n_arms, k = context.n_arms, context.k
+        confidence = self.mode == "confidence"
+        delta = context.delta_value("UGapE") if confidence else np.nan
+        constant = np.nan
+        if not confidence:
+            assert self.a is not None and self.complexity is not None  # (checked by __post_init__ in budget mode)
+            constant = self.a * (context.budget_value("UGapE") - n_arms) / (4.0 * self.complexity)
+        return StepKernel(ugape_step, params=UGapEParams(
+            k, float(self.epsilon), confidence, np.ascontiguousarray(variance, dtype=float), float(constant),
+            rate_table(self.exploration, delta, n_arms, n_arms + 2) if confidence else np.zeros(1),
+            str(self.exploration), float(delta), np.empty((2, n_arms)), np.empty(3 * n_arms + 2, dtype=np.int64),
+            np.empty(n_arms, dtype=np.bool_)),
+            state=UGapEState, stop=ugape_stop, recommend=ugape_recommend, grow=grow_ugape)
+
+
+class UGapEState(NamedTuple):
+    """UGapE's state in the compiled loop: the gap indices at ``indices_at`` and UGapEb's best J_t so far."""
+
+    indices_at: np.ndarray
+    indices_radius: np.ndarray
+    indices_upper: np.ndarray
+    indices_lower: np.ndarray
+    indices_gap_index: np.ndarray
+    indices_chosen: np.ndarray
+    indices_others: np.ndarray
+    indices_chosen_index: np.ndarray
+    best_index: np.ndarray
+    best_set: np.ndarray
+
+
+class UGapEParams(NamedTuple):
+    """What the compiled UGapE reads: k, epsilon, the mode, sigma^2, UGapEb's radius constant, the rate table (and
+    what grows it), and work arrays."""
+
+    k: int
+    epsilon: float
+    confidence: bool
+    variance: np.ndarray
+    constant: float
+    rates: np.ndarray
+    exploration: str
+    delta: float
+    work: np.ndarray  # (2, K): the ranked values of the insertion top-k, -B
+    arms: np.ndarray  # (3K + 2,) int work
+    member: np.ndarray  # (K,) bool work
+
+
+def grow_ugape(params: UGapEParams, largest: int) -> UGapEParams:
+    """The parameters with a rate table beyond ``largest``."""
+    return params._replace(rates=rate_table(params.exploration, params.delta, params.variance.shape[0], largest))
+
+
+@kernel
+def ugape_indices(row, view, state, params):
+    """:meth:`UGapE.cached_indices` compiled: the radii, bounds, gap indices B_a, J_t and B_{J_t} at t, once."""
+    if state.indices_at[row, 0] == view.t:
+        return
+    state.indices_at[row, 0] = view.t
+    counts, means, k = view.counts, view.means, params.k
+    n_arms = counts.shape[0]
+    radius, upper, lower = state.indices_radius[row], state.indices_upper[row], state.indices_lower[row]
+    index, chosen, others = state.indices_gap_index[row], state.indices_chosen[row], state.indices_others[row]
+    for arm in range(n_arms):
+        if params.confidence:  # Hoeffding's radius at beta(t, delta)
+            radius[arm] = np.sqrt(2.0 * params.variance[arm] * params.rates[view.t] / counts[arm])
+        else:  # UGapEb: 2 sigma sqrt(a (T - K) / (4 H N_a))
+            radius[arm] = 2.0 * np.sqrt(params.variance[arm]) * np.sqrt(max(params.constant, 0.0) / counts[arm])
+        upper[arm] = means[arm] + radius[arm]
+        lower[arm] = means[arm] - radius[arm]
+    # B_a = (k-th largest U among the other arms) - L_a: the (k+1)-th largest U for the arms of the stable top-k
+    # of U, the k-th otherwise; J_t = the k smallest B_a, ties to the smaller arm (the stable top-k of -B)
+    values, negated, member = params.work[0], params.work[1], params.member
+    top, bottom, ranked = params.arms[:k + 1], params.arms[k + 1:n_arms + 1], params.arms[n_arms + 1:n_arms + k + 2]
+    split_top_k(upper, k + 1, top, bottom, values, ranked, member)
+    kth, next_value = values[k - 1], values[k]
+    member[:] = False
+    for position in range(k):
+        member[ranked[position]] = True
+    for arm in range(n_arms):
+        index[arm] = (next_value if member[arm] else kth) - lower[arm]
+        negated[arm] = -index[arm]
+    split_top_k(negated, k, chosen, others, values, params.arms[n_arms + k + 2:n_arms + 2 * k + 2], member)
+    largest = index[chosen[0]]
+    for position in range(1, k):
+        largest = max(largest, index[chosen[position]])
+    state.indices_chosen_index[row, 0] = largest
+
+
+@kernel
+def pick_among(arms, values, largest, uniform):
+    """The arm of ``arms`` of largest (or smallest) value; ties as random_candidate in the order of ``arms``."""
+    extreme = values[arms[0]]
+    for position in range(1, arms.shape[0]):
+        extreme = max(extreme, values[arms[position]]) if largest else min(extreme, values[arms[position]])
+    count = 0
+    for position in range(arms.shape[0]):
+        count += values[arms[position]] == extreme
+    pick = min(int(uniform * count), max(count - 1, 0))
+    for position in range(arms.shape[0]):
+        if values[arms[position]] == extreme:
+            if pick == 0:
+                return arms[position]
+            pick -= 1
+    return arms[0]
+
+
+def ugape_stop(row, view, state, params):
+    """:meth:`UGapE.stop` compiled: B_{J_t} < epsilon."""
+    if params.confidence and view.t >= params.rates.shape[0]:
+        return False  # (the step grows the table first: never reached)
+    ugape_indices(row, view, state, params)
+    return state.indices_chosen_index[row, 0] < params.epsilon
+
+
+def ugape_step(row, view, state, params, uniforms, each):
+    """:meth:`UGapE.select` compiled: u_t (largest U off J_t), l_t (smallest L in J_t), the one of larger radius
+    (ties: l_t first, u_t second); UGapEb keeps the J_t of smallest B_{J_t}."""
+    if params.confidence and view.t + 2 >= params.rates.shape[0]:
+        each[0] = view.t + 2
+        return GROW, 0
+    ugape_indices(row, view, state, params)
+    if not params.confidence and state.indices_chosen_index[row, 0] < state.best_index[row, 0]:
+        state.best_index[row, 0] = state.indices_chosen_index[row, 0]
+        state.best_set[row, :] = state.indices_chosen[row]
+    radius = state.indices_radius[row]
+    u_arm = pick_among(state.indices_others[row], state.indices_upper[row], True, uniforms[0])
+    l_arm = pick_among(state.indices_chosen[row], state.indices_lower[row], False, uniforms[1])
+    if radius[l_arm] == radius[u_arm]:
+        return (l_arm if int(uniforms[2] * 2) == 0 else u_arm), 1
+    return (l_arm if radius[l_arm] > radius[u_arm] else u_arm), 1
+
+
+def ugape_recommend(row, view, state, params, out):
+    """:meth:`UGapE.recommend` compiled: J_t (UGapEb: the best J_t, unless the current one is better)."""
+    ugape_indices(row, view, state, params)
+    if params.confidence or state.indices_chosen_index[row, 0] < state.best_index[row, 0]:
+        out[:] = state.indices_chosen[row]
+    else:
+        out[:] = state.best_set[row]
 
 
 register_policy("ugape", UGapE)
