@@ -37,12 +37,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._numba import kernel
 from .._validation import as_float
+from ._loop import EACH, GROW
 from ._compiled import compiled_enabled
 from ._compiled_at_lucb import ATLUCBStep, compiled_at_lucb_step
 from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
 from .lucb import _pull_both, critical_arms, in_top_mask
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, register_policy
+from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["ATLUCB", "ATLUCBStage"]
 
@@ -148,6 +150,17 @@ class ATLUCB:
         state["answer"][...] = current.answer
         return current
 
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """:func:`at_lucb_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (the base level
+        :math:`\log(5K/4) + 4\log t` tabulated over t as :meth:`revised` computes it)."""
+        variance = subgaussian_variance(context.family, context.dispersion, "ATLUCB")
+        n_arms = context.n_arms
+        return StepKernel(at_lucb_step, params=ATLUCBParams(
+            float(self.epsilon), -math.log(self.delta1), -math.log(self.alpha), -math.log(context.delta_value(self.name)),
+            2.0 * np.ascontiguousarray(variance, dtype=float), base_level_table(n_arms, 4 * n_arms),
+            np.empty(n_arms), np.empty(n_arms, dtype=np.bool_)),
+            state=ATLUCBState, stop=at_lucb_stop, recommend=at_lucb_recommend, grow=grow_at_lucb)
+
     def _step_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray | None) -> ATLUCBStep:
         """Steps 1-2 (and, given the uniforms, step 3's arms) for a batch: the compiled kernel when enabled, else
         :meth:`advance`, :meth:`revised` and :func:`~allocopt.algorithms.lucb.critical_arms` (its numpy twin)."""
@@ -198,6 +211,151 @@ class ATLUCB:
 
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, self._step_batch(context, view, state, None).answer)
+
+
+class ATLUCBState(NamedTuple):
+    """AT-LUCB's state in the compiled loop: the stage S(t-1) and the answer J(t-1)."""
+
+    stage: np.ndarray
+    answer: np.ndarray
+
+
+class ATLUCBParams(NamedTuple):
+    """What the compiled AT-LUCB reads: epsilon, log(1/delta_1), log(1/alpha), log(1/delta), 2 sigma^2, the table of
+    log(5K/4) + 4 log t over t, and work arrays."""
+
+    epsilon: float
+    log_inverse_delta1: float
+    log_inverse_alpha: float
+    log_inverse_delta: float
+    twice_variance: np.ndarray
+    base_level: np.ndarray
+    revised: np.ndarray  # (K,) work
+    answer: np.ndarray  # (K,) bool work
+
+
+def base_level_table(n_arms: int, largest: int) -> np.ndarray:
+    """``log(5K/4) + 4 log t`` for t = 0 .. T - 1 (T a power of two beyond ``largest``), as :meth:`ATLUCB.revised`."""
+    size = max(1024, 1 << int(largest).bit_length())
+    with np.errstate(divide="ignore"):
+        return math.log(5.0 * n_arms / 4.0) + 4.0 * np.log(np.arange(size, dtype=float))
+
+
+def grow_at_lucb(params: ATLUCBParams, largest: int) -> ATLUCBParams:
+    """The parameters with a base-level table beyond ``largest``."""
+    return params._replace(base_level=base_level_table(params.revised.shape[0], largest))
+
+
+@kernel
+def at_lucb_level(params, t, stage):
+    """The level log(5K/4) + 4 log t + log(1/delta_s) of stage s at t."""
+    return params.base_level[t] + (params.log_inverse_delta1 + (float(stage) - 1.0) * params.log_inverse_alpha)
+
+
+@kernel
+def at_lucb_revise(view, params, level):
+    """The bounds at ``level`` into ``params.revised``: LCB on High, UCB on Low; returns TERM (U_l - L_h < epsilon)."""
+    revised, means, counts = params.revised, view.means, view.counts
+    lowest, highest = np.inf, -np.inf
+    for arm in view.top:
+        revised[arm] = means[arm] - np.sqrt(params.twice_variance[arm] * level / counts[arm])
+        lowest = min(lowest, revised[arm])
+    for arm in view.bottom:
+        revised[arm] = means[arm] + np.sqrt(params.twice_variance[arm] * level / counts[arm])
+        highest = max(highest, revised[arm])
+    return highest - lowest < params.epsilon
+
+
+@kernel
+def at_lucb_advance(row, view, state, params):
+    """:meth:`ATLUCB.advance` compiled: S(t) by exponential then binary search from S(t - 1), and J(t) (into
+    ``params.answer``); returns S(t). The bounds at S(t) are left in ``params.revised``."""
+    start = state.stage[row, 0]
+    terminated = at_lucb_revise(view, params, at_lucb_level(params, view.t, start))
+    current = start
+    if terminated:
+        low, high, step = start, start + 1, 1
+        while at_lucb_revise(view, params, at_lucb_level(params, view.t, high)):
+            low = high
+            step = 2 * step
+            high = start + step
+        while high - low > 1:
+            middle = (low + high) // 2
+            if at_lucb_revise(view, params, at_lucb_level(params, view.t, middle)):
+                low = middle
+            else:
+                high = middle
+        current = high
+        at_lucb_revise(view, params, at_lucb_level(params, view.t, current))
+    if terminated or current == 1:
+        params.answer[:] = False
+        for arm in view.top:
+            params.answer[arm] = True
+    else:
+        params.answer[:] = state.answer[row]
+    return current
+
+
+def at_lucb_stop(row, view, state, params):
+    """:meth:`ATLUCB.stop` compiled: S(t), J(t) stored; certified when S(t) >= 2 and log(1/delta_{S(t)-1}) >=
+    log(1/delta)."""
+    stage = at_lucb_advance(row, view, state, params)
+    state.stage[row, 0] = stage
+    state.answer[row, :] = params.answer
+    return stage >= 2 and (params.log_inverse_delta1 + (float(stage - 1) - 1.0) * params.log_inverse_alpha
+                           >= params.log_inverse_delta)
+
+
+def at_lucb_step(row, view, state, params, uniforms, each):
+    """:meth:`ATLUCB.select` compiled: h_t and l_t at delta_{S(t)}, both pulled."""
+    if view.t + 2 >= params.base_level.shape[0]:
+        each[0] = view.t + 2
+        return GROW, 0
+    stage = at_lucb_advance(row, view, state, params)
+    state.stage[row, 0] = stage
+    state.answer[row, :] = params.answer
+    h = pick_extreme_of(view.top, params.revised, True, uniforms[0])
+    l = pick_extreme_of(view.bottom, params.revised, False, uniforms[1])
+    each[:] = 0
+    each[h] = 1
+    each[l] = 1
+    return EACH, 0
+
+
+@kernel
+def pick_extreme_of(arms, values, lowest, uniform):
+    """The arm of ``arms`` of smallest (``lowest``) or largest value, the floor(u c)-th of its c ties."""
+    extreme = values[arms[0]]
+    ties = 1
+    for index in range(1, arms.shape[0]):
+        value = values[arms[index]]
+        if value < extreme if lowest else value > extreme:
+            extreme = value
+            ties = 1
+        elif value == extreme:
+            ties += 1
+    pick = min(int(uniform * ties), ties - 1)
+    for index in range(arms.shape[0]):
+        if values[arms[index]] == extreme:
+            if pick == 0:
+                return arms[index]
+            pick -= 1
+    return arms[0]
+
+
+def at_lucb_recommend(row, view, state, params, out):
+    """:meth:`ATLUCB.recommend` compiled: J(t), the first k of its arms in increasing order."""
+    at_lucb_advance(row, view, state, params)
+    filled = 0
+    for arm in range(params.answer.shape[0]):
+        if filled < out.shape[0] and params.answer[arm]:
+            out[filled] = arm
+            filled += 1
+    for arm in range(params.answer.shape[0]):
+        if filled < out.shape[0] and not params.answer[arm]:
+            out[filled] = arm
+            filled += 1
+    out.sort()
 
 
 register_policy("at-lucb", ATLUCB)
