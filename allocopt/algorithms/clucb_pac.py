@@ -40,12 +40,15 @@ from typing import ClassVar
 
 import numpy as np
 
+from typing import NamedTuple
+
+from .._numba import kernel
 from .._rng import random_candidate
 from .._validation import as_float, fail
-from ._compiled_clucb_pac import ClucbPlan, ClucbRun, run_clucb_rows
+from ._loop import GROW, split_top_k
 from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_radius, subgaussian_variance
 from .lucb import in_top_mask
-from .protocol import RuleContext, RunView, register_policy
+from .protocol import RuleContext, RunView, StepKernel, register_policy
 from .statistics import top_k_order
 
 __all__ = ["CLUCBPAC", "CLUCBPACFixedBudget", "clucb_radius", "clucb_pac_step", "CLUCBStep"]
@@ -106,17 +109,6 @@ def _largest_radius(radius: np.ndarray, candidates: np.ndarray, uniforms) -> np.
     return random_candidate(candidates & (radius == largest), uniforms)
 
 
-def _compiled_run(rule, context: RuleContext, anytime: bool, delta: float, tolerance: float, budgets: np.ndarray,
-                  max_samples: int, counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
-                  policy_generators) -> ClucbRun:
-    """The rows of a batch through the compiled run loop (:mod:`allocopt.algorithms._compiled_clucb_pac`)."""
-    n_arms = context.n_arms
-    variance = subgaussian_variance(context.family, context.dispersion, type(rule).__name__)
-    plan = ClucbPlan(anytime, tolerance, 2.0 * variance, lambda times: clucb_level(times, n_arms, delta),
-                     (n_arms, delta))
-    return run_clucb_rows(plan, context.k, budgets, max_samples, counts, sums, t, rewards, policy_generators)
-
-
 @dataclass(frozen=True)
 class CLUCBPAC:
     r"""CLUCB-PAC (Chen, Lin, King, Lyu, Chen 2014, Algorithm 1 with the PAC stopping rule of Section 5) for
@@ -174,16 +166,11 @@ class CLUCBPAC:
         step = clucb_pac_step(context, view, self._tolerance(context)[0], type(self).__name__)
         return _largest_radius(step.radius, step.adjusted_top != step.empirical_top, uniforms[:, 0])
 
-    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
-                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
-                      policy_generators) -> ClucbRun | None:
-        """The engine's hook: a batch at one confidence level through the compiled run loop, with the numpy
-        loop's outcomes (None for a subclass, whose steps may differ, or another mode)."""
-        if type(self) is not CLUCBPAC or mode != "confidence" or checkpoints.shape[0] != 1:
-            return None
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """:func:`clucb_step` with its ``stop`` for the engine's compiled loop."""
         delta, tolerance = self._tolerance(context)
-        return _compiled_run(self, context, False, delta, tolerance, np.zeros(0, dtype=np.int64), max_samples,
-                             counts, sums, t, rewards, policy_generators)
+        return StepKernel(clucb_step, params=clucb_params(context, delta, tolerance, False, type(self).__name__),
+                          state=ClucbState, stop=clucb_stop, grow=grow_clucb, work_state=clucb_state)
 
 
 @dataclass(frozen=True)
@@ -260,15 +247,142 @@ class CLUCBPACFixedBudget:
     def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return np.where(state["stopped"], state["answer"], view.top)
 
-    def compiled_rows(self, context: RuleContext, mode: str, checkpoints: np.ndarray, max_samples: int,
-                      counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards,
-                      policy_generators) -> ClucbRun | None:
-        """The engine's hook: a batch up to its budgets through the compiled run loop, with the numpy loop's
-        outcomes (None for a subclass, whose steps may differ, or another mode)."""
-        if type(self) is not CLUCBPACFixedBudget or mode != "budget":
-            return None
-        return _compiled_run(self, context, True, self.delta, context.k * self.epsilon, checkpoints, max_samples,
-                             counts, sums, t, rewards, policy_generators)
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """:func:`clucb_step` with its ``recommend`` for the engine's compiled loop."""
+        params = clucb_params(context, self.delta, context.k * self.epsilon, True, type(self).__name__)
+        return StepKernel(clucb_step, params=params, state=ClucbState, recommend=clucb_recommend, grow=grow_clucb,
+                          work_state=clucb_state)
+
+
+# ------------------------------------------------------------------------------------------- compiled step
+class ClucbState(NamedTuple):
+    """The fixed-budget form's stop and answer (zeros for the PAC form)."""
+
+    stopped: np.ndarray
+    answer: np.ndarray
+
+
+class ClucbParams(NamedTuple):
+    """What the compiled CLUCB step reads: k, the summed tolerance, whether it is the fixed-budget form, 2 sigma^2,
+    the table of log(4 n t^3 / delta) over t (and what grows it), and work arrays."""
+
+    k: int
+    tolerance: float
+    budget_form: bool
+    twice_variance: np.ndarray
+    levels: np.ndarray
+    delta: float
+    work: np.ndarray  # (3, K): radii, adjusted weights, the insertion top-k's values
+    arms: np.ndarray  # (2K,) int work
+    flags: np.ndarray  # (2, K) bool: the empirical top-k, the adjusted top-k
+
+
+def clucb_state(n_rows: int, n_arms: int) -> dict[str, np.ndarray]:
+    """The PAC form's (unused) stop and answer, for the kernel's state."""
+    return {"stopped": np.zeros((n_rows, 1), dtype=np.bool_), "answer": np.zeros((n_rows, 1), dtype=np.int64)}
+
+
+def level_table(n_arms: int, delta: float, largest: int) -> np.ndarray:
+    """:func:`clucb_level` for t = 0 .. T - 1 (T a power of two beyond ``largest``; entry 0 NaN)."""
+    size = max(1024, 1 << int(largest).bit_length())
+    return np.concatenate([[np.nan], clucb_level(np.arange(1, size), n_arms, delta)])
+
+
+def clucb_params(context: RuleContext, delta: float, tolerance: float, budget_form: bool, func: str) -> ClucbParams:
+    """The compiled step's parameters."""
+    n_arms = context.n_arms
+    variance = subgaussian_variance(context.family, context.dispersion, func)
+    return ClucbParams(context.k, float(tolerance), budget_form, 2.0 * np.ascontiguousarray(variance, dtype=float),
+                       level_table(n_arms, delta, n_arms + 2), float(delta), np.empty((3, n_arms)),
+                       np.empty(2 * n_arms, dtype=np.int64), np.empty((2, n_arms), dtype=np.bool_))
+
+
+def grow_clucb(params: ClucbParams, largest: int) -> ClucbParams:
+    """The parameters with a level table beyond ``largest``."""
+    return params._replace(levels=level_table(params.twice_variance.shape[0], params.delta, largest))
+
+
+@kernel
+def clucb_gap(view, params):
+    """:func:`clucb_pac_step` compiled: the radii (``params.work[0]``), the adjusted weights and their top-k
+    (``params.flags[1]``) against the empirical top-k (``params.flags[0]``); returns the adjusted gap, each of its
+    two sums in increasing arm order."""
+    counts, means, k = view.counts, view.means, params.k
+    n_arms = counts.shape[0]
+    radius, adjusted = params.work[0], params.work[1]
+    empirical_top, adjusted_top = params.flags[0], params.flags[1]
+    level = params.levels[view.t]
+    empirical_top[:] = False
+    for arm in view.top:
+        empirical_top[arm] = True
+    for arm in range(n_arms):
+        radius[arm] = np.sqrt(params.twice_variance[arm] * level / counts[arm])
+        adjusted[arm] = means[arm] - radius[arm] if empirical_top[arm] else means[arm] + radius[arm]
+    top, bottom = params.arms[:k], params.arms[k:n_arms]
+    split_top_k(adjusted, k, top, bottom, params.work[2], params.arms[n_arms:n_arms + k], adjusted_top)
+    gained, lost = 0.0, 0.0
+    for arm in range(n_arms):
+        if adjusted_top[arm] and not empirical_top[arm]:
+            gained += adjusted[arm]
+        if empirical_top[arm] and not adjusted_top[arm]:
+            lost += adjusted[arm]
+    return gained - lost
+
+
+@kernel
+def largest_radius(radius, candidates, stopped, uniform):
+    """The arm of largest radius among ``candidates`` (every arm where there is none, or once ``stopped``), ties as
+    random_candidate."""
+    n_arms = radius.shape[0]
+    any_candidate = False
+    for arm in range(n_arms):
+        any_candidate = any_candidate or (candidates[arm] and not stopped)
+    largest = -np.inf
+    for arm in range(n_arms):
+        if not any_candidate or (candidates[arm] and not stopped):
+            largest = max(largest, radius[arm])
+    tied = 0
+    for arm in range(n_arms):
+        tied += (not any_candidate or (candidates[arm] and not stopped)) and radius[arm] == largest
+    pick = min(int(uniform * tied), max(tied - 1, 0))
+    for arm in range(n_arms):
+        if (not any_candidate or (candidates[arm] and not stopped)) and radius[arm] == largest:
+            if pick == 0:
+                return arm
+            pick -= 1
+    return 0
+
+
+def clucb_stop(row, view, state, params):
+    """:meth:`CLUCBPAC.stop` compiled: the adjusted gap at most the tolerance."""
+    return clucb_gap(view, params) <= params.tolerance
+
+
+def clucb_step(row, view, state, params, uniforms, each):
+    """:meth:`CLUCBPAC.select` (and the fixed-budget form's) compiled: the arm of largest radius in the symmetric
+    difference of the empirical and the adjusted top-k."""
+    if view.t + 2 >= params.levels.shape[0]:
+        each[0] = view.t + 2
+        return GROW, 0
+    gap = clucb_gap(view, params)
+    stopped = False
+    if params.budget_form:
+        if not state.stopped[row, 0] and gap <= params.tolerance:
+            state.stopped[row, 0] = True
+            state.answer[row, :] = view.top
+        stopped = state.stopped[row, 0]
+    candidates = params.flags[1]
+    for arm in range(candidates.shape[0]):
+        candidates[arm] = params.flags[0][arm] != params.flags[1][arm]
+    return largest_radius(params.work[0], candidates, stopped, uniforms[0]), 1
+
+
+def clucb_recommend(row, view, state, params, out):
+    """:meth:`CLUCBPACFixedBudget.recommend` compiled: the answer of the first stop, else the empirical top-k."""
+    if state.stopped[row, 0]:
+        out[:] = state.answer[row]
+    else:
+        out[:] = view.top
 
 
 register_policy("clucb-pac", CLUCBPAC)
