@@ -43,6 +43,8 @@ _LOG1PMX_SERIES_RADIUS = 0.05
 # the coefficients 1/(2n + 3), highest power first (allocopt.families._ATANH_TAIL)
 _T0, _T1, _T2, _T3, _T4, _T5 = (1.0 / (2 * n + 3) for n in range(5, -1, -1))
 
+_FAR_EXPONENT = 700.0  # allocopt.families._FAR_EXPONENT
+
 _SWITCH: dict[str, Any] = {}
 
 # (family name, kind) -> name of the scalar function below
@@ -252,8 +254,13 @@ def _bernoulli_budget(theta_top, theta_bottom, share_top, share_bottom):
         scaled = theta_bottom * math.exp(exponent_bottom)
     blend = anchor_complement + scaled
     point, point_complement = scaled / blend, anchor_complement / blend
-    offset_top = math.expm1(exponent_top) * theta_top * point_complement
-    offset_bottom = math.expm1(exponent_bottom) * theta_bottom * point_complement
+    # (allocopt.families.Bernoulli.unit_budget_pair: beyond _FAR_EXPONENT the offset is formed directly)
+    offset_top = math.expm1(min(exponent_top, _FAR_EXPONENT)) * theta_top * point_complement
+    if exponent_top > _FAR_EXPONENT:
+        offset_top = point - theta_top
+    offset_bottom = math.expm1(min(exponent_bottom, _FAR_EXPONENT)) * theta_bottom * point_complement
+    if exponent_bottom > _FAR_EXPONENT:
+        offset_bottom = point - theta_bottom
     term_top = _entropy(point, theta_top, offset_top, 0.0, False)
     term_bottom = _entropy(point, theta_bottom, offset_bottom, 0.0, False)
     term_top_complement = _entropy(point_complement, complement_top, -offset_top, 0.0, False)

@@ -16,7 +16,7 @@ Examples
 >>> registry.names
 ('enumerate', 'pulp')
 >>> registry.method_options("pulp")
-{'solver': None}
+{'solver': None, 'verbose': False}
 >>> registry.resolve("enumerate", {"solver": "cbc"})
 Traceback (most recent call last):
 ...
@@ -90,19 +90,24 @@ class MethodRegistry:
         name = as_choice(method, "method_options", "method", self.names)
         return dict(importlib.import_module(self._modules[name]).OPTIONS)
 
-    def check_options(self, method: str, module: ModuleType, options: Mapping[str, Any]) -> None:
-        """Raise an ``InvalidArgumentError`` naming the unknown options and the valid ones."""
+    def check_options(self, method: str, module: ModuleType, options: Mapping[str, Any], func: str | None = None
+                      ) -> None:
+        """Raise an ``InvalidArgumentError`` naming the unknown options and the valid ones (and ``func``, the
+        public function called, default the registry's)."""
         unknown = sorted(set(options) - set(module.OPTIONS))
         if unknown:
             valid = (f"valid options are {', '.join(map(repr, module.OPTIONS))}." if module.OPTIONS
                      else "it takes no options.")
             raise InvalidArgumentError(
-                f"{self.func}(method={method!r}) got unknown option(s) {', '.join(map(repr, unknown))}; {valid}")
+                f"{func or self.func}(method={method!r}) got unknown option(s) {', '.join(map(repr, unknown))}; "
+                f"{valid}")
 
-    def resolve(self, method: Any, options: Mapping[str, Any]) -> tuple[str, Callable[..., Any]]:
-        """Validate ``method`` and ``options``; return the method name and its implementation."""
-        name = self.check_method(method)
+    def resolve(self, method: Any, options: Mapping[str, Any], func: str | None = None
+                ) -> tuple[str, Callable[..., Any]]:
+        """Validate ``method`` and ``options``; return the method name and its implementation. Errors name
+        ``func`` (a public function that dispatches through this registry), default the registry's entry point."""
+        name = self.check_method(method, func)
         module = self._import(name)
         if options:
-            self.check_options(name, module, options)
+            self.check_options(name, module, options, func)
         return name, getattr(module, self.entry)

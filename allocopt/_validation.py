@@ -74,7 +74,7 @@ def as_float_array(value: Any, func: str, name: str, requirement: str) -> np.nda
     >>> as_float_array([True, False], "f", "x", "numbers")
     Traceback (most recent call last):
     ...
-    allocopt.exceptions.InvalidArgumentError: The 'x' parameter of f must be numbers (numbers, not text or booleans). Got [ True, False] instead.
+    allocopt.exceptions.InvalidArgumentError: The 'x' parameter of f must be numbers (numbers: not text, not booleans). Got [True, False] instead.
     """
     if isinstance(value, (str, bytes, bool, np.bool_)):
         fail(func, name, requirement, value)
@@ -85,7 +85,7 @@ def as_float_array(value: Any, func: str, name: str, requirement: str) -> np.nda
     except (TypeError, ValueError):
         fail(func, name, requirement, value)
     if _not_numbers(raw):
-        fail(func, name, f"{requirement} (numbers, not text or booleans)", raw)
+        fail(func, name, f"{requirement} (numbers: not text, not booleans)", value)
     try:
         return np.array(raw, dtype=float, copy=True)
     except (TypeError, ValueError):

@@ -117,6 +117,11 @@ PAIR_ERROR = 32 * np.finfo(float).eps
 GENERIC_PAIR_ERROR = 1e-10
 
 
+# an exponent D above which e^D overflows in expm1 (709.78): the Bernoulli budget kernel then forms the offset of
+# the point from the far mean directly (the mean is below e^-700 times the point)
+_FAR_EXPONENT = 700.0
+
+
 def _natural_spread_error(spread: float) -> float:
     """PAIR_ERROR plus four roundings of an exponent of magnitude ``spread``."""
     return float(PAIR_ERROR + 4 * np.finfo(float).eps * spread) if np.isfinite(spread) else np.inf
@@ -484,6 +489,24 @@ class ExponentialFamily(abc.ABC):
         Since :math:`d_1(x, y) = \int_y^x (x - z)/V_1(z)\,dz`, it gives the lower bound
         :math:`d_1(x, y) \ge (x - y)^2 / (2 \max_{[x, y]} V_1)` used to prune pair costs.
         """
+
+    def unit_deviation_bound(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
+        r""":math:`\sqrt{\max_{z \in [\mathrm{low}, \mathrm{high}]} V_1(z)}`, the scale of the pruning bound
+        :math:`\tfrac12 ((x - y)/\sqrt{\max V_1})^2` (:mod:`allocopt.topk._allpairs`), formed without squaring the
+        means where the family can (exponential arms: the larger mean itself), so that it stays within the
+        floating-point range for means near its ends. The default is the square root of
+        :meth:`unit_variance_bound`, ``nan`` where that is not a normal floating-point number (the pruning then
+        skips the pair's bound); any value at least the true one is valid.
+
+        Examples
+        --------
+        >>> float(Poisson().unit_deviation_bound(1.0, 4.0)), float(Exponential().unit_deviation_bound(1e200, 3e200))
+        (2.0, 3e+200)
+        """
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            variance = np.asarray(self.unit_variance_bound(low, high), dtype=float)
+            normal = (variance >= np.finfo(float).tiny) & (variance <= np.finfo(float).max)
+            return np.sqrt(np.where(normal, variance, np.nan))
 
     @abc.abstractmethod
     def sample(self, means: ArrayLike, size: Any, rng: np.random.Generator) -> np.ndarray:
@@ -874,9 +897,14 @@ class Bernoulli(ExponentialFamily):
         scaled = anchor * np.exp(np.where(top_is_anchor, exponent_top, exponent_bottom))
         blend = anchor_complement + scaled
         point, point_complement = scaled / blend, anchor_complement / blend
-        # x - theta = expm1(D) theta (1 - x) (relative precision of expm1(D): that of D, |D| eps for the far end)
+        # x - theta = expm1(D) theta (1 - x) (relative precision of expm1(D): that of D, |D| eps for the far end);
+        # above D = _FAR_EXPONENT (where expm1 would overflow) theta / x < e^-700, and x - theta is accurate as is
         exponents = np.stack(np.broadcast_arrays(exponent_top, exponent_bottom))
-        offsets = np.expm1(exponents) * np.stack(np.broadcast_arrays(theta_top, theta_bottom)) * point_complement
+        means = np.stack(np.broadcast_arrays(theta_top, theta_bottom))
+        offsets = np.expm1(np.minimum(exponents, _FAR_EXPONENT)) * means * point_complement
+        far = exponents > _FAR_EXPONENT
+        if far.any():
+            np.copyto(offsets, point - means, where=far)
         arrays = np.broadcast_arrays(point, point_complement, theta_top, theta_bottom, complement_top,
                                      complement_bottom, offsets[0], offsets[1])
         numerators = np.stack([arrays[0], arrays[0], arrays[1], arrays[1]])
@@ -1042,8 +1070,9 @@ class Exponential(ExponentialFamily):
     lower = 0.0
     upper = np.inf
     mean_requirement = "finite means > 0"
-    # d_1 depends on x/y only (degree 0) and the pair kernels work with ratios: the means are used as given
-    mean_scaling_degree = None
+    # d_1 depends on x/y only (degree 0): the solvers scale the means so that the largest lies in [1/2, 1), which
+    # keeps the closed-form pruning bounds (squares of the means) within the floating-point range
+    mean_scaling_degree = 0
 
     @staticmethod
     def unit_kl(x, y):
@@ -1090,7 +1119,11 @@ class Exponential(ExponentialFamily):
 
     @staticmethod
     def unit_variance_bound(low, high):
-        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float)) ** 2
+        with np.errstate(over="ignore", under="ignore"):
+            return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float)) ** 2
+
+    def unit_deviation_bound(self, low, high):
+        return np.maximum(np.asarray(low, dtype=float), np.asarray(high, dtype=float))
 
     def pair_error_bound(self, kind, means):
         return float(PAIR_ERROR)  # harmonic and arithmetic means of positive numbers: no large exponents

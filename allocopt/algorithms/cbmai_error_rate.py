@@ -19,7 +19,7 @@ from .._rng import RandomLike
 from .._validation import as_bool, as_choice, as_float, as_int, fail
 from ..cbmai.problem import CBMAIProblem, as_arm_subset
 from ..cbmai.solve import solve_cbmai
-from ..exceptions import InvalidInstanceError
+from ..exceptions import InvalidInstanceError, SolverError
 from ..simulate import INTERVAL_METHODS, binomial_confidence_interval, check_n_jobs, monte_carlo
 from ._cbmai_common import check_budget, check_noise, check_problem
 from .sfsr import sfsr_batch
@@ -119,10 +119,13 @@ def _callable_support(generator: np.random.Generator, algorithm: Callable[..., A
 
 def _target_support(problem: CBMAIProblem, target: Any, func: str) -> tuple[int, ...]:
     if target is not None:
-        return tuple(int(column) for column in as_arm_subset(target, problem, func, "target"))
+        return tuple(int(column) for column in as_arm_subset(target, problem, func, "target", allow_empty=True))
     result = solve_cbmai(problem)
     if result.status == "infeasible":
         return ()
+    if result.status != "optimal":
+        raise SolverError(f"{func}: the LP of the instance could not be certified, so the correct support is "
+                          f"unknown ({result.message}); give it as 'target'")
     report = result.assumption_1
     if report is not None and not report.holds:
         raise InvalidInstanceError(

@@ -22,15 +22,15 @@ OPTIONS: dict[str, Any] = {}
 
 def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, feasibility_tol: float
           ) -> MethodSolution:
-    """Best feasible basis of ``subset`` (plus pinned slacks); ``positions`` index ``subset`` (or are None when
-    the optimal basis uses a pinned slack column, which is not a column of the restricted LP)."""
+    """Best feasible basis of ``subset`` (plus pinned slacks); ``positions`` index the extended columns."""
     table = evaluate_subset(problem, subset, singular_tol, feasibility_tol)
     columns, layout, evaluated = table.columns, table.layout, table.evaluated
     pinned = table.pinned if table.pinned.any() else None
     chosen = select_optimal_bases(columns, table.objective, evaluated, layout, dual_tol=feasibility_tol,
                                   pinned=pinned)
     if chosen.index < 0:
-        return MethodSolution("infeasible", None, None, f"none of the {layout.n_bases} bases is feasible")
+        return MethodSolution("infeasible", None, None, f"none of the {layout.n_bases} bases is feasible",
+                              exhaustive=True)
     positions = layout.combos[int(chosen.index)]
     x = np.zeros(table.column_ids.size)
     x[positions] = evaluated.x[int(chosen.index)]  # from the minors: accurate in every row's own units
@@ -38,6 +38,5 @@ def solve(problem: CBMAIProblem, subset: np.ndarray, *, singular_tol: float, fea
                f"{int(chosen.n_candidates)} optimal")
     if pinned is not None:
         message += f" (slacks {table.column_ids[table.pinned].tolist()} outside 'arms' enter bases at zero)"
-    if np.any(positions >= table.n_free):
-        positions = None
-    return MethodSolution("optimal", x[:table.n_free], np.asarray(chosen.duals), message, positions)
+    return MethodSolution("optimal", x[:table.n_free], np.asarray(chosen.duals), message, positions,
+                          exhaustive=True)

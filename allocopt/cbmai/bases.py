@@ -52,7 +52,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -73,6 +73,8 @@ __all__ = [
     "select_optimal_bases",
     "evaluate_subset",
     "checked_evaluation",
+    "ExtendedSystem",
+    "extended_system",
 ]
 
 SINGULAR_TOL = 1e-11
@@ -432,10 +434,11 @@ def basis_duals(matrix: np.ndarray, objective: np.ndarray, basis: np.ndarray) ->
     return _basis_duals(matrix, objective, np.asarray(basis))
 
 
-def dual_violation(matrix: np.ndarray, objective: np.ndarray, duals: np.ndarray) -> float:
-    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` (0 when dual
-    feasible)."""
-    return float(_dual_violation(matrix, objective, duals, None))
+def dual_violation(matrix: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None = None
+                   ) -> float:
+    """Largest relative dual infeasibility ``max_j -d_j / (|A_j|^T |lambda| + |mu_j| + |mu|_inf)`` over the columns
+    ``free`` (default: all; pinned columns carry no dual constraint), 0 when dual feasible."""
+    return float(_dual_violation(matrix, objective, duals, free))
 
 
 def _dual_violation(columns: np.ndarray, objective: np.ndarray, duals: np.ndarray, free: np.ndarray | None
@@ -578,39 +581,53 @@ def weighted_values(matrix: np.ndarray, rhs: np.ndarray, x: np.ndarray) -> np.nd
     return np.sign(x) * np.max(share, axis=0, initial=0.0)
 
 
-def polish_vertex(matrix: np.ndarray, rhs: np.ndarray, objective: np.ndarray, x: np.ndarray, duals: np.ndarray,
-            feasibility_tol: float) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Crossover of a solver's point to the vertex it lies on: the ``L+1`` columns with the largest shares
-    ``x_j u_j`` are taken as a basis and re-solved. The vertex replaces the solver's point when it
-    is primal and dual feasible (both judged relatively), hence optimal; returns ``(x, duals, polished)``. The
-    vertex is computed from the minors of the basis, like the enumeration (an LU solve would spread a large slack's
-    rounding over the weights ``p``)."""
-    size = matrix.shape[0]
-    if matrix.shape[1] < size:
-        return x, duals, False
-    order = np.argsort(-weighted_values(matrix, rhs, x), kind="stable")[:size]
-    basis = np.sort(order)
-    single = basis_layout(size, size)  # the one basis, evaluated from its minors (accurate in each row's units)
-    x_basis = evaluate_bases(matrix[:, basis], objective[basis], rhs[:-1], single).x[0]
-    if not np.all(np.isfinite(x_basis)):
-        return x, duals, False
-    try:
-        lam = basis_duals(matrix, objective, basis)
-    except np.linalg.LinAlgError:
-        return x, duals, False
-    vertex = np.zeros_like(x)
-    vertex[basis] = x_basis
-    # a primal feasible basis whose dual is feasible is optimal (whatever the solver's own point was worth)
-    if (np.all(np.isfinite(vertex)) and np.all(weighted_values(matrix, rhs, vertex) >= -feasibility_tol)
-            and dual_violation(matrix, objective, lam) <= feasibility_tol):
-        return vertex, lam, True
-    return x, duals, False
-
-
 def restricted_columns(problem: CBMAIProblem, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_X, b, mu_X)`` for the columns ``arms``."""
     matrix, rhs, objective = problem.standard_form()
     return matrix[:, arms], rhs, objective[arms]
+
+
+class ExtendedSystem(NamedTuple):
+    """The standard form restricted to ``subset``, followed by the slack columns missing from it (module notes).
+
+    Attributes
+    ----------
+    subset : ndarray of int
+        The (sorted) columns of the restricted LP.
+    column_ids : ndarray of int
+        ``subset`` then the missing slack columns (when extended).
+    pinned : ndarray of bool
+        True for the appended slack columns, which must be zero in a feasible basic solution.
+    columns : ndarray, shape (L+1, n)
+        ``A`` on ``column_ids``.
+    rhs : ndarray, shape (L+1,)
+    objective : ndarray, shape (n,)
+        ``mu`` on ``column_ids``.
+    """
+
+    subset: np.ndarray
+    column_ids: np.ndarray
+    pinned: np.ndarray
+    columns: np.ndarray
+    rhs: np.ndarray
+    objective: np.ndarray
+
+    @property
+    def n_free(self) -> int:
+        """Number of columns of ``subset`` (the first ones of ``columns``)."""
+        return int(self.subset.size)
+
+
+def extended_system(problem: CBMAIProblem, subset: np.ndarray, *, extend: bool = True) -> ExtendedSystem:
+    """``(A_X, b, mu_X)`` for the columns ``subset``, with the missing slack columns appended as pinned columns
+    when ``extend`` (so that subsets without a basis of their own have bases)."""
+    present = set(subset.tolist())
+    missing = np.array([column for column in range(problem.n_arms, problem.n_columns) if column not in present]
+                       if extend else [], dtype=int)
+    column_ids = np.concatenate([subset, missing]).astype(int)
+    pinned = np.arange(column_ids.size) >= subset.size
+    columns, rhs, objective = restricted_columns(problem, column_ids)
+    return ExtendedSystem(subset, column_ids, pinned, columns, rhs, objective)
 
 
 @dataclass(frozen=True)
@@ -643,16 +660,12 @@ def evaluate_subset(problem: CBMAIProblem, subset: np.ndarray, singular_tol: flo
     With ``extend`` (default), the slack columns missing from ``subset`` are appended as pinned columns, so that
     subsets without a basis of their own (fewer than ``L+1`` independent columns) are solved correctly.
     """
-    present = set(subset.tolist())
-    missing = np.array([column for column in range(problem.n_arms, problem.n_columns) if column not in present]
-                       if extend else [], dtype=int)
-    column_ids = np.concatenate([subset, missing]).astype(int)
-    pinned = np.arange(column_ids.size) >= subset.size
-    columns, rhs, objective = restricted_columns(problem, column_ids)
-    layout = basis_layout(column_ids.size, problem.n_costs + 1)
-    evaluated = evaluate_bases(columns, objective, rhs[:-1], layout, singular_tol=singular_tol,
-                               feasibility_tol=feasibility_tol, pinned=pinned if missing.size else None)
-    return SubsetEvaluation(subset, columns, rhs, objective, layout, evaluated, column_ids, pinned)
+    system = extended_system(problem, subset, extend=extend)
+    layout = basis_layout(system.column_ids.size, problem.n_costs + 1)
+    evaluated = evaluate_bases(system.columns, system.objective, system.rhs[:-1], layout, singular_tol=singular_tol,
+                               feasibility_tol=feasibility_tol, pinned=system.pinned if system.pinned.any() else None)
+    return SubsetEvaluation(subset, system.columns, system.rhs, system.objective, layout, evaluated,
+                            system.column_ids, system.pinned)
 
 
 def checked_evaluation(problem: Any, arms: Any, func: str, singular_tol: Any, feasibility_tol: Any, *,

@@ -913,8 +913,11 @@ def cbmai_hardness(
     solution = solve_cbmai(problem)
     report = solution.assumption_1
     if solution.status != "optimal" or report is None or not report.holds:
-        reason = "the LP is infeasible" if solution.status != "optimal" else "; ".join(report.failures) \
-            if report is not None else "it has too many bases to check Assumption 1"
+        if solution.status != "optimal":
+            reason = ("the LP is infeasible" if solution.status == "infeasible"
+                      else f"the LP's answer could not be certified ({solution.message})")
+        else:
+            reason = "; ".join(report.failures) if report is not None else "it has too many bases to check Assumption 1"
         raise InvalidInstanceError(f"The 'problem' parameter of {func} must satisfy Assumption 1 (a unique optimum "
                                    f"with exactly L+1 nonzero coordinates). Got an instance where {reason}.")
     support = solution.support

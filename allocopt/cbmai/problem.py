@@ -181,14 +181,16 @@ def arm_label(column: int, n_arms: int) -> str:
     return f"arm {column}" if column < n_arms else f"slack {column - n_arms}"
 
 
-def as_arm_subset(arms: Any, problem: CBMAIProblem, func: str, name: str = "arms") -> np.ndarray:
+def as_arm_subset(arms: Any, problem: CBMAIProblem, func: str, name: str = "arms", *,
+                  allow_empty: bool = False) -> np.ndarray:
     """Validate a subset of the columns ``0 .. K+L-1`` (true and virtual arms); ``None`` means all.
 
-    Returns a sorted array of distinct integer column indices.
+    Returns a sorted array of distinct integer column indices; an empty collection is refused unless
+    ``allow_empty`` (an LP over no column is not a question anyone means to ask).
     """
     n_columns = problem.n_columns
-    requirement = (f"None or a collection of distinct column indices in 0..{n_columns - 1} "
-                   f"(arms 0..{problem.n_arms - 1}, slacks {problem.n_arms}..{n_columns - 1})")
+    requirement = (f"None or a {'' if allow_empty else 'nonempty '}collection of distinct column indices in "
+                   f"0..{n_columns - 1} (arms 0..{problem.n_arms - 1}, slacks {problem.n_arms}..{n_columns - 1})")
     if arms is None:
         return np.arange(n_columns)
     if isinstance(arms, (str, bytes)):
@@ -198,6 +200,8 @@ def as_arm_subset(arms: Any, problem: CBMAIProblem, func: str, name: str = "arms
     except (TypeError, ValueError):
         fail(func, name, requirement, arms)
     if array.ndim != 1 or (array.size and (array.dtype == bool or not np.issubdtype(array.dtype, np.integer))):
+        fail(func, name, requirement, arms)
+    if array.size == 0 and not allow_empty:
         fail(func, name, requirement, arms)
     array = array.astype(int)
     if np.any(array < 0) or np.any(array >= n_columns) or np.unique(array).size != array.size:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_bool
+from ..exceptions import SolverError
 from .bases import FEASIBILITY_TOL, SINGULAR_TOL, BasisLayout, BasisValues, checked_evaluation
 from .problem import CBMAIProblem
 
@@ -105,27 +106,41 @@ def lagrangian_scores(
     arms: Any = None,
     *,
     method: str = "enumerate",
+    solver: str | None = None,
     singular_tol: float = SINGULAR_TOL,
     feasibility_tol: float = FEASIBILITY_TOL,
+    **options: Any,
 ) -> np.ndarray:
     """Lagrangian scores (8) of every column in ``arms``: ``(mu_X - A_X^T lambda*)_a``.
 
-    ``lambda*`` is the dual solution returned by :func:`solve_cbmai` with ``method`` on the LP restricted to
-    ``X = arms`` (for ``"enumerate"``: the dual of the first dual-feasible optimal basis, which makes the
-    scores deterministic at degenerate optima). Scores are ``<= 0`` up to rounding, ``0`` on the support,
-    and ``-inf`` for every arm when the restricted LP is infeasible (its dual is unbounded).
+    ``lambda*`` is the certified dual solution returned by :func:`solve_cbmai` with ``method`` on the LP restricted
+    to ``X = arms`` (for ``"enumerate"``: the dual of the first dual-feasible optimal basis, which makes the
+    scores deterministic at degenerate optima; for the solvers: the dual of the certified basis their point snaps
+    to). Scores are ``<= 0`` up to rounding, ``0`` on the support, and ``-inf`` for every arm when the restricted
+    LP is infeasible (its dual is unbounded).
 
     Parameters
     ----------
     problem : CBMAIProblem
     arms : sequence of int, optional
-        The remaining set ``X``. Default: all ``K + L`` columns.
+        The remaining set ``X`` (at least one column). Default: all ``K + L`` columns.
     method : {"enumerate", "highs", "pulp"}
         How the dual is obtained.
+    solver : {"highs", "cbc"}, optional
+        Only for ``method="pulp"``.
+    singular_tol, feasibility_tol : float
+        See :func:`solve_cbmai`.
+    **options
+        Further options of the method (:func:`~allocopt.cbmai.solve.method_options`), e.g. ``verbose``.
 
     Returns
     -------
     ndarray, shape (len(arms),)
+
+    Raises
+    ------
+    SolverError
+        When the LP's answer could not be certified (status "not_certified" of :func:`solve_cbmai`).
 
     Examples
     --------
@@ -134,11 +149,15 @@ def lagrangian_scores(
     >>> allocopt.lagrangian_scores(problem).round(6).tolist()
     [0.0, 0.0, -0.3, -0.4]
     """
-    from .solve import solve_cbmai
+    from .solve import _checked_call, _solve
 
-    result = solve_cbmai(problem, method, arms=arms, singular_tol=singular_tol, feasibility_tol=feasibility_tol,
-                         diagnose=False)
+    call = _checked_call("lagrangian_scores", problem, method, arms, solver, singular_tol, feasibility_tol,
+                         options)
+    result = _solve(problem, call, diagnose=False)
     subset = np.asarray(result.arms, dtype=int)
-    if not result.optimal:
+    if result.status == "infeasible":
         return np.full(subset.size, -np.inf)
+    if result.status != "optimal":
+        raise SolverError(f"lagrangian_scores(method={call.method!r}): the LP restricted to the arms "
+                          f"{subset.tolist()} could not be certified: {result.message}")
     return np.negative(result.reduced_costs[subset]) + 0.0  # "+ 0.0" turns -0.0 into 0.0

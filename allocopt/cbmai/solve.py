@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from .._dispatch import MethodRegistry
 from .._result import Result
-from .._validation import as_choice, fail
+from .._validation import as_bool, as_choice, fail
 from ..exceptions import SolverError
+from . import _enumerate
+from ._methods import MethodSolution
 from ._pulp import PULP_SOLVERS
-from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, check_problem, check_tolerances, dual_violation,
-                    evaluate_subset, weighted_values)
-from .certificate import LPCertificate, certify, farkas_ray
+from .bases import (FEASIBILITY_TOL, SINGULAR_TOL, VALUE_TOL, ExtendedSystem, check_problem, check_tolerances,
+                    evaluate_subset, extended_system, weighted_values)
+from .certificate import LPCertificate, Verdict, certify_infeasible, certify_optimal, residuals
 from .problem import CBMAIProblem, arm_label, as_arm_subset
 
-__all__ = ["CBMAI_METHODS", "METHODS", "Assumption1Report", "CBMAIResult", "solve_cbmai", "check_assumption_1",
-           "method_options"]
+__all__ = ["CBMAI_METHODS", "CBMAI_STATUSES", "METHODS", "Assumption1Report", "CBMAIResult", "solve_cbmai",
+           "check_assumption_1", "method_options"]
 
 METHODS = MethodRegistry("solve_cbmai", {
     "enumerate": "allocopt.cbmai._enumerate",
@@ -31,17 +34,22 @@ METHODS = MethodRegistry("solve_cbmai", {
 feasibility_tol, **options)`` (see :mod:`allocopt.cbmai._methods`)."""
 CBMAI_METHODS: tuple[str, ...] = METHODS.names
 
-DIAGNOSTIC_BASIS_LIMIT = 2_000_000
-"""Largest number of bases enumerated for the Assumption 1 diagnostics of the "highs"/"pulp" methods."""
+ENUMERATION_BASIS_LIMIT = 2_000_000
+"""Largest number of bases ``solve_cbmai`` enumerates on its own: for the Assumption 1 diagnostics, and as the
+fallback when the answer of "highs" or "pulp" fails the certificate."""
 
-_CERTIFICATE_TOL = 1e-7
-"""Largest relative dual infeasibility an "optimal" answer may carry (:func:`~allocopt.cbmai.bases.dual_violation`)."""
+DIAGNOSTIC_BASIS_LIMIT = ENUMERATION_BASIS_LIMIT
+"""Largest number of bases enumerated for the Assumption 1 diagnostics (the same limit)."""
+
+CBMAI_STATUSES = ("optimal", "infeasible", "not_certified")
+"""The statuses of :class:`CBMAIResult`."""
 
 _DUAL_RULES = {
     "enumerate": "lambda = A_B^-T mu_B for the first optimal basis B (lexicographic order) that is dual feasible",
-    "highs": "HiGHS's dual solution (linprog marginals with the minimisation sign undone)",
-    "pulp": "the PuLP solver's constraint multipliers (pi), sign-checked against the dual objective",
+    "highs": "lambda = A_B^-T mu_B for the certified basis B that HiGHS's point snaps to",
+    "pulp": "lambda = A_B^-T mu_B for the certified basis B that the PuLP solver's point snaps to",
 }
+_FALLBACK_RULE = "lambda = A_B^-T mu_B for the enumeration's basis B (the method's answer failed the certificate)"
 
 
 @dataclass(frozen=True)
@@ -91,27 +99,36 @@ class CBMAIResult(Result):
 
     Attributes
     ----------
-    status : {"optimal", "infeasible"}
+    status : {"optimal", "infeasible", "not_certified"}
+        Every status is certified by the one certificate of :mod:`allocopt.cbmai.certificate`, whatever the
+        method: "optimal" means a basis that is primal and dual feasible relative to the magnitudes of each row
+        and column (its vertex and dual are :attr:`x` and :attr:`duals`); "infeasible" means a Farkas ray proved
+        it, or (enumeration) no basis is feasible. When the method's own answer fails the certificate the
+        enumeration's answer is reported instead (:attr:`certificate_failure` says why), if the instance has at
+        most ``ENUMERATION_BASIS_LIMIT`` bases; otherwise the status is "not_certified" (NaN answer, the reason in
+        :attr:`message`).
     success : bool
         ``status == "optimal"`` (also available as :attr:`optimal`).
     message : str
-        What the method did (bases enumerated, solver status, polishing).
+        What the method did (bases enumerated, solver status, fallback).
     method : {"enumerate", "highs", "pulp"}
     time : float
-        Seconds spent in the method (diagnostics excluded). ``solve_time`` is a deprecated alias.
+        Seconds spent in the method, its certificate and any fallback (diagnostics excluded). ``solve_time`` is a
+        deprecated alias.
     support : tuple of int
         ``supp(x*)``: true arms ``a`` and slacks reported as ``K + l``; empty when infeasible.
     basis : tuple of int
-        An optimal basis containing the support (``L+1`` columns) whose dual is :attr:`duals`; empty when
-        infeasible (or when a solver returned a non-basic point).
+        The certified optimal basis (``L+1`` columns) containing the support, whose dual is :attr:`duals`; it can
+        include slacks outside ``arms`` (pinned at zero, for subsets without a basis of their own). Empty unless
+        optimal.
     p : ndarray, shape (K,)
-        The best mixed arm (NaN when infeasible).
+        The best mixed arm (NaN unless optimal).
     slack : ndarray, shape (L,)
         ``cbar - c p``.
     x : ndarray, shape (K+L,)
         ``(p, slack)``.
     value : float
-        ``r^T p`` (``-inf`` when infeasible).
+        ``r^T p`` (``-inf`` when infeasible, NaN when not certified).
     duals : ndarray, shape (L+1,)
         An optimal solution ``lambda`` of the dual ``min {b^T lambda : A_X^T lambda >= mu_X}``; the rule that
         picks it when it is not unique is in :attr:`dual_rule`. NaN when infeasible (the dual is unbounded).
@@ -126,6 +143,9 @@ class CBMAIResult(Result):
         The columns the LP was restricted to.
     dual_rule : str
         How :attr:`duals` was chosen.
+    certificate_failure : str
+        Empty when the method's own answer passed the certificate; otherwise why it did not (the answer
+        reported is then the enumeration's, or the status is "not_certified").
     """
 
     SUCCESS_STATUSES: ClassVar[frozenset[str]] = frozenset({"optimal"})
@@ -142,6 +162,7 @@ class CBMAIResult(Result):
     assumption_1: Assumption1Report | None
     arms: tuple[int, ...]
     dual_rule: str
+    certificate_failure: str = ""
 
     @property
     def optimal(self) -> bool:
@@ -164,24 +185,6 @@ def _support(x: np.ndarray, matrix: np.ndarray, rhs: np.ndarray, feasibility_tol
     """Columns whose share ``x_j u_j`` in the rows they enter exceeds ``feasibility_tol`` (see
     :func:`~allocopt.cbmai.bases.weighted_values`)."""
     return np.flatnonzero(weighted_values(matrix, rhs, x) > feasibility_tol)
-
-
-def _complete_basis(matrix: np.ndarray, support: np.ndarray, reduced: np.ndarray) -> np.ndarray | None:
-    """Extend ``support`` to ``L+1`` linearly independent columns, adding zero-reduced-cost columns first."""
-    size = matrix.shape[0]
-    if support.size > size:
-        return None
-    chosen = list(support)
-    order = np.lexsort((np.arange(matrix.shape[1]), np.abs(reduced)))
-    for column in order:
-        if len(chosen) == size:
-            break
-        if column in chosen:
-            continue
-        trial = chosen + [int(column)]
-        if np.linalg.matrix_rank(matrix[:, trial]) == len(trial):
-            chosen = trial
-    return np.sort(np.array(chosen)) if len(chosen) == size else None
 
 
 def check_assumption_1(problem: CBMAIProblem, arms: Any = None, *, singular_tol: float = SINGULAR_TOL,
@@ -248,7 +251,7 @@ def method_options(method: str) -> dict[str, Any]:
     Examples
     --------
     >>> method_options("pulp"), method_options("highs")
-    ({'solver': None}, {})
+    ({'solver': None, 'verbose': False}, {'verbose': False})
     """
     return METHODS.method_options(method)
 
@@ -273,26 +276,32 @@ def solve_cbmai(
         * ``"enumerate"``: evaluate every basis (:func:`enumerate_bases`) and take the best feasible one; the
           dual is ``lambda = A_B^{-T} mu_B`` of the first optimal basis (lexicographic order) that is dual
           feasible, a deterministic choice when the dual is not unique.
-        * ``"highs"``: :func:`scipy.optimize.linprog` with ``method="highs"``.
+        * ``"highs"``: :func:`scipy.optimize.linprog` with HiGHS on the equilibrated LP.
         * ``"pulp"``: PuLP with the solver ``solver`` (``"highs"`` or ``"cbc"``; default: HiGHS if available).
+
+        Whatever the method, the answer passes the certificate of :mod:`allocopt.cbmai.certificate` (an optimum
+        snapped to a primal and dual feasible basis, infeasibility proven by a Farkas ray) or is replaced by the
+        enumeration's (see :attr:`CBMAIResult.status`).
     arms : sequence of int, optional
         Restrict the LP to these columns (true arms ``0..K-1``, slacks ``K..K+L-1``; removing a slack makes
-        its constraint an equality). Default: all.
+        its constraint an equality); at least one. Default: all.
     solver : {"highs", "cbc"}, optional
         Only for ``method="pulp"``.
     singular_tol, feasibility_tol : float
-        Enumeration tolerances (see :func:`enumerate_bases`); ``feasibility_tol`` also decides which
-        coordinates of ``x`` count as nonzero in :attr:`CBMAIResult.support`.
+        Enumeration and certificate tolerances (see :func:`enumerate_bases`); ``feasibility_tol`` also decides
+        which coordinates of ``x`` count as nonzero in :attr:`CBMAIResult.support`.
     diagnose : bool, default True
         Compute the Assumption 1 diagnostics (by enumeration).
     **options
-        Further options of the method (see :func:`method_options`); unknown options are an error.
+        Further options of the method (see :func:`method_options`), for example ``verbose=True`` to let HiGHS
+        or the PuLP solver print its log (nothing is written to stdout or stderr otherwise); unknown options are
+        an error.
 
     Returns
     -------
     CBMAIResult
-        Status "optimal" or "infeasible" (the empty support); degenerate or non-unique optima are reported
-        in :attr:`CBMAIResult.assumption_1`, not raised.
+        Status "optimal", "infeasible" (the empty support) or "not_certified"; degenerate or non-unique optima
+        are reported in :attr:`CBMAIResult.assumption_1`, not raised.
 
     Examples
     --------
@@ -308,57 +317,126 @@ def solve_cbmai(
     >>> result.assumption_1.holds
     True
     """
-    func = "solve_cbmai"
+    call = _checked_call("solve_cbmai", problem, method, arms, solver, singular_tol, feasibility_tol, options)
+    return _solve(problem, call, as_bool(diagnose, "solve_cbmai", "diagnose"))
+
+
+class _Call(NamedTuple):
+    """The validated arguments of one solve."""
+
+    method: str
+    implementation: Callable[..., MethodSolution]
+    subset: np.ndarray
+    options: dict[str, Any]
+    singular_tol: float
+    feasibility_tol: float
+
+
+def _checked_call(func: str, problem: Any, method: Any, arms: Any, solver: Any, singular_tol: Any,
+                  feasibility_tol: Any, options: dict[str, Any]) -> _Call:
+    """Validate the arguments shared by :func:`solve_cbmai` and the scores built on it, naming ``func``."""
     check_problem(problem, func)
-    method = METHODS.check_method(method)
+    method = METHODS.check_method(method, func)
     singular_tol, feasibility_tol = check_tolerances(func, singular_tol, feasibility_tol)
     if solver is not None:
         if method != "pulp":
             fail(func, "solver", "None unless method='pulp'", solver)
         as_choice(solver, func, "solver", PULP_SOLVERS)
         options = dict(options, solver=solver)
-    method, implementation = METHODS.resolve(method, options)
+    if "verbose" in options:
+        options = dict(options, verbose=as_bool(options["verbose"], func, "verbose"))
+    method, implementation = METHODS.resolve(method, options, func)
     subset = as_arm_subset(arms, problem, func)
-    matrix, rhs, objective = problem.standard_form()
-    columns = matrix[:, subset]
+    return _Call(method, implementation, subset, options, singular_tol, feasibility_tol)
+
+
+def _certify(system: ExtendedSystem, solution: MethodSolution, call: _Call) -> Verdict:
+    """The certificate's verdict on a method's answer (the one judge of every method)."""
+    tolerances = {"singular_tol": call.singular_tol, "feasibility_tol": call.feasibility_tol}
+    if solution.status == "optimal" and solution.x is not None:
+        return certify_optimal(system, solution.x, solution.duals, solution.positions, exhaustive=solution.exhaustive,
+                               **tolerances)
+    if solution.status == "infeasible":
+        verdict = certify_infeasible(system, solution.farkas_ray)
+        if solution.exhaustive and not verdict.certified:  # no basis is feasible: that is the proof
+            return Verdict("infeasible")
+        return verdict
+    return Verdict("not_certified", reason=solution.message)
+
+
+def _run(problem: CBMAIProblem, call: _Call, system: ExtendedSystem) -> tuple[MethodSolution, Verdict, str]:
+    """Run the method and judge its answer; fall back to the enumeration when the answer fails the certificate.
+    Returns the solution reported, its verdict and why the method's own answer was rejected ("" if it was not)."""
+    try:
+        solution = call.implementation(problem, call.subset, singular_tol=call.singular_tol,
+                                       feasibility_tol=call.feasibility_tol, **call.options)
+    except SolverError as error:  # no answer at all: judged like an uncertified one
+        solution = MethodSolution("not_certified", None, None, str(error))
+    verdict = _certify(system, solution, call)
+    if verdict.certified or call.method == "enumerate":
+        return solution, verdict, ""
+    rejected = verdict.reason
+    note = solution.message if solution.status == "not_certified" else \
+        f"{solution.message}; that answer failed the certificate: {rejected}"
+    if basis_layout_size(system.column_ids.size, problem.n_costs + 1) > ENUMERATION_BASIS_LIMIT:
+        message = f"{note} (more than {ENUMERATION_BASIS_LIMIT} bases: no fallback to the enumeration)"
+        return solution._replace(status="not_certified", message=message), verdict, rejected
+    fallback = _enumerate.solve(problem, call.subset, singular_tol=call.singular_tol,
+                                feasibility_tol=call.feasibility_tol)
+    message = f"{note}; the enumeration's answer is reported: {fallback.message}"
+    return fallback._replace(message=message), _certify(system, fallback, call), rejected
+
+
+def _solve(problem: CBMAIProblem, call: _Call, diagnose: bool) -> CBMAIResult:
+    """Solve, certify and build the result (the arguments are validated)."""
+    subset = call.subset
+    system = extended_system(problem, subset)
     start = time.perf_counter()
-    status, x_sub, duals, message, positions = implementation(problem, subset, singular_tol=singular_tol,
-                                                              feasibility_tol=feasibility_tol, **options)
+    solution, verdict, rejected = _run(problem, call, system)
     elapsed = time.perf_counter() - start
     report = None
     if diagnose and basis_layout_size(subset.size, problem.n_costs + 1) <= DIAGNOSTIC_BASIS_LIMIT:
-        report = _assumption_1(problem, subset, singular_tol, feasibility_tol, VALUE_TOL)
-    n_columns, n_arms = problem.n_columns, problem.n_arms
-    if status == "infeasible":
-        nan = np.full(n_columns, np.nan)
-        certificate = LPCertificate(np.nan, np.nan, np.nan, np.nan, np.nan, farkas_ray=farkas_ray(columns, rhs))
-        return CBMAIResult(status="infeasible", message=message, method=method, time=elapsed, support=(), basis=(),
-                           p=nan[:n_arms].copy(), slack=nan[n_arms:].copy(), x=nan.copy(), value=-np.inf,
-                           duals=np.full(problem.n_costs + 1, np.nan), reduced_costs=nan.copy(),
-                           certificate=certificate, assumption_1=report, arms=tuple(int(a) for a in subset),
-                           dual_rule=_DUAL_RULES[method])
-    x = np.zeros(n_columns)
-    x[subset] = x_sub
+        report = _assumption_1(problem, subset, call.singular_tol, call.feasibility_tol, VALUE_TOL)
+    dual_rule = _FALLBACK_RULE if rejected and verdict.certified else _DUAL_RULES[call.method]
+    common: dict[str, Any] = dict(method=call.method, time=elapsed, assumption_1=report,
+                                  arms=tuple(int(a) for a in subset), dual_rule=dual_rule, certificate_failure=rejected)
+    if verdict.status == "optimal":
+        return _optimal_result(problem, system, verdict, solution.message, call.feasibility_tol, common)
+    nan = np.full(problem.n_columns, np.nan)
+    if verdict.status == "infeasible":
+        status, value, message = "infeasible", -np.inf, solution.message
+        certificate = LPCertificate(np.nan, np.nan, np.nan, np.nan, np.nan, farkas_ray=verdict.farkas_ray)
+    else:
+        status, value, message = "not_certified", np.nan, solution.message
+        if verdict.reason not in message:
+            message = f"{message}; not certified: {verdict.reason}"
+        certificate = LPCertificate(np.nan, np.nan, np.nan, np.nan, np.nan)
+    return CBMAIResult(status=status, message=message, support=(), basis=(), p=nan[:problem.n_arms].copy(),
+                       slack=nan[problem.n_arms:].copy(), x=nan.copy(), value=value,
+                       duals=np.full(problem.n_costs + 1, np.nan), reduced_costs=nan.copy(), certificate=certificate,
+                       **common)
+
+
+def _optimal_result(problem: CBMAIProblem, system: ExtendedSystem, verdict: Verdict, message: str,
+                    feasibility_tol: float, common: dict[str, Any]) -> CBMAIResult:
+    """The result of a certified optimum: the basis's vertex and dual, zero reduced costs on the basis."""
+    assert verdict.x is not None and verdict.duals is not None and verdict.positions is not None
+    matrix, rhs, objective = problem.standard_form()
+    subset, duals = system.subset, verdict.duals
+    columns = system.columns[:, :system.n_free]
+    x = np.zeros(problem.n_columns)
+    x[subset] = verdict.x
     reduced = matrix.T @ duals - objective
-    support_positions = _support(x_sub, columns, rhs, feasibility_tol)
-    if positions is None:
-        positions = _complete_basis(columns, support_positions, reduced[subset])
-    else:  # enumeration: lambda = A_B^-T mu_B, so the basis's reduced costs are zero by construction
-        reduced[subset[positions]] = 0.0
-    basis = () if positions is None else tuple(int(subset[j]) for j in positions)
-    certificate = certify(columns, rhs, objective[subset], x_sub, duals)
-    violation = dual_violation(columns, objective[subset], duals)
-    if violation > _CERTIFICATE_TOL:  # never call "optimal" what the dual certificate refutes
-        raise SolverError(f"solve_cbmai(method={method!r}) could not certify its answer: the dual solution violates "
-                          f"dual feasibility by {violation:.3g} relative to the magnitudes involved "
-                          f"(tolerance {_CERTIFICATE_TOL:g}); {message}")
+    basis = system.column_ids[verdict.positions]
+    reduced[basis] = 0.0  # A_B^T lambda = mu_B holds by construction: drop the rounding on the basis
+    support = subset[_support(verdict.x, columns, rhs, feasibility_tol)]
+    certificate = residuals(columns, rhs, system.objective[:system.n_free], verdict.x, duals, verdict)
     for array in (x, duals, reduced):
         array.setflags(write=False)
-    return CBMAIResult(status="optimal", message=message, method=method, time=elapsed,
-                       support=tuple(int(subset[j]) for j in support_positions), basis=basis, p=x[:n_arms],
-                       slack=x[n_arms:], x=x, value=float(objective @ x), duals=duals, reduced_costs=reduced,
-                       certificate=certificate, assumption_1=report, arms=tuple(int(a) for a in subset),
-                       dual_rule=_DUAL_RULES[method])
+    return CBMAIResult(status="optimal", message=message, support=tuple(int(j) for j in support),
+                       basis=tuple(sorted(int(j) for j in basis)), p=x[:problem.n_arms], slack=x[problem.n_arms:],
+                       x=x, value=float(objective @ x), duals=duals, reduced_costs=reduced,
+                       certificate=certificate, **common)
 
 
 def basis_layout_size(n_columns: int, size: int) -> int:

@@ -83,8 +83,9 @@ def _problem(args: argparse.Namespace):
 
 
 def exit_status(result) -> ExitStatus:
-    """0 when the LP certificate vouches for the answer (optimal, or infeasible with a Farkas ray), 1 otherwise."""
-    certified = result.status in ("optimal", "infeasible") and result.certificate.certifies()
+    """0 when the LP certificate vouches for the answer (every "optimal" or "infeasible" status of
+    :func:`~allocopt.cbmai.solve_cbmai` is certified), 1 for "not_certified"."""
+    certified = result.status in ("optimal", "infeasible")
     return ExitStatus.SUCCESS if certified else ExitStatus.NOT_CERTIFIED
 
 
@@ -94,11 +95,15 @@ def _handle(args: argparse.Namespace) -> ExitStatus:
     problem = _problem(args)
     result = solve_cbmai(problem, args.method, solver=args.solver)
     iv = iv_scores(problem, strict=args.strict_iv)
-    lagrangian = lagrangian_scores(problem, method=args.method)
+    if result.status == "not_certified":  # the scores would need the same certified dual
+        lagrangian = np.full(problem.n_columns, np.nan)
+    else:
+        lagrangian = lagrangian_scores(problem, method=args.method, solver=args.solver)
     labels = [problem.arm_label(column) for column in range(problem.n_columns)]
     report = result.assumption_1
     payload = {
         "status": result.status,
+        "message": result.message,
         "method": result.method,
         "support": list(result.support),
         "support_labels": result.support_labels(),
@@ -119,6 +124,8 @@ def _handle(args: argparse.Namespace) -> ExitStatus:
         return exit_status(result)
     with np.printoptions(precision=6, suppress=True):
         print(f"status: {result.status} (method {result.method})")
+        if result.status == "not_certified" or result.certificate_failure:
+            print(f"note:    {result.message}")
         if result.optimal:
             print(f"support: {', '.join(result.support_labels())}  (columns {list(result.support)})")
             print(f"value:   {result.value:.10g}")

@@ -10,7 +10,11 @@ threshold for up to :math:`k(K-k) \approx 2.5 \cdot 10^7` pairs. The scan runs o
     C_{ij}(\psi),\ B_{ij}(\psi) \ \ge\ \frac{(\theta_i - \theta_j)^2}{2\bar V_{ij}} \frac{w_i w_j}{w_i + w_j},
 
 a closed form that costs a few operations per pair; the exact (logarithmic) costs are evaluated only where
-the bound falls below the threshold. When both kinds of cost are harmonic
+the bound falls below the threshold. The bound is formed as :math:`\tfrac12 r^2\, w_i (w_j/(w_i + w_j))` with
+:math:`r = |\theta_i - \theta_j| / \sqrt{\bar V}` (:meth:`~allocopt.families.ExponentialFamily.unit_deviation_bound`),
+whose factors stay within the floating-point range wherever the bound does, and it is used only where every
+factor and the bound are normal floating-point numbers (:func:`trusted`): a bound that overflows, underflows
+or is not a number (means near the ends of the range) prunes nothing. When both kinds of cost are harmonic
 (:meth:`~allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms) the bound is the cost itself,
 evaluated exactly everywhere. Above ``BLOCK_PAIRS`` pairs the same bound is taken over blocks of consecutive
 means at once (:func:`_scan_blocks`), so that block pairs far from the smallest cost are never evaluated.
@@ -34,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 
-__all__ = ["PairScan", "scan_pairs", "CHUNK_PAIRS", "BLOCK_PAIRS", "BLOCK"]
+__all__ = ["PairScan", "scan_pairs", "trusted", "CHUNK_PAIRS", "BLOCK_PAIRS", "BLOCK"]
 
 CHUNK_PAIRS = 1 << 21
 # above this many pairs the scan works on blocks of BLOCK x BLOCK pairs of consecutive means, bounded as a whole
@@ -66,15 +70,31 @@ class PairScan:
     every_pair: bool = True
 
 
-def _pair_bound(family, theta_top, theta_bottom, w_top, w_bottom, low, high):
-    r"""The closed-form lower bound :math:`(\theta_i-\theta_j)^2/(2\bar V)\, w_iw_j/(w_i+w_j)`, broadcasting,
-    with :math:`\bar V` the largest :math:`V_1` on [``low``, ``high``]; 0 where it is undefined (no weight, or
-    not a number), so that such pairs are always evaluated."""
-    variance = family.unit_variance_bound(low, high)
-    total = w_top + w_bottom
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        bound = (theta_top - theta_bottom) ** 2 / (2.0 * variance) * (w_top * w_bottom) / total
-    return np.where((total > 0) & ~np.isnan(bound), bound * _BOUND_MARGIN, 0.0)
+_TINY = float(np.finfo(float).tiny)
+
+
+def trusted(x):
+    """Whether ``x`` is a normal floating-point number, positive and finite (elementwise for arrays; plain
+    comparisons, so that the compiled scans share it): the closed-form pair bounds are used only where each of
+    their factors is, since a factor that overflowed, underflowed into the subnormal range (where rounding is
+    no longer relative) or is not a number would make the bound exceed the cost."""
+    return (x >= _TINY) & (x <= 1.7976931348623157e308)
+
+
+def _pair_bound(family, gap, w_top, w_bottom, low, high):
+    r"""The closed-form lower bound :math:`\tfrac12 (|\theta_i-\theta_j|/\sqrt{\bar V})^2\, w_i (w_j/(w_i+w_j))`,
+    broadcasting, with ``gap`` :math:`= |\theta_i - \theta_j|` and :math:`\bar V` the largest :math:`V_1` on
+    [``low``, ``high``], less the margin of rounding; 0 (the pair is always evaluated) where a factor or the
+    bound is not a normal floating-point number (:func:`trusted`: no weight, a gap of zero, or means near the
+    ends of the range)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        deviation = family.unit_deviation_bound(low, high)
+        ratio = gap / deviation
+        half_square = 0.5 * ratio * ratio
+        harmonic = w_top * (w_bottom / (w_top + w_bottom))
+        bound = half_square * harmonic
+    usable = trusted(deviation) & trusted(half_square) & trusted(harmonic) & trusted(bound)
+    return np.where(usable, bound * _BOUND_MARGIN, 0.0)
 
 
 def scan_pairs(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, threshold: float | None,
@@ -127,12 +147,8 @@ def _scan_chunks(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, thr
             row += start
         else:
             top_theta, top_w = theta_top[start:stop, None], w_top[start:stop, None]
-            variance = family.unit_variance_bound(np.minimum(top_theta, theta_bottom[None, :]),
-                                                  np.maximum(top_theta, theta_bottom[None, :]))
-            total = top_w + w_bottom[None, :]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                bound = (top_theta - theta_bottom[None, :]) ** 2 / (2.0 * variance) * (top_w * w_bottom[None, :]) / total
-            bound = np.where(total > 0, bound, 0.0)
+            bound = _pair_bound(family, np.abs(top_theta - theta_bottom[None, :]), top_w, w_bottom[None, :],
+                                np.minimum(top_theta, theta_bottom[None, :]), np.maximum(top_theta, theta_bottom[None, :]))
             # always evaluate the pair of smallest bound, so that the running minimum is finite
             flat = int(np.argmin(bound))
             row, col = divmod(flat, n_bottom)
@@ -210,7 +226,7 @@ def _scan_blocks(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, thr
     top, bottom = _blocks(theta_top, w_top, size), _blocks(theta_bottom, w_bottom, size)
     distance = np.maximum(np.maximum(top.low[:, None] - bottom.high[None, :], bottom.low[None, :] - top.high[:, None]),
                           0.0)
-    block_bound = _pair_bound(family, distance, 0.0, top.weight[:, None], bottom.weight[None, :],
+    block_bound = _pair_bound(family, distance, top.weight[:, None], bottom.weight[None, :],
                               np.minimum(top.low[:, None], bottom.low[None, :]),
                               np.maximum(top.high[:, None], bottom.high[None, :])).ravel()
     by_bound = np.argsort(block_bound, kind="stable")
@@ -249,7 +265,7 @@ def _scan_blocks(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, thr
         position = end
         if not exact_everywhere:  # the pair bound first, the exact (logarithmic) costs where it is below the cutoff
             theta_i, theta_j = theta_top[rows], theta_bottom[cols]
-            suspect = _pair_bound(family, theta_i, theta_j, w_top[rows], w_bottom[cols], np.minimum(theta_i, theta_j),
+            suspect = _pair_bound(family, np.abs(theta_i - theta_j), w_top[rows], w_bottom[cols], np.minimum(theta_i, theta_j),
                                   np.maximum(theta_i, theta_j)) < cutoff
             rows, cols = rows[suspect], cols[suspect]
             if rows.shape[0] == 0:

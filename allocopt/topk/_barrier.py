@@ -43,7 +43,8 @@ class BarrierPoint:
 
 
 def _newton_step(reduced: Reduced, terms, rows, cols, slack, tau, gradient, ordering: dict | None = None):
-    """Solve H step = -gradient, H = tau sum_p [grad C_p grad C_p^T / s_p^2 - hess C_p / s_p].
+    """Solve H step = -gradient, H = sum_p tau_p [grad C_p grad C_p^T / s_p^2 - hess C_p / s_p] (``tau`` one
+    number, or one per pair: the barrier parameter times the pair's weight).
 
     Every pair couples one top and one bottom group, so the top-top and bottom-bottom blocks of H are
     diagonal. For a sparse set of candidate pairs on a large instance H is factorised as it is, sparse (its
@@ -136,25 +137,31 @@ def _reentry_scale(reduced: Reduced, resume: "BarrierPoint", rows, cols) -> floa
     return max(1.0, reentry / float(np.min(reduced.terms(resume.psi, rows, cols, compiled=True).cost)))
 
 
-def _barrier_value(reduced, psi, rows, cols, tau):
+def _barrier_value(reduced, psi, rows, cols, tau, weights):
     costs = reduced.terms(psi, rows, cols, compiled=True).cost
     if np.any(costs <= 1.0) or np.any(psi <= 0):
         return np.inf
-    return float(reduced.multiplicity @ psi - tau * np.sum(np.log(costs - 1.0)))
+    return float(reduced.multiplicity @ psi - tau * np.sum(weights * np.log(costs - 1.0)))
 
 
 def barrier_path(reduced: Reduced, rows: np.ndarray, cols: np.ndarray, psi_start: np.ndarray,
                  target_gap: float = 1e-10, max_newton: int = 400, reduction: float = 0.2,
-                 centring: float = 0.05, resume: "BarrierPoint | None" = None) -> BarrierPoint:
-    """Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
+                 centring: float = 0.05, resume: "BarrierPoint | None" = None,
+                 weights: np.ndarray | None = None) -> BarrierPoint:
+    r"""Follow the central path until the duality gap is below ``target_gap`` times the objective; ``resume``
     continues from an earlier point of the same path instead of starting over (on the same pairs, or on a
-    grown set of pairs, scaled to be strictly feasible for them). The dense Schur
+    grown set of pairs, scaled to be strictly feasible for them). ``weights`` (positive, one per pair, mean 1)
+    weight the pairs' logarithms, :math:`-\tau\sum_p w_p\log s_p`: every weighted path leads to the optimum,
+    and on it :math:`\nu_p s_p = \tau w_p`, so weights proportional to estimates of the optimal multipliers give
+    every binding pair a slack of order :math:`\tau` however far apart the multipliers are. The dense Schur
     complements are factorised with one BLAS thread (:func:`allocopt._threads.single_blas_thread`)."""
+    pair_weights = np.ones(rows.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     with single_blas_thread():
-        return _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume)
+        return _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume,
+                             pair_weights)
 
 
-def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume):
+def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduction, centring, resume, weights):
     multiplicity = reduced.multiplicity
     n_pairs = rows.shape[0]
     if resume is not None and resume.psi.shape == psi_start.shape and resume.nu.shape[0] == n_pairs:
@@ -179,11 +186,11 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
         for _ in range(50):
             terms = reduced.terms(psi, rows, cols, second_order=True, compiled=True)
             slack = terms.cost - 1.0
-            inverse = 1.0 / slack
+            inverse = weights / slack
             gradient = multiplicity - tau * (np.bincount(top, weights=inverse * terms.grad_top, minlength=psi.size)
                                              + np.bincount(bottom, weights=inverse * terms.grad_bottom,
                                                            minlength=psi.size))
-            step = _newton_step(reduced, terms, rows, cols, slack, tau, gradient, ordering)
+            step = _newton_step(reduced, terms, rows, cols, slack, tau * weights, gradient, ordering)
             steps += 1
             decrement = float(-gradient @ step)
             # the barrier function is tau times a self-concordant one, so decrement / tau is the invariant
@@ -191,14 +198,14 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
             if not np.isfinite(decrement) or decrement <= centring * tau:
                 break
             # backtracking line search on the barrier function, staying strictly feasible
-            current = _barrier_value(reduced, psi, rows, cols, tau)
+            current = _barrier_value(reduced, psi, rows, cols, tau, weights)
             length = 1.0
             negative = step < 0
             if np.any(negative):
                 length = min(1.0, 0.99 * float(np.min(-psi[negative] / step[negative])))
             while length > 1e-12:
                 candidate = psi + length * step
-                value = _barrier_value(reduced, candidate, rows, cols, tau)
+                value = _barrier_value(reduced, candidate, rows, cols, tau, weights)
                 if value <= current - 0.25 * length * decrement:
                     break
                 length *= 0.5
@@ -212,5 +219,5 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
             break
         tau *= reduction
     slack = reduced.terms(psi, rows, cols, compiled=True).cost - 1.0
-    nu = tau / slack
+    nu = tau * weights / slack
     return BarrierPoint(psi=psi, nu=nu, relative_gap=n_pairs * tau / float(multiplicity @ psi), newton_steps=steps)

@@ -52,7 +52,7 @@ import numpy as np
 from .. import _compiled_families as _families
 from .._numba import compile_once
 from . import certificate as _certificate_module
-from ._allpairs import _BOUND_MARGIN  # the all-pairs scans' margin of rounding for the pair bounds
+from ._allpairs import _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
 
 __all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
            "star_instance_kernel"]
@@ -86,7 +86,8 @@ class StarCertificate(NamedTuple):
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
                         rebind=("scalar_certified_gap", "_inverse_step", "_leaf_weight", "_leaf_start", "_balance",
-                                "_unit_variance", "_surrogate_weights", "_solve_star", "_variance_bound", "_pair_lower_bound",
+                                "_unit_variance", "_surrogate_weights", "_solve_star", "trusted", "_deviation_bound",
+                                "_pair_lower_bound",
                                 "_certificate", "_star_rows", "_star_batch", "_star_instance"),
                         kernels={"solve": "_solve_star", "certificate": "_certificate", "rows": "_star_rows",
                                  "batch": "_star_batch", "instance": "_star_instance"})
@@ -281,19 +282,22 @@ def _unit_variance(code, mean):
     return mean * mean  # exponential (and gamma)
 
 
-def _variance_bound(code, low, high):
-    # the largest unit variance function value between two means (ExponentialFamily.unit_variance_bound of the
-    # family whose pair kernel is numbered `code`, allocopt._compiled_families._CODES)
+def _deviation_bound(code, low, high):
+    # the square root of the largest unit variance function value between two means
+    # (ExponentialFamily.unit_deviation_bound of the family whose pair kernel is numbered `code`,
+    # allocopt._compiled_families._CODES), nan where the variance is not a normal number (then no bound is used)
     if code == 0:  # Gaussian
         return 1.0
-    if code <= 2:  # Bernoulli
-        if low <= 0.5 and high >= 0.5:
-            return 0.25
-        return max(low * (1.0 - low), high * (1.0 - high))
-    if code <= 4:  # Poisson
-        return max(low, high)
-    larger = max(low, high)  # exponential (and gamma)
-    return larger * larger
+    if code <= 4:
+        if code <= 2:  # Bernoulli
+            if low <= 0.5 and high >= 0.5:
+                variance = 0.25
+            else:
+                variance = max(low * (1.0 - low), high * (1.0 - high))
+        else:  # Poisson
+            variance = max(low, high)
+        return math.sqrt(variance) if trusted(variance) else np.nan
+    return max(low, high)  # exponential (and gamma): V_1(z) = z^2
 
 
 def _pair_lower_bound(code, theta_top, theta_bottom, w_top, w_bottom):
@@ -307,23 +311,42 @@ def _pair_lower_bound(code, theta_top, theta_bottom, w_top, w_bottom):
     # Above 1, log v >= (v - 1) / v >= (v - 1) / t, so u(t), f(t) >= (t - 1)^2 / (2 t); below 1, -log v >= 1 - v
     # and (1 - v) / v >= 1 - v, so u(t), f(t) >= (1 - t)^2 / 2. Other families and kinds: the bound of the
     # all-pairs scans (allocopt.topk._allpairs), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
-    # Vbar the largest unit variance between the means
+    # Vbar the largest unit variance between the means. Each is formed from ratios of the means and the weights'
+    # harmonic term h = w_i (w_j / (w_i + w_j)) = w_i s_j = w_j s_i, and returned only where every factor and the
+    # bound are normal numbers (_allpairs.trusted); 0 otherwise (the pair is evaluated)
     gap = theta_top - theta_bottom
     total = w_top + w_bottom
+    harmonic = w_top * (w_bottom / total)
+    if not trusted(harmonic):
+        return 0.0
     if code == 3 or code == 5:
         point = (w_top * theta_top + w_bottom * theta_bottom) / total
-        above = w_bottom * gap / total  # theta_i - x
-        below = w_top * gap / total  # x - theta_j
-        if code == 3:
-            return 0.5 * (w_top * above * above / theta_top + w_bottom * below * below / point)
-        return 0.5 * (w_top * above * above / (point * theta_top) + w_bottom * below * below / (point * point))
-    if code == 6:
+        above = (w_bottom / total) * gap  # theta_i - x
+        below = (w_top / total) * gap  # x - theta_j
+        if code == 3:  # w_i above^2 / theta_i + w_j below^2 / x = h gap (above / theta_i + below / x)
+            first, second = above / theta_top, below / point
+            factor = gap
+        else:  # w_i above^2 / (x theta_i) + w_j below^2 / x^2 = h ((gap / theta_i)(above / x) + (gap / x)(below / x))
+            first, second = (gap / theta_top) * (above / point), (gap / point) * (below / point)
+            factor = 1.0
+        if not (trusted(first) and trusted(second) and trusted(factor)):
+            return 0.0
+        bound = 0.5 * harmonic * factor * (first + second)
+    elif code == 6:
         point = total / (w_top / theta_top + w_bottom / theta_bottom)
-        above = theta_top - point
-        below = point - theta_bottom
-        return 0.5 * (w_top * above * above / (theta_top * theta_top)
-                      + w_bottom * below * below / (point * theta_bottom))
-    return gap * gap / (2.0 * _variance_bound(code, theta_bottom, theta_top)) * (w_top * w_bottom / total)
+        above = (theta_top - point) / theta_top
+        below = (point - theta_bottom) / point
+        first, second = w_top * above * above, w_bottom * below * (below * (point / theta_bottom))
+        if not (trusted(first) and trusted(second)):
+            return 0.0
+        bound = 0.5 * (first + second)
+    else:
+        ratio = gap / _deviation_bound(code, theta_bottom, theta_top)
+        half_square = 0.5 * ratio * ratio
+        if not trusted(half_square):
+            return 0.0
+        bound = half_square * harmonic
+    return bound if trusted(bound) else 0.0
 
 
 def _certificate(code, theta, dispersion, k, psi, rows, cols, mu, top_sums, bottom_sums, out):

@@ -56,7 +56,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import as_bool, as_choice, as_float, as_int, fail
-from ..exceptions import MissingDependencyError, SolverError
+from ..exceptions import AllocoptError, MissingDependencyError, SolverError
 from .problem import TopKProblem
 from .certificate import Certificate, certify
 from .result import TopKResult, build_result
@@ -223,15 +223,18 @@ def solve(problem: TopKProblem, kind: str, formulation: str = "homogeneous", sca
             factor, arm_scale = 1.0, None
             if scaled:
                 # T_0 = 1/Gamma(reference) >= T*, and per-arm scales making every model variable of order one
-                factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
+                with np.errstate(divide="ignore"):
+                    factor = 1.0 / problem.pair_terms(reference, kind=kind).cost.min()
                 arm_scale = reference * problem.n_arms
             centres = reference if centred else problem.dispersion / problem.dispersion.sum()
-            built = build_model(problem, kind, model_name, factor, arm_scale, centres)
             try:
-                with warnings.catch_warnings():
+                built = build_model(problem, kind, model_name, factor, arm_scale, centres)
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
                     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
                     built.problem.solve(solver=solver, **options)
-            except cp.error.SolverError as error:
+            except AllocoptError:  # (a ValueError too: a family without a conic model, refused by name)
+                raise
+            except (cp.error.SolverError, ValueError) as error:  # (ValueError: CVXPY's "data contains NaN or Inf")
                 failures.append(f"{model_name}: {error}".splitlines()[0])
                 continue
             if built.problem.status in ("optimal", "optimal_inaccurate") and built.allocation.value is not None:

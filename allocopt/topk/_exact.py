@@ -73,6 +73,9 @@ FAST_PATH_PAIRS = 1 << 18
 _LAZY_REFINEMENT_GROUPS = 20_000
 # Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
 _COMPILED_SCAN_PAIRS = 1 << 20
+# barrier rounds after the first: the binding pairs are those whose slack is at most this factor times the median
+# slack of the n_groups - 1 smallest (see _small_slacks)
+_SLACK_SPREAD = 1e4
 # duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
 _GENERATION_GAP = 1e-4
 # ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
@@ -382,10 +385,10 @@ def _forest_signature(rows, cols):
 
 # the double star's forest record of each kind (immutable, so shared by every result that carries it)
 _DOUBLE_STAR_FORESTS = {kind: BindingForest(kind=kind, double_star=True) for kind in ("confidence", "budget")}
-# the fields that every answer of each fast path shares, by kind (the Gaussian path's status varies)
+# the fields that every answer of each fast path shares, by kind (both return only certified answers)
 _CLOSED_FORM_TEMPLATES = {
     kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
-                          message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
+                          status="optimal", message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
     for kind in ("confidence", "budget")}
 _COMPILED_STAR_TEMPLATES = {
     kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
@@ -404,7 +407,8 @@ def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
 def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
                            warm_start: TopKResult | None) -> TopKResult | None:
     """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._batch_gaussian`), checked
-    exactly, certified, and returned; ``None`` when the double star is not optimal (the active set takes over).
+    exactly, certified, and returned; ``None`` when the double star is not optimal or its certificate misses
+    ``tol`` (the active set takes over).
     Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
     dispersion = problem.dispersion
     k, n_arms = problem.k, problem.n_arms
@@ -419,6 +423,8 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
         return None
     psi, value, bound = star.psi, star.value, star.bound
     gap = scalar_certified_gap(bound, value, ROUNDING_ALLOWANCE, 1)  # certified_gap(bound, value) on two floats
+    if not (value > 0 and gap <= tol * value):  # (variances over many decades: the active set polishes it)
+        return None
     rows, cols = _star_edges(k, n_arms)
     mu = star.multipliers
     if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
@@ -426,10 +432,9 @@ def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started:
         rows, cols, mu = rows[positive], cols[positive], mu[positive]
     mu.setflags(write=False)
     multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
-    status = "optimal" if value > 0 and gap <= tol * value else "not_certified"
     return _CLOSED_FORM_TEMPLATES[kind].build(
         psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap, stationarity=star.stationarity,
-        complementarity=star.complementarity, status=status, time=time.perf_counter() - started, problem=problem,
+        complementarity=star.complementarity, time=time.perf_counter() - started, problem=problem,
         extras={"pivots": 0, "components": 1})
 
 
@@ -472,7 +477,9 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
 
 def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKResult | None = None,
           max_pivots: int | None = None, barrier_pairs: int = 50_000) -> TopKResult:
-    """Solve exactly (see the module docstring)."""
+    """Solve exactly (see the module docstring). A warm-started solve that does not certify its answer is
+    repeated cold, and the better certified of the two is returned (the message says so): a warm start only
+    saves time, it never costs the certificate."""
     func = "solve_topk(method='exact')"
     if not (type(tol) is float and 0.0 <= tol < np.inf):  # the common case checked without the general helper
         tol = as_float(tol, func, "tol", low=0.0)
@@ -481,6 +488,20 @@ def solve(problem: TopKProblem, kind: str, tol: float = 1e-9, warm_start: TopKRe
     started = time.perf_counter()
     if max_pivots is not None:
         max_pivots = as_int(max_pivots, func, "max_pivots", low=0)
+    if warm_start is None:
+        return _solve(problem, kind, tol, None, max_pivots, barrier_pairs, started)
+    warm = _solve(problem, kind, tol, warm_start, max_pivots, barrier_pairs, started)
+    if warm.status == "optimal":
+        return warm
+    cold = _solve(problem, kind, tol, None, max_pivots, barrier_pairs, started)
+    note = f"the warm-started solve was {warm.status} (relative gap {warm.relative_gap:.3g}): solved cold"
+    best = cold if cold.status == "optimal" or cold.relative_gap <= warm.relative_gap else warm
+    return dataclasses.replace(best, message=f"{best.message} ({note})", time=time.perf_counter() - started)
+
+
+def _solve(problem: TopKProblem, kind: str, tol: float, warm_start: TopKResult | None, max_pivots: int | None,
+           barrier_pairs: int, started: float) -> TopKResult:
+    """:func:`solve` from one start (``warm_start`` or none), on checked options."""
     # harmonic costs (Gaussian arms): the double star of Theorem 3.4 has a closed-form solution
     # other families with a compiled pair kernel: the double star by a compiled Newton solve, certified
     if problem.n_pairs <= FAST_PATH_PAIRS and (
@@ -752,15 +773,34 @@ def _barrier_forest(reduced: Reduced, checker: _Checker, psi: np.ndarray, barrie
             rows, cols = _grown(reduced, rows, cols, violated, _PARTNERS_ADDED)
             point = barrier_path(reduced, rows, cols, point.psi, target_gap=gap, resume=point)
         resume = point
-    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume)
+    weights = None
+    if previous is not None:  # (module docstring of _barrier: binding pairs' slacks of order tau)
+        estimate = np.maximum(previous.point.nu, 1e-12 * float(np.max(previous.point.nu)))
+        weights = estimate / float(np.mean(estimate))
+    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume, weights=weights)
     # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
     # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
     edges = min(reduced.n_groups - 1, point.nu.size)
     reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
-    weights = point.nu / reference
-    active = weights >= 1e-5
-    forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], weights[active])
+    nu_weights = point.nu / reference
+    active = nu_weights >= 1e-5
+    if weights is not None:
+        active &= _small_slacks(reduced, rows, cols, point, edges)
+    forest_rows, forest_cols = _spanning_forest(reduced, rows[active], cols[active], nu_weights[active])
     return _BarrierForest(forest_rows, forest_cols, point.psi, _BarrierRound(rows, cols, point))
+
+
+def _small_slacks(reduced: Reduced, rows, cols, point: BarrierPoint, edges: int) -> np.ndarray:
+    r"""The pairs of a point on a path weighted by the previous round's multipliers whose slack is at most
+    ``_SLACK_SPREAD`` times the median slack of the ``edges`` smallest. On that path every binding pair's slack is
+    of order :math:`\tau` (its weight estimates its multiplier) while a non-binding pair keeps its slack at the
+    optimum. On the unweighted path (the first round) the slack of a binding pair is :math:`\tau/\nu_p`, and on
+    heteroscedastic Gaussian instances whose variances span ten decades the binding pairs' multipliers span as
+    many: their slacks mix with those of non-binding pairs, and the forest chosen by the multipliers alone joined
+    two binding trees by a non-binding pair, whose forest system had no positive solution."""
+    slack = reduced.terms(point.psi, rows, cols).cost - 1.0
+    smallest = np.partition(slack, edges - 1)[:edges]
+    return slack <= _SLACK_SPREAD * float(np.median(smallest))
 
 
 def _candidate_pairs(reduced: Reduced, checker: _Checker, psi: np.ndarray, limit: int):

@@ -56,6 +56,7 @@ import numpy as np
 
 from .. import _compiled_families as _families
 from .._numba import compile_once
+from ._allpairs import _BOUND_MARGIN, trusted
 from ._forest import ForestLayout
 from ._groups import Reduced
 
@@ -328,7 +329,8 @@ def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity)
     so that each cost is the one the family computes, bit for bit. The means are in decreasing order on each
     side (the exact solver's order), so :math:`\\Delta_{ij}` grows along a row, and a row stops at the first
     block of 64 columns whose lower bound :math:`\\Delta_{ij}^2 w_i m_j/(2(w_i + m_j))` (:math:`m_j` the
-    smallest weight from column :math:`j` on) reaches the larger of ``threshold`` and the smallest cost so far.
+    smallest weight from column :math:`j` on; used only where its factors are normal numbers) reaches the larger
+    of ``threshold`` and the smallest cost so far.
     Returns the smallest cost, its pair, the number of pairs below ``threshold`` and the first ``capacity`` of
     them (rows, columns, costs)."""
     p, q = theta_top.shape[0], theta_bottom.shape[0]
@@ -350,9 +352,12 @@ def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity)
         for j in range(q):
             if j % 64 == 0 and best < np.inf:
                 cutoff = best if best > threshold else threshold
-                m = smallest_after[j]
                 gap = theta_top[i] - theta_bottom[j]
-                if m > 0 and gap > 0 and 0.5 * gap * gap * (w_i * m) / (w_i + m) * (1.0 - 1e-9) >= cutoff:
+                half_square = 0.5 * gap * gap
+                harmonic = w_i * (smallest_after[j] / (w_i + smallest_after[j]))
+                bound = half_square * harmonic
+                # (used only where its factors are normal numbers: _allpairs.trusted)
+                if trusted(half_square) and trusted(harmonic) and trusted(bound) and bound * _BOUND_MARGIN >= cutoff:
                     break
             cost = _families.weighted_pair(_GAUSSIAN_CODE, theta_top[i], theta_bottom[j], w_i, w_bottom[j])[0]
             if cost < best:
@@ -373,7 +378,7 @@ _PURE: dict[str, Any] = {"potentials": staircase_potentials, "moves": north_west
 
 
 # the scan calls the families' compiled weighted_pair by its module name: compiled first
-_KERNELS = compile_once(globals(), needs=(_families._kernels,),
+_KERNELS = compile_once(globals(), needs=(_families._kernels,), rebind=("trusted",),
                         kernels={name: function.__name__ for name, function in _PURE.items()})
 
 

@@ -12,13 +12,19 @@ Given an allocation :math:`\psi` (from any source), :func:`check_topk`
 
    whose value is the *KKT residual* (zero exactly at an optimum, Theorem 3.5);
 3. certifies :math:`\psi` with these multipliers through the shared certifier (weak duality, see
-   :mod:`allocopt.topk.certificate`): a gap that bounds :math:`\Gamma^* - \Gamma(\psi)` whatever the residual;
+   :mod:`allocopt.topk.certificate`): a gap that bounds :math:`\Gamma^* - \Gamma(\psi)` whatever the residual.
+   When neither these nor the caller's multipliers certify :math:`\psi` within the tolerance (an allocation
+   away from the optimum, whose near-binding pairs cannot satisfy (65)), the multipliers :math:`\mu^*` of the
+   exact solver's optimum are used: their refined bound :math:`g(\mu^*) = \Gamma^*`, so the gap is the true
+   distance to the optimum. Every allocation is graded, and the costs are evaluated on the instance scaled
+   into the middle of the floating-point range (:meth:`~allocopt.topk.TopKProblem.cost_normalisation`);
 4. analyses the binding graph (:mod:`allocopt.topk.structure`): components with their balance residuals,
    Propositions 3.1 and 3.2, and the Theorem 3.4 double-star verdict.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,9 +39,9 @@ from .._validation import as_float, as_float_matrix, check_in_simplex, fail
 from ..exceptions import InvalidArgumentError, SolverError
 from .certificate import REFINEMENT_THRESHOLD, Certificate, certify
 from .multipliers import PairMultipliers
-from .problem import TopKProblem
-from .structure import (Component, DoubleStarVerdict, binding_graph, binding_pairs, double_star_verdict,
-                        graph_components, monotonicity_violations)
+from .problem import TopKProblem, restored_cost, scaled_bound
+from .structure import (BindingPairs, Component, DoubleStarVerdict, binding_graph, binding_pairs, double_star_verdict,
+                        gaussian_condition, graph_components, monotonicity_violations)
 
 __all__ = ["TopKCertificate", "check_topk", "CHECK_STATUSES"]
 
@@ -85,9 +91,10 @@ class TopKCertificate(Result):
     double_star : DoubleStarVerdict
         Theorem 3.4.
     method : str
-        Where :attr:`mu` comes from: ``"kkt-lp"`` (the linear program of the module docstring) or ``"given"``
+        Where :attr:`mu` comes from: ``"kkt-lp"`` (the linear program of the module docstring), ``"given"``
         (the ``mu`` passed to :func:`check_topk`, kept because it certifies a smaller gap or the linear
-        program failed).
+        program failed) or ``"optimum"`` (the exact solver's multipliers of the instance, used when neither of
+        the others certifies the allocation within ``tol``: their refined bound is :math:`\Gamma^*` itself).
     certificate : Certificate
         The shared certifier's numbers for :attr:`mu` (:mod:`allocopt.topk.certificate`).
     """
@@ -120,7 +127,7 @@ class TopKCertificate(Result):
 
     @property
     def multiplier_source(self) -> str:
-        """Where :attr:`mu` comes from (the core ``method``): ``"kkt-lp"`` or ``"given"``."""
+        """Where :attr:`mu` comes from (the core ``method``): ``"kkt-lp"``, ``"given"`` or ``"optimum"``."""
         return self.method
 
     @property
@@ -214,12 +221,13 @@ class _Multipliers(NamedTuple):
 
 
 class _Candidate(NamedTuple):
-    """Multipliers of one source with their certificate and KKT residual."""
+    """Multipliers of one source with their certificate and KKT residual (and a note for the report's message)."""
 
     source: str
     certificate: Certificate
     multipliers: PairMultipliers
     residual: float
+    note: str = ""
 
 
 class _PairMultipliers(NamedTuple):
@@ -373,37 +381,98 @@ def check_topk(problem: TopKProblem, psi: ArrayLike, tol: float = 1e-6, kind: st
     kind = problem.check_kind(kind, func)
     shape = (problem.k, problem.n_arms - problem.k)
     given = None if mu is None else _checked_multipliers(mu, shape, func)
-
-    pairs = binding_pairs(problem, allocation, tol, kind)
-    rows, cols, value = pairs.rows, pairs.cols, pairs.value
-    if not value > 0:
+    # the check runs on the instance with costs scaled into the middle of the floating-point range (allocations,
+    # multipliers and relative quantities are the same), and the costs of the report are scaled back
+    scaled, exponent = problem.cost_normalisation()
+    pairs = binding_pairs(scaled, allocation, tol, kind)
+    if not pairs.value > 0:
         raise InvalidArgumentError(
             f"The 'psi' parameter of {func} must give every pair a positive cost (Gamma(psi) > 0), which needs "
-            f"positive allocation on the arms of some pair of each kind. Got Gamma(psi) = {value!r}.")
-    solved = _solve_kkt_multipliers(problem, allocation, rows, cols, value, kind)
-    candidates: dict[str, _PairMultipliers] = {}
-    if solved.weights is not None:
-        candidates["kkt-lp"] = _PairMultipliers(rows, cols, solved)
-    if given is not None:
-        candidates["given"] = _given_multipliers(problem, allocation, given, value, kind)
-    if not candidates:
-        raise SolverError(f"{func}: {solved.message}; pass the solver's multipliers as mu= to certify with them")
-    best = _best_candidate(problem, allocation, candidates, value, kind, refine=False)
-    if best.certificate.upper_bound - value > REFINEMENT_THRESHOLD * abs(value):
-        # no candidate certifies without the (sparse Newton) refinement: refine them all
-        best = _best_candidate(problem, allocation, candidates, value, kind, refine=True)
-    source, certificate, multipliers, residual = best.source, best.certificate, best.multipliers, best.residual
-    graph = binding_graph(problem, allocation, tol, kind, mu=multipliers, pairs=pairs)
-    components = graph_components(problem, allocation, graph, kind)
+            f"positive allocation on the arms of some pair of each kind. Got Gamma(psi) = {pairs.value!r}.")
+    value = restored_cost(pairs.value, exponent, problem, func)
+    best = _certified_multipliers(scaled, allocation, pairs, tol, kind, given)
+    certificate = _scaled_certificate(best.certificate, exponent, value)
+    graph = binding_graph(scaled, allocation, tol, kind, mu=best.multipliers, pairs=pairs)
+    components = graph_components(scaled, allocation, graph, kind)
+    if scaled is not problem:  # the caller's means and costs on the graph
+        for arm, attributes in graph.nodes(data=True):
+            attributes["theta"] = float(problem.theta[arm])
+        for _, _, attributes in graph.edges(data=True):
+            attributes["cost"] = float(scaled_bound(attributes["cost"], exponent))
     non_binding = tuple(sorted(int(node) for node, degree in graph.degree() if degree == 0))
     violations = monotonicity_violations(problem, allocation, tol)
     status, message = _check_status(_relative_gap(certificate.gap, value), tol, non_binding, components, violations)
-    double_star = double_star_verdict(problem, allocation, tol, kind, value=value)
+    if best.note:
+        message = f"{message} ({best.note})"
+    double_star = double_star_verdict(scaled, allocation, tol, kind, value=pairs.value)
+    if double_star.gaussian_condition is not None:  # (of the caller's variances, not the scaled ones)
+        double_star = dataclasses.replace(double_star, gaussian_condition=gaussian_condition(problem, allocation))
     return TopKCertificate(
-        status=status, message=message, method=source, time=time.perf_counter() - started,
-        psi=allocation, value=value, kind=kind, tol=tol, multipliers=multipliers, kkt_residual=residual, gap=certificate.gap,
-        upper_bound=certificate.upper_bound, graph=graph, components=components,
+        status=status, message=message, method=best.source, time=time.perf_counter() - started,
+        psi=allocation, value=value, kind=kind, tol=tol, multipliers=best.multipliers, kkt_residual=best.residual,
+        gap=certificate.gap, upper_bound=certificate.upper_bound, graph=graph, components=components,
         every_arm_binding=not non_binding, non_binding_arms=non_binding,
         monotone=None if violations is None else not violations,
         monotonicity_violations=() if violations is None else violations,
         double_star=double_star, certificate=certificate)
+
+
+def _certified_multipliers(problem: TopKProblem, psi: np.ndarray, pairs: BindingPairs, tol: float, kind: str,
+                           given: PairMultipliers | None) -> _Candidate:
+    r"""The multipliers of smallest certified gap: those of the KKT linear program over the near-binding pairs,
+    the caller's, and, when neither certifies ``psi`` within ``tol`` (the linear program fails or returns zero
+    multipliers on allocations away from an optimum, whose near-binding pairs cannot satisfy (65)), the
+    multipliers of the exact solver's optimum of the instance: with the dual refinement they certify
+    :math:`g(\mu^*) = \Gamma^*`, so the gap is the true :math:`\Gamma^* - \Gamma(\psi)` up to rounding, whatever
+    ``psi`` is."""
+    rows, cols, value = pairs.rows, pairs.cols, pairs.value
+    solved = _solve_kkt_multipliers(problem, psi, rows, cols, value, kind)
+    candidates: dict[str, _PairMultipliers] = {}
+    if solved.weights is not None:
+        candidates["kkt-lp"] = _PairMultipliers(rows, cols, solved)
+    if given is not None:
+        candidates["given"] = _given_multipliers(problem, psi, given, value, kind)
+    best = None
+    if candidates:
+        best = _best_candidate(problem, psi, candidates, value, kind, refine=False)
+        if best.certificate.upper_bound - value > REFINEMENT_THRESHOLD * abs(value):
+            # no candidate certifies without the (sparse Newton) refinement: refine them all
+            best = _best_candidate(problem, psi, candidates, value, kind, refine=True)
+        if best.certificate.relative_gap <= tol:
+            return best
+    optimum = _optimum_multipliers(problem, psi, value, kind)
+    if optimum is None:
+        if best is None:
+            raise SolverError(f"check_topk: {solved.message}, and the exact solver found no optimum to take "
+                              "multipliers from; pass the solver's multipliers as mu= to certify with them")
+        return best
+    if best is None or optimum.certificate.gap < best.certificate.gap:
+        note = ("multipliers of the instance's optimum: " + solved.message) if solved.weights is None else ""
+        return optimum._replace(note=note)
+    return best
+
+
+def _optimum_multipliers(problem: TopKProblem, psi: np.ndarray, value: float, kind: str) -> _Candidate | None:
+    """The candidate ``"optimum"``: the exact solver's multipliers of the instance, with the refined certificate
+    of ``psi``; ``None`` when the solver fails."""
+    from .solve import solve_topk
+
+    try:
+        optimum = solve_topk(problem, kind=kind)
+    except SolverError:
+        return None
+    multipliers = optimum.multipliers
+    weights = multipliers.values / multipliers.values.sum()
+    pairs = _given_multipliers(problem, psi, PairMultipliers(multipliers.rows, multipliers.cols, weights,
+                                                            multipliers.shape), value, kind)
+    return _best_candidate(problem, psi, {"optimum": pairs}, value, kind, refine=True)
+
+
+def _scaled_certificate(certificate: Certificate, exponent: int, value: float) -> Certificate:
+    """``certificate`` of the instance whose costs are ``2**-exponent`` times the caller's, for the caller's
+    instance (its value ``value``; bounds rounded up)."""
+    if exponent == 0:
+        return certificate
+    return Certificate(value, float(scaled_bound(certificate.upper_bound, exponent)),
+                       float(scaled_bound(certificate.gap, exponent)), certificate.stationarity,
+                       certificate.complementarity)

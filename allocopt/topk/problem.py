@@ -383,6 +383,50 @@ class TopKProblem:
         return h_top, 1.0 - h_top
 
 
+_TINY = float(np.finfo(float).tiny)
+_SMALLEST_SUBNORMAL = 5e-324
+
+
+def restored_cost(value: float, exponent: int, problem: TopKProblem, func: str) -> float:
+    r""":math:`2^e` times ``value``, a value :math:`\Gamma` of the instance whose costs are those of ``problem``
+    times :math:`2^{-e}` (:meth:`TopKProblem.cost_normalisation`; ``exponent`` 0 when ``problem`` was solved as
+    given), refused when it leaves the normal floating-point range.
+
+    A value that overflows, or that falls below the smallest normal number :math:`2^{-1022}` (where floating-point
+    numbers lose relative precision: a subnormal or zero :math:`\Gamma` certifies nothing about
+    :math:`\Gamma^*`), raises :class:`~allocopt.InvalidInstanceError` naming the scale of the instance.
+
+    Examples
+    --------
+    >>> problem = TopKProblem([1e-200, 0.0, -1e-200], 1)  # Gamma* is about 1.17e-401
+    >>> restored_cost(0.125, 3, problem, "solve_topk")
+    1.0
+    >>> try:
+    ...     restored_cost(0.1367, -1329, problem, "solve_topk")
+    ... except InvalidInstanceError as error:
+    ...     print(str(error).split("instead: ")[1])
+    its value is about 0.1367 * 2**-1329 (scale the means or variances).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        restored = float(np.ldexp(value, exponent))
+    if not _TINY <= restored <= float(np.finfo(float).max):
+        about = f"{value!r} * 2**{exponent}" if exponent else f"{value!r}"
+        raise InvalidInstanceError(
+            f"The 'theta' parameter of {func} must give an optimal value within the normal floating-point range "
+            f"[{_TINY!r}, {float(np.finfo(float).max)!r}]. Got {problem!r} instead: its value is about {about} "
+            "(scale the means or variances).")
+    return restored
+
+
+def scaled_bound(bound: ArrayLike, exponent: int) -> np.ndarray:
+    """:math:`2^e` times a nonnegative ``bound`` (a gap or an upper bound, scalar or array), rounded up: a result in
+    the subnormal range, where the scaling is no longer exact, gets the smallest subnormal number added, so that
+    it still bounds what it bounded before."""
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = np.ldexp(np.asarray(bound, dtype=float), exponent)
+        return np.where((scaled < _TINY) & (np.asarray(bound) > 0), scaled + _SMALLEST_SUBNORMAL, scaled)
+
+
 def sampling_function_top(cost: np.ndarray, grad_top: np.ndarray, psi_top: np.ndarray,
                           psi_bottom: np.ndarray) -> np.ndarray:
     r""":math:`h_{i;j} = \psi_i \partial_i C_{ij} / C_{ij}` (broadcasting), clipped to [0, 1].

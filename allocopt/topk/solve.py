@@ -14,7 +14,7 @@ from typing import Any
 
 from .._dispatch import MethodRegistry
 from ..exceptions import InvalidArgumentError
-from .problem import TopKProblem
+from .problem import TopKProblem, restored_cost, scaled_bound
 from .result import TopKResult
 
 __all__ = ["solve_topk", "characteristic_time", "TOPK_METHODS", "DEFAULT_METHOD", "method_options"]
@@ -73,37 +73,33 @@ def solve_topk(problem: TopKProblem, method: str = DEFAULT_METHOD, kind: str = "
     kind = problem.check_kind(kind, "solve_topk")
     method, implementation = METHODS.resolve(method, options)
     scaled, exponent = problem.cost_normalisation()
-    if exponent == 0:
-        return implementation(problem, kind, **options)
-    return _scaled_back(implementation(scaled, kind, **options), problem, exponent)
+    result = implementation(scaled, kind, **options)
+    value = restored_cost(result.value, exponent, problem, "solve_topk")
+    if scaled is problem:
+        return result
+    return _scaled_back(result, problem, exponent, value)
 
 
-def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int) -> TopKResult:
-    """The result of the scaled instance (costs times 2^-exponent) as a result of ``problem``."""
+def _scaled_back(result: TopKResult, problem: TopKProblem, exponent: int, value: float) -> TopKResult:
+    """The result of the scaled instance (costs times 2^-exponent) as a result of ``problem``, whose value
+    (:func:`~allocopt.topk.problem.restored_cost`) is ``value``."""
     import dataclasses
 
     import numpy as np
 
-    from ..exceptions import InvalidInstanceError
     from .result import IterationHistory
 
-    with np.errstate(over="ignore"):
-        value = float(np.ldexp(result.value, exponent))
-    if not np.isfinite(value):
-        raise InvalidInstanceError(
-            f"The 'theta' parameter of solve_topk must give an optimal value within the floating-point range. "
-            f"Got {problem!r} instead: its optimal value is about {result.value!r} * 2**{exponent}, beyond "
-            f"{float(np.finfo(float).max)!r} (scale the means or variances).")
     history = result.history
     if history is not None:
-        history = IterationHistory(iteration=history.iteration, value=np.ldexp(history.value, exponent),
-                                   upper_bound=np.ldexp(history.upper_bound, exponent),
-                                   gap=np.ldexp(history.gap, exponent))
+        with np.errstate(over="ignore", under="ignore"):
+            history = IterationHistory(iteration=history.iteration, value=np.ldexp(history.value, exponent),
+                                       upper_bound=scaled_bound(history.upper_bound, exponent),
+                                       gap=scaled_bound(history.gap, exponent))
     forest = None if result.forest is None else result.forest.rescaled(exponent)
     message = f"{result.message} (solved with the costs scaled by 2**{-exponent})".strip()
     return dataclasses.replace(result, problem=problem, value=value,
-                               upper_bound=float(np.ldexp(result.upper_bound, exponent)),
-                               gap=float(np.ldexp(result.gap, exponent)), history=history, forest=forest,
+                               upper_bound=float(scaled_bound(result.upper_bound, exponent)),
+                               gap=float(scaled_bound(result.gap, exponent)), history=history, forest=forest,
                                message=message)
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "binding_pairs",
     "binding_graph",
     "graph_components",
+    "gaussian_condition",
     "balance_residual",
     "null_vector_balance",
     "monotonicity_violations",
@@ -294,28 +295,48 @@ def graph_components(problem: TopKProblem, psi: np.ndarray, graph, kind: str = "
 
 
 def monotonicity_violations(problem: TopKProblem, psi: np.ndarray, tol: float) -> tuple[tuple[int, int], ...] | None:
-    """Pairs of arms violating Proposition 3.2 by more than ``tol * max(psi)``; ``None`` when it does not
-    apply (heteroscedastic Gaussian arms).
+    """Violations of Proposition 3.2 by more than ``tol * max(psi)``; ``None`` when it does not apply
+    (heteroscedastic Gaussian arms).
 
     Within the top set (sorted by decreasing mean) allocations must be non-decreasing; within the bottom set
-    non-increasing. Returns ``(better arm, worse arm)`` pairs where the better-ranked arm's allocation is
-    larger than allowed.
+    non-increasing. For every arm ``b`` that some better-ranked arm ``a`` of its set (strictly larger mean)
+    violates it with, the pair ``(a, b)`` with the most offending ``a`` (the largest allocation above ``b`` in
+    the top set, the smallest in the bottom set): at most one pair per arm, found by running extremes along the
+    sorted order in :math:`O(K)` memory and time (the proposition holds iff the list is empty).
+
+    Examples
+    --------
+    >>> from allocopt import TopKProblem
+    >>> problem = TopKProblem([4.0, 3.0, 2.0, 1.0, 0.0], 3)
+    >>> monotonicity_violations(problem, np.array([0.3, 0.1, 0.2, 0.2, 0.2]), 1e-9)
+    ((0, 1), (0, 2))
     """
     if problem.family.is_heteroscedastic and np.ptp(problem.dispersion) > 0:
         return None
     slack = tol * float(np.max(psi))
-    violations = []
+    violations: list[tuple[int, int]] = []
     for order, better_gets_less in ((problem.top, True), (problem.bottom, False)):
-        theta, allocation = problem.theta[order], psi[order]
-        # for each pair (a before b in the order, theta_a > theta_b strictly)
-        strictly = theta[:, None] > theta[None, :]
-        if better_gets_less:
-            bad = strictly & (allocation[:, None] > allocation[None, :] + slack)
-        else:
-            bad = strictly & (allocation[:, None] + slack < allocation[None, :])
-        for a, b in zip(*np.nonzero(bad)):
-            violations.append((int(order[a]), int(order[b])))
+        theta = problem.theta[order]  # decreasing
+        # sign so that the better arm's allocation may not exceed the worse arm's: +psi in the top set, -psi below
+        allocation = psi[order] if better_gets_less else -psi[order]
+        positions = np.arange(order.shape[0])
+        running = np.maximum.accumulate(allocation)
+        running_arm = np.maximum.accumulate(np.where(allocation == running, positions, 0))
+        # the arms of strictly larger mean than position b are those before its tie group's first position
+        first_tied = np.searchsorted(-theta, -theta, side="left")
+        has_better = first_tied > 0
+        previous = np.maximum(first_tied - 1, 0)
+        bad = has_better & (running[previous] > allocation + slack)
+        for b in np.flatnonzero(bad):
+            violations.append((int(order[running_arm[previous[b]]]), int(order[b])))
     return tuple(violations)
+
+
+def gaussian_condition(problem: TopKProblem, psi: np.ndarray) -> float:
+    r"""The Gaussian form of Theorem 3.4's condition (14),
+    :math:`\psi_{i_k}^2/\sigma_{i_k}^2 - \sum_{j \ne j_1}\psi_j^2/\sigma_j^2` (positive when it holds)."""
+    weighted = psi**2 / problem.dispersion
+    return float(weighted[problem.top[-1]] - weighted[problem.bottom[1:]].sum())
 
 
 def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind: str = "confidence",
@@ -326,10 +347,7 @@ def double_star_verdict(problem: TopKProblem, psi: np.ndarray, tol: float, kind:
     worst_top, best_bottom = int(problem.top[-1]), int(problem.bottom[0])
     tied_top = np.sum(theta[problem.top] == theta[worst_top]) > 1
     tied_bottom = np.sum(theta[problem.bottom] == theta[best_bottom]) > 1
-    gaussian = None
-    if problem.family.harmonic_costs(kind):
-        weighted = psi**2 / problem.dispersion
-        gaussian = float(weighted[worst_top] - weighted[problem.bottom[1:]].sum())
+    gaussian = gaussian_condition(problem, psi) if problem.family.harmonic_costs(kind) else None
     if tied_top or tied_bottom:
         return DoubleStarVerdict(False, "the worst top arm or the best bottom arm is not unique (tied means), "
                                  "so the tied twin's pairs bind too and the binding graph is not a double star",

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from allocopt.cli import main
@@ -75,3 +76,38 @@ def test_module_entry_point():
     completed = subprocess.run([sys.executable, "-m", "allocopt", "cbmai", "--rewards", "1,0.2", "--costs", "2,0",
                                 "--bounds", "1", "--json"], capture_output=True, text=True, check=True)
     assert json.loads(completed.stdout)["support"] == [0, 1]
+
+
+@pytest.mark.parametrize("backend", [["--method", "pulp"], ["--method", "pulp", "--solver", "highs"],
+                                     ["--method", "pulp", "--solver", "cbc"], ["--method", "highs"]])
+def test_json_output_is_json_whatever_the_backend(backend):
+    # A fresh interpreter: HiGHS prints a banner from compiled code when a process builds its first model, which
+    # used to come out in front of the JSON (through solve_cbmai and through the Lagrangian scores, which ignored
+    # --solver). Values by hand: p = (1/2, 1/2), value 0.6, lambda = (0.4, 0.2).
+    from allocopt.cbmai._pulp import available_pulp_solvers
+
+    if "cbc" in backend and "cbc" not in available_pulp_solvers():
+        pytest.skip("PuLP cannot run CBC here")
+    completed = subprocess.run([sys.executable, "-m", "allocopt", "cbmai", "--rewards", "1,0.2", "--costs", "2,0",
+                                "--bounds", "1", "--json", *backend], capture_output=True, text=True)
+    assert (completed.returncode, completed.stderr) == (0, "")
+    payload = json.loads(completed.stdout)
+    assert payload["status"] == "optimal" and payload["value"] == pytest.approx(0.6)
+    assert payload["lagrangian_scores"] == pytest.approx([0.0, 0.0, -0.4])
+
+
+def test_an_uncertified_answer_exits_with_status_1_and_says_why(monkeypatch, capsys):
+    # A fake PuLP answering the non-optimal vertex p = (0, 1) (value 0.2 < 0.6), with no enumeration to fall back on.
+    from allocopt.cbmai import _pulp
+    from allocopt.cbmai import solve as solve_module
+
+    def fake(matrix, rhs, objective, solver=None, *, verbose=False):
+        return "Optimal", np.array([0.0, 1.0, 1.0]), np.zeros(matrix.shape[0]), "fake PuLP: Optimal"
+
+    monkeypatch.setattr(_pulp, "solve_with_pulp", fake)
+    monkeypatch.setattr(solve_module, "ENUMERATION_BASIS_LIMIT", 0)
+    assert main(["cbmai", "--rewards", "1,0.2", "--costs", "2,0", "--bounds", "1", "--method", "pulp",
+                 "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["status"] == "not_certified" and "feasible dual" in payload["message"]
+    assert payload["value"] == "NaN" and payload["lagrangian_scores"] == ["NaN"] * 3

@@ -103,7 +103,7 @@ def test_registry_imports_lazily_and_returns_fresh_options():
     registry = MethodRegistry("demo", {"pulp": "allocopt.cbmai._pulp"})
     options = registry.method_options("pulp")
     options["solver"] = "cbc"
-    assert registry.method_options("pulp") == {"solver": None}
+    assert registry.method_options("pulp") == {"solver": None, "verbose": False}
     name, implementation = registry.resolve("pulp", {"solver": "cbc"})
     assert name == "pulp" and implementation is allocopt.cbmai._pulp.solve
     assert "pulp" in registry and "highs" not in registry

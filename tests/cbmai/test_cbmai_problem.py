@@ -54,6 +54,14 @@ def test_sizes_labels_and_known_arms():
         (dict(rewards=[1.0, 2.0], costs=[[1.0, 2.0]], bounds=[1.0], n_unknown=1.5), ["'n_unknown'"]),
         (dict(rewards=[], costs=[[]], bounds=[1.0]), ["'rewards'"]),
         (dict(rewards=["a", "b"], costs=[[1.0, 2.0]], bounds=[1.0]), ["'rewards'"]),
+        # booleans are not rewards, costs or bounds (numpy would read True as 1.0)
+        (dict(rewards=[True, False], costs=[[1.0, 0.2]], bounds=[1.0]), ["'rewards'", "not booleans",
+                                                                         "[True, False]"]),
+        (dict(rewards=np.array([True, False]), costs=[[1.0, 0.2]], bounds=[1.0]), ["'rewards'", "not booleans"]),
+        (dict(rewards=[1.0, 0.5], costs=[[True, False]], bounds=[1.0]), ["'costs'", "not booleans"]),
+        (dict(rewards=[1.0, 0.5], costs=[[1.0, 0.2]], bounds=[True]), ["'bounds'", "not booleans"]),
+        (dict(rewards=np.array([True, 0.5], dtype=object), costs=[[1.0, 0.2]], bounds=[1.0]),
+         ["'rewards'", "not booleans"]),
     ],
 )
 def test_bad_input_is_reported_with_function_argument_requirement_and_value(kwargs, fragments):
@@ -68,9 +76,14 @@ def test_bad_input_is_reported_with_function_argument_requirement_and_value(kwar
 def test_arm_subsets_are_validated():
     problem = allocopt.CBMAIProblem([1.0, 2.0], [[1.0, 2.0]], [1.0])
     assert as_arm_subset([2, 0], problem, "f").tolist() == [0, 2]
-    for bad in ([3], [0, 0], [-1], [0.5], "01", [[0, 1]], [True, False]):
+    for bad in ([3], [0, 0], [-1], [0.5], "01", [[0, 1]], [True, False], [], ()):
         with pytest.raises(allocopt.InvalidArgumentError, match="'arms' parameter of f must be"):
             as_arm_subset(bad, problem, "f")
+    with pytest.raises(allocopt.InvalidArgumentError) as error:
+        as_arm_subset([], problem, "f")
+    assert "must be None or a nonempty collection of distinct column indices in 0..2" in str(error.value)
+    assert str(error.value).endswith("Got [] instead.")
+    assert as_arm_subset((), problem, "f", "target", allow_empty=True).tolist() == []  # cbmai_error_rate's target
 
 
 def test_from_reference_builds_table_1_grid():

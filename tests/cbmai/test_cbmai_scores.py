@@ -108,5 +108,12 @@ def test_score_arguments_are_validated():
         allocopt.iv_scores(problem, strict="yes")
     with pytest.raises(allocopt.InvalidArgumentError, match="'arms' parameter of iv_scores"):
         allocopt.iv_scores(problem, [5])
-    with pytest.raises(allocopt.InvalidArgumentError, match="'method' parameter of solve_cbmai"):
+    with pytest.raises(allocopt.InvalidArgumentError, match="'method' parameter of lagrangian_scores"):
         allocopt.lagrangian_scores(problem, method="dual")
+    # every argument error names the function called, not solve_cbmai underneath
+    with pytest.raises(allocopt.InvalidArgumentError, match=r"'arms' parameter of lagrangian_scores .* Got \[\]"):
+        allocopt.lagrangian_scores(problem, [])
+    with pytest.raises(allocopt.InvalidArgumentError, match="'solver' parameter of lagrangian_scores"):
+        allocopt.lagrangian_scores(problem, method="highs", solver="cbc")
+    with pytest.raises(allocopt.InvalidArgumentError, match=r"^lagrangian_scores\(method='highs'\) got unknown"):
+        allocopt.lagrangian_scores(problem, method="highs", tolerance=1e-3)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -139,6 +141,26 @@ def test_restricted_lp_equals_smaller_instance(rng):
                                                                                            abs=1e-9)
 
 
+def test_solvers_write_nothing_unless_asked():
+    # In a fresh interpreter (HiGHS prints its banner from compiled code when a process builds its first model):
+    # HiGHS through scipy and PuLP with each solver, and the Lagrangian scores on them, write nothing...
+    from allocopt.cbmai._pulp import available_pulp_solvers
+
+    calls = ["solve_cbmai(problem, 'highs')", "lagrangian_scores(problem, method='highs')"]
+    for solver in available_pulp_solvers():
+        calls += [f"solve_cbmai(problem, 'pulp', solver={solver!r})",
+                  f"lagrangian_scores(problem, method='pulp', solver={solver!r})"]
+    prelude = "from allocopt import CBMAIProblem, solve_cbmai, lagrangian_scores\n" \
+              "problem = CBMAIProblem([1.0, 0.2], [[2.0, 0.0]], [1.0])\n"
+    quiet = subprocess.run([sys.executable, "-c", prelude + "\n".join(calls)], capture_output=True, text=True)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    # ... unless the caller asks (HiGHS's log through PuLP, and through scipy)
+    for call in ("solve_cbmai(problem, 'pulp', solver='highs', verbose=True)",
+                 "solve_cbmai(problem, 'highs', verbose=True)"):
+        loud = subprocess.run([sys.executable, "-c", prelude + call], capture_output=True, text=True)
+        assert loud.returncode == 0 and "HiGHS" in loud.stdout + loud.stderr
+
+
 def test_pulp_raises_no_warnings():
     problem = table_1_problem("cbmai-d2p")
     with warnings.catch_warnings():
@@ -164,6 +186,12 @@ def test_result_is_frozen_and_read_only():
         (dict(method="highs", solver="cbc"), ["'solver' parameter of solve_cbmai", "None unless method='pulp'"]),
         (dict(method="pulp", solver="gurobi"), ["'solver' parameter of solve_cbmai", "'highs', 'cbc'"]),
         (dict(arms=[0, 9]), ["'arms' parameter of solve_cbmai", "0..2"]),
+        # an LP over no column used to come back "infeasible"
+        (dict(arms=[]), ["'arms' parameter of solve_cbmai", "nonempty collection", "Got [] instead"]),
+        (dict(method="pulp", arms=[]), ["'arms' parameter of solve_cbmai", "nonempty collection"]),
+        (dict(diagnose="yes"), ["'diagnose' parameter of solve_cbmai", "True or False", "'yes'"]),
+        (dict(method="highs", verbose=1), ["'verbose' parameter of solve_cbmai", "True or False"]),
+        (dict(method="enumerate", verbose=True), ["solve_cbmai(method='enumerate') got unknown option(s) 'verbose'"]),
     ],
 )
 def test_bad_arguments(kwargs, fragments):

@@ -85,13 +85,30 @@ def test_given_multipliers_are_used_when_the_linear_program_fails(monkeypatch):
     result = solve_topk(problem)
     monkeypatch.setattr(kkt, "_solve_kkt_multipliers",
                         lambda *args: kkt._Multipliers(None, np.inf, "the KKT linear program failed: test"))
-    with pytest.raises(SolverError, match="failed: test; pass the solver's multipliers as mu="):
-        check_topk(problem, result.psi)
+    # without mu the check grades the allocation with the multipliers of the instance's optimum, and says why
+    own = check_topk(problem, result.psi)
+    assert own.multiplier_source == "optimum" and own.passed and "failed: test" in own.message
+    assert own.gap <= 1e-9 * own.value
     report = check_topk(problem, result.psi, mu=result.mu)
     assert report.multiplier_source == "given" and report.passed
     # the same certified gap as the solver's, which used the same multipliers
     assert report.gap == pytest.approx(result.gap, rel=1e-6)
     assert "(multipliers: the given ones)" in report.summary() and report.to_dict()["multiplier_source"] == "given"
+
+
+def test_a_solver_error_only_when_no_multipliers_are_left(monkeypatch):
+    problem = TopKProblem(NEAR_TIE, 1, family="bernoulli")
+    result = solve_topk(problem)
+    monkeypatch.setattr(kkt, "_solve_kkt_multipliers",
+                        lambda *args: kkt._Multipliers(None, np.inf, "the KKT linear program failed: test"))
+
+    def failing(*args, **kwargs):
+        raise SolverError("test solver failure")
+
+    monkeypatch.setattr("allocopt.topk.solve.solve_topk", failing)
+    with pytest.raises(SolverError, match="failed: test, and the exact solver found no optimum"):
+        check_topk(problem, result.psi)
+    assert check_topk(problem, result.psi, mu=result.mu).multiplier_source == "given"
 
 
 def test_the_smaller_certified_gap_wins():
