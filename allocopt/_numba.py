@@ -20,17 +20,49 @@ module's globals under the same name).
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import sys
 import threading
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
-__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels"]
+__all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
+           "kernel", "compile_kernels"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
 
 Rebinding = Union[str, tuple[str, str]]
+
+AVAILABLE = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (a dependency; the Python specifications keep everything working where it is not)."""
+
+_SWITCH = {"enabled": AVAILABLE}
+
+
+def compiled_enabled() -> bool:
+    """Whether the compiled kernels are used now (the engine's loop, the solvers' fast paths)."""
+    return _SWITCH["enabled"]
+
+
+@contextlib.contextmanager
+def compiled_kernels(enabled: bool):
+    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels; the
+    Python specifications run instead.
+
+    Examples
+    --------
+    >>> with compiled_kernels(False):
+    ...     compiled_enabled()
+    False
+    """
+    previous = _SWITCH["enabled"]
+    _SWITCH["enabled"] = bool(enabled) and AVAILABLE
+    try:
+        yield
+    finally:
+        _SWITCH["enabled"] = previous
 
 
 class CompiledOnce:

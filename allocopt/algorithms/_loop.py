@@ -31,16 +31,15 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import sys
 import threading
 import types
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .. import _compiled_families as _families
 from .._numba import NJIT_OPTIONS, compile_kernels, kernel
-from .protocol import RunView
+from .protocol import DEFER, EACH, GROW, NO_UNIFORMS, RunView
 
 __all__ = ["RUNNING", "STOPPED", "CAPPED", "NEED_REWARD", "NEED_UNIFORMS", "NEED_TABLE", "NEED_PYTHON", "NEED_GROW",
            "EACH", "DEFER", "GROW", "NO_UNIFORMS", "MODE_GLR", "MODE_RULE", "MODE_BUDGET", "LoopConfig",
@@ -48,11 +47,7 @@ __all__ = ["RUNNING", "STOPPED", "CAPPED", "NEED_REWARD", "NEED_UNIFORMS", "NEED
 
 # row statuses (what the loop hands back)
 RUNNING, STOPPED, CAPPED, NEED_REWARD, NEED_UNIFORMS, NEED_TABLE, NEED_PYTHON, NEED_GROW = range(8)
-# what a step returns as its arm when it does not pull one arm
-EACH = -1  # pull each[a] times every arm a
-DEFER = -2  # run this step in Python (the rule's select): nothing has changed
-GROW = -3  # a table of the rule's is too short: each[0] is the index it needs; nothing has changed
-NO_UNIFORMS = -4  # the step needs more uniforms than the row holds (variable consumption): nothing has changed
+# what a step returns as its arm when it does not pull one arm: EACH, DEFER, GROW, NO_UNIFORMS (protocol)
 # how a run stops
 MODE_GLR, MODE_RULE, MODE_BUDGET = 0, 1, 2
 GAUSSIAN_STATISTIC = -1  # LoopConfig.family: the closed-form Gaussian statistic (else a pair-kernel number)
@@ -263,6 +258,27 @@ def remaining_pulls(row, config, rows):
     return 1
 
 
+@kernel
+def split_rows(values, k, top, bottom):
+    """:func:`split_top_k` of every row of ``values`` (R, K) into ``top`` (R, k) and ``bottom`` (R, K - k)."""
+    n_rows, n_arms = values.shape
+    best_values, best_arms = np.empty(k), np.empty(k, dtype=np.int64)
+    member = np.empty(n_arms, dtype=np.bool_)
+    for row in range(n_rows):
+        split_top_k(values[row], k, top[row], bottom[row], best_values, best_arms, member)
+
+
+@kernel
+def chernoff_rows(family, counts, means, dispersion, k, value, top, bottom, pair_top, pair_bottom):
+    """:func:`chernoff_statistic` of every row (R, K), with its stable top-k: what the engine's Python loop reads."""
+    n_rows, n_arms = means.shape
+    work = np.empty((4, n_arms))
+    split_rows(means, k, top, bottom)
+    for row in range(n_rows):
+        value[row], pair_top[row], pair_bottom[row] = chernoff_statistic(family, counts[row], means[row], dispersion,
+                                                                         top[row], bottom[row], work)
+
+
 def never_stop(row, view, state, params):
     """The ``stop`` of a rule stopped by the engine (never called in a run stopped by the statistic)."""
     return False
@@ -380,6 +396,13 @@ def _run_rows(rows_to_run, config, rows, buffers, state, params):  # pragma: no 
             rows.pending[row, :] = cut
 
 
+def prepare_kernels() -> None:
+    """Compile what the kernels call by name: the families' kernel table, then every function marked as a kernel
+    (numba compiles each at its first call, or loads it from its cache)."""
+    _families._kernels()
+    compile_kernels()
+
+
 _BUILD_LOCK = threading.Lock()
 _LOOPS: dict[tuple, Callable] = {}
 
@@ -411,8 +434,7 @@ def build_loop(select: Callable, stop: Callable = never_stop, recommend: Callabl
         if loop is None:
             import numba
 
-            _families._kernels()  # the family table's kernels, called by the statistic
-            compile_kernels()
+            prepare_kernels()
             njit = numba.njit(**NJIT_OPTIONS)
             namespace = dict(globals())
             namespace.update(rule_select=njit(select), rule_stop=njit(stop), rule_recommend=njit(recommend))

@@ -61,8 +61,8 @@ import numpy as np
 from .._numba import kernel
 from .._validation import as_choice, as_float, fail
 from ._loop import DEFER, EACH
-from .elimination import _fill_recommendation, _order, _priorities, _ranks, ranked_arms
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
+from .elimination import _order, _priorities, ranked_arms
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["AdaptiveTopK", "AdaptiveTopKFixedBudget", "adaptive_topk_round_pulls"]
 
@@ -247,70 +247,6 @@ class AdaptiveTopK:
         return np.sort(np.concatenate([chosen, undecided[order[:context.k - chosen.size]]]))
 
     # --- a batch of runs: the closed form of the inner loop ------------------------------------------------------
-    def _advance_batch(self, context: RuleContext, counts: np.ndarray, sums: np.ndarray, state) -> None:
-        active, accepted, rounds, finished = state["active"], state["accepted"], state["round"], state["finished"]
-        priority = _order(state["priority"])
-        means = sums / counts
-        while True:
-            to_accept = context.k - accepted.sum(axis=1)
-            n_undecided = active.sum(axis=1)
-            open_rows = ~finished[:, 0]
-            ending = open_rows & ((to_accept == 0) | self._outer_done(context, rounds[:, 0], to_accept))
-            take_all = open_rows & ~ending & (to_accept == n_undecided)
-            accepted[take_all] |= active[take_all]
-            active[take_all] = False
-            finished[ending | take_all, 0] = True
-            open_rows &= ~(ending | take_all)
-            if not open_rows.any():
-                return
-            rows = np.flatnonzero(open_rows)
-            next_round = rounds[rows, 0] + 1
-            targets = self._targets(context, next_round)
-            ready = np.all(~active[rows] | (counts[rows] >= targets), axis=1)
-            if not ready.any():
-                return
-            rows, next_round = rows[ready], next_round[ready]
-            threshold = 2.0 * 2.0 ** -next_round.astype(float)
-            undecided = active[rows]
-            keys = np.where(undecided, means[rows], -np.inf)
-            order = np.lexsort((priority[rows], -keys), axis=-1)
-            rank = _ranks(order)
-            need = to_accept[rows]
-            index = np.arange(rows.size)
-            a = keys[index, order[index, need]]
-            b = keys[index, order[index, need - 1]]
-            top = undecided & (rank < need[:, None])
-            accept = top & (keys - a[:, None] > threshold[:, None])
-            reject = undecided & ~top & (b[:, None] - keys > threshold[:, None])
-            # a side that empties decides the rest: all of the top accepted leaves nothing to accept (the others
-            # stay undecided and the rounds end); all of the others rejected leaves exactly the arms to accept
-            all_top = accept.sum(axis=1) == need
-            reject &= ~all_top[:, None]
-            accepted[rows] |= accept
-            active[rows] &= ~(accept | reject)
-            rounds[rows, 0] = next_round
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
-        for row in np.flatnonzero(np.isnan(state["priority"][:, 0])):
-            state["priority"][row] = _priorities(float(uniforms[row, 0]), context.n_arms)
-        self._advance_batch(context, view.counts, view.sums, state)
-        targets = self._targets(context, state["round"][:, 0] + 1)
-        need = np.where(state["active"], np.maximum(targets - view.counts, 0), 0)
-        done = state["finished"][:, 0]
-        need[done] = _MAX_COUNT // context.n_arms
-        return BatchPullEach(need.astype(np.int64))
-
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        state = {name: values.copy() for name, values in state.items()}
-        self._advance_batch(context, view.counts, view.sums, state)
-        return state["finished"][:, 0].copy()
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        state = {name: values.copy() for name, values in state.items()}
-        self._advance_batch(context, view.counts, view.sums, state)
-        return _fill_recommendation(context.k, state["accepted"], state["active"], view.means, state["priority"])
-
-
 # ------------------------------------------------------------------------------------------- compiled step
 _ROUND_TABLE = 64  # rounds tabulated: 4^r passes the count cap 2^60 at r = 30
 

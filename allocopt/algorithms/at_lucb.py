@@ -18,9 +18,7 @@ At each step (``t`` the number of pulls so far):
 The answer at any time is :math:`J(t)` (the ``recommend`` hook), so the rule is anytime: one run of
 :func:`~allocopt.algorithms.identify_fixed_budget` serves every budget (Shahrampour and Tarokh compare NSAR
 with it this way). Step 1 is found by exponential then binary search over :math:`s` (TERM is
-monotone in :math:`\delta`), vectorised over runs; batches go through a compiled kernel
-(:mod:`allocopt.algorithms._compiled_at_lucb`) that probes the same stages and returns bit-identical stages,
-answers and arms. The step is idempotent at a fixed :math:`t`, so the
+monotone in :math:`\delta`); the compiled step (:func:`at_lucb_step`) probes the same stages. The step is idempotent at a fixed :math:`t`, so the
 stopping check and the recommendation recompute it without consuming randomness.
 
 Fixed confidence (our addition, for :func:`~allocopt.algorithms.identify`): stop as soon as :math:`J(t)`
@@ -40,11 +38,9 @@ import numpy as np
 from .._numba import kernel
 from .._validation import as_float
 from ._loop import EACH, GROW
-from ._compiled import compiled_enabled
-from ._compiled_at_lucb import ATLUCBStep, compiled_at_lucb_step
 from .confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
 from .lucb import _pull_both, critical_arms, in_top_mask
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["ATLUCB", "ATLUCBStage"]
 
@@ -151,7 +147,7 @@ class ATLUCB:
         return current
 
     def compiled_step(self, context: RuleContext) -> StepKernel:
-        """:func:`at_lucb_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (the base level
+        r""":func:`at_lucb_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (the base level
         :math:`\log(5K/4) + 4\log t` tabulated over t as :meth:`revised` computes it)."""
         variance = subgaussian_variance(context.family, context.dispersion, "ATLUCB")
         n_arms = context.n_arms
@@ -161,37 +157,12 @@ class ATLUCB:
             np.empty(n_arms), np.empty(n_arms, dtype=np.bool_)),
             state=ATLUCBState, stop=at_lucb_stop, recommend=at_lucb_recommend, grow=grow_at_lucb)
 
-    def _step_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray | None) -> ATLUCBStep:
-        """Steps 1-2 (and, given the uniforms, step 3's arms) for a batch: the compiled kernel when enabled, else
-        :meth:`advance`, :meth:`revised` and :func:`~allocopt.algorithms.lucb.critical_arms` (its numpy twin)."""
-        if compiled_enabled():
-            variance = subgaussian_variance(context.family, context.dispersion, "ATLUCB")
-            return compiled_at_lucb_step(view.means, view.counts, view.t, variance, view.top, view.bottom,
-                                         state["stage"][:, 0], state["answer"], delta1=self.delta1, alpha=self.alpha,
-                                         epsilon=self.epsilon, uniforms=uniforms)
-        current = self.advance(context, view, state)
-        if uniforms is None:
-            no_arm = np.full(current.stage.shape, -1, dtype=np.int64)
-            return ATLUCBStep(current.stage, current.answer, no_arm, no_arm.copy())
-        revised = self.revised(context, view, current.stage)
-        h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
-        return ATLUCBStep(current.stage, current.answer, h, l)
-
-    def _store_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray | None) -> ATLUCBStep:
-        current = self._step_batch(context, view, state, uniforms)
-        state["stage"][:, 0] = current.stage
-        state["answer"][...] = current.answer
-        return current
-
-    def _certified(self, context: RuleContext, current: ATLUCBStage | ATLUCBStep) -> np.ndarray:
+    def _certified(self, context: RuleContext, current: ATLUCBStage) -> np.ndarray:
         delta = context.delta_value(self.name)
         return (current.stage >= 2) & (self.log_inverse_delta(current.stage - 1) >= -math.log(delta))
 
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
         return bool(self._certified(context, self._store(context, view, state)))
-
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._certified(context, self._store_batch(context, view, state, None))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
         current = self._store(context, view, state)  # S(t), J(t)
@@ -199,19 +170,11 @@ class ATLUCB:
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
         return PullEach(_pull_both(h, l, context.n_arms))  # pull h_t and l_t
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
-        current = self._store_batch(context, view, state, uniforms)  # S(t), J(t), and h_t, l_t at delta_{S(t)}
-        return BatchPullEach(_pull_both(current.h, current.l, context.n_arms))
-
     def _recommend(self, context: RuleContext, answer: np.ndarray) -> np.ndarray:
         return np.sort(np.argsort(~answer, axis=-1, kind="stable")[..., :context.k], axis=-1)
 
     def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, self.advance(context, view, state).answer)
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._recommend(context, self._step_batch(context, view, state, None).answer)
-
 
 class ATLUCBState(NamedTuple):
     """AT-LUCB's state in the compiled loop: the stage S(t-1) and the answer J(t-1)."""

@@ -26,9 +26,9 @@ N_a^2/\sigma_a^2` (:math:`\sigma_a^2 = 1` outside the Gaussian family). ``kind="
 in place of :math:`C_{ij}` (as KKT-TS does). Each step consumes K + 1 uniforms: the posterior sample and the
 tie-break among minimal pairs.
 
-A batched fixed-confidence run on Gaussian arms stopped by the Chernoff statistic with a built-in threshold runs in
-the compiled loop :func:`allocopt.algorithms._compiled_bts.run_bts_rows` (the engine's ``compiled_glr_rows`` hook),
-the same steps with the same records bit for bit.
+``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
+the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
+gives the same step compiled (:func:`bts_step`) for the engine's compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from ._loop import split_top_k
 from ._pair_kernels import gather
 from .protocol import RuleContext, RunView, StepKernel, register_policy
 from .statistics import posterior_kind, posterior_quantile, posterior_sample, sequential_sum, top_k_order
-from .stopping import HeuristicThreshold, TheoreticalThreshold
 
 __all__ = ["BTS", "double_star"]
 
@@ -141,22 +140,6 @@ class BTS:
         pull_top = np.where(finite, top_side < bottom_side, fallback_top)
         return chosen_top, chosen_bottom, pull_top
 
-    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
-                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms (both kinds of costs are
-        the same there), a built-in threshold and no budget through
-        :func:`~allocopt.algorithms._compiled_bts.run_bts_rows` (None otherwise, or for a subclass, whose steps
-        may differ)."""
-        from ._compiled_bts import run_bts_rows
-
-        if (type(self) is not BTS or context.budget is not None or context.family.name != "gaussian"
-                or not context.family.harmonic_costs(self.kind)
-                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
-                or np.shape(context.dispersion) != (context.n_arms,)):
-            return None
-        return run_bts_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
-                            rewards, policy_generators)
-
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """:func:`bts_step` for the engine's compiled loop (None for a family without a posterior sampler or a
         compiled pair kernel: the step then runs in Python)."""
@@ -173,11 +156,6 @@ class BTS:
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         i, j, pull_top = self._pair_and_side(context, view.counts, view.sums, uniforms)
         return int(i) if pull_top else int(j)
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        i, j, pull_top = self._pair_and_side(context, view.counts, view.sums, uniforms)
-        return np.where(pull_top, i, j)
-
 
 class BTSParams(NamedTuple):
     """What :func:`bts_step` reads: k, the posterior's number and clip bounds, the pair kernel's number, the

@@ -26,10 +26,10 @@ has been spent keeps the answer :math:`M_t` it would have returned (the algorith
 pulls, which the engine still spends, go to the arm of largest radius and never change the recommendation).
 It is anytime: one run serves every budget.
 
-Both forms run a batch through a compiled loop (:mod:`allocopt.algorithms._compiled_clucb_pac`, through the
-engine's ``compiled_rows`` hook) when the compiled kernels are enabled: the same steps with the same records bit for
-bit, much faster on many arms than the numpy steps here (which stay the reference, and run with
-``compiled_kernels(False)``, for a subclass, or for ``batched=False``).
+``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
+the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
+gives the same step compiled (:func:`clucb_step`, :func:`clucb_stop`, :func:`clucb_recommend`) for the engine's
+compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ __all__ = ["CLUCBPAC", "CLUCBPACFixedBudget", "clucb_radius", "clucb_pac_step", 
 
 def clucb_level(t, n_arms: int, delta: float) -> np.ndarray:
     r""":math:`\log(4 n t^3/\delta)`, the logarithm in the radius of Chen et al. (2014, Theorem 1), for every entry of
-    ``t`` (the compiled run loop reads it from a table this function computes, so that both use numpy's logarithm).
+    ``t`` (the compiled step reads it from a table this function computes, so that both use numpy's logarithm).
 
     Examples
     --------
@@ -96,7 +96,7 @@ def clucb_pac_step(context: RuleContext, view: RunView, delta: float, func: str)
     empirical_top = in_top_mask(view.top, context.n_arms)
     adjusted = np.where(empirical_top, view.means - radius, view.means + radius)
     adjusted_top = in_top_mask(top_k_order(adjusted, context.k)[0], context.n_arms)
-    # each sum in increasing arm order (cumsum adds in sequence; np.sum's pairwise order would be harder to twin)
+    # each sum in increasing arm order (cumsum adds in sequence, as the compiled step does)
     gained = np.cumsum(np.where(adjusted_top & ~empirical_top, adjusted, 0.0), axis=-1)[..., -1]
     lost = np.cumsum(np.where(empirical_top & ~adjusted_top, adjusted, 0.0), axis=-1)[..., -1]
     return CLUCBStep(radius, adjusted_top, empirical_top, gained - lost)
@@ -154,17 +154,9 @@ class CLUCBPAC:
         delta, tolerance = self._tolerance(context)
         return bool(clucb_pac_step(context, view, delta, type(self).__name__).gap <= tolerance)
 
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        delta, tolerance = self._tolerance(context)
-        return clucb_pac_step(context, view, delta, type(self).__name__).gap <= tolerance
-
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         step = clucb_pac_step(context, view, self._tolerance(context)[0], type(self).__name__)
         return int(_largest_radius(step.radius, step.adjusted_top != step.empirical_top, uniforms[0]))
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        step = clucb_pac_step(context, view, self._tolerance(context)[0], type(self).__name__)
-        return _largest_radius(step.radius, step.adjusted_top != step.empirical_top, uniforms[:, 0])
 
     def compiled_step(self, context: RuleContext) -> StepKernel:
         """:func:`clucb_step` with its ``stop`` for the engine's compiled loop."""
@@ -235,17 +227,8 @@ class CLUCBPACFixedBudget:
         state["answer"][...] = answer
         return int(arm)
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        arm, stopped, answer = self._step(context, view, state["stopped"][:, 0], state["answer"], uniforms[:, 0])
-        state["stopped"][:, 0] = stopped
-        state["answer"][...] = answer
-        return arm
-
     def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return state["answer"].copy() if bool(state["stopped"][0]) else np.asarray(view.top)
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return np.where(state["stopped"], state["answer"], view.top)
 
     def compiled_step(self, context: RuleContext) -> StepKernel:
         """:func:`clucb_step` with its ``recommend`` for the engine's compiled loop."""

@@ -48,7 +48,7 @@ from .._numba import kernel
 from .._validation import as_int, as_positive_float, fail
 from ..complexity.top_m import c_p, logbar
 from ._loop import DEFER, EACH
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["NSAR", "SAR", "SuccessiveRejects", "SequentialHalving", "nsar_schedule", "successive_rejects_schedule",
            "sequential_halving_schedule"]
@@ -179,10 +179,6 @@ class _Rounds:
         an array of rejected arms (positions among the active arms)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def _decide_batch(self, context: RuleContext, round_index: np.ndarray, rows: np.ndarray, values: np.ndarray,
-                      priority: np.ndarray, active: np.ndarray, accepted: np.ndarray, to_accept: np.ndarray) -> None:
-        raise NotImplementedError  # pragma: no cover - abstract
-
     # --- protocol ---------------------------------------------------------------------------------------------
     def _budget_targets(self, context: RuleContext) -> np.ndarray:
         if context.budget is None:
@@ -280,58 +276,6 @@ class _Rounds:
         return np.sort(chosen)
 
     # --- a batch of runs --------------------------------------------------------------------------------------
-    def _advance_batch(self, context: RuleContext, targets: np.ndarray, counts: np.ndarray, sums: np.ndarray,
-                       state: dict[str, np.ndarray]) -> None:
-        active, accepted, rounds = state["active"], state["accepted"], state["round"]
-        while True:
-            n_active = active.sum(axis=1)
-            to_accept = context.k - accepted.sum(axis=1)
-            live = n_active > 0
-            reject_rest = live & (to_accept == 0)
-            accept_rest = live & (to_accept == n_active) & ~reject_rest
-            if accept_rest.any():
-                accepted[accept_rest] |= active[accept_rest]
-            active[reject_rest | accept_rest] = False
-            live &= ~(reject_rest | accept_rest)
-            round_index = rounds[:, 0]
-            ready = live & (round_index < targets.size)
-            target = targets[np.minimum(round_index, targets.size - 1)]
-            ready &= np.all(~active | (counts >= target[:, None]), axis=1)
-            if not ready.any():
-                return
-            rows = np.flatnonzero(ready)
-            values = self._round_values(counts[rows], sums[rows],
-                                        {name: state[name][rows] for name in ("start_counts", "start_sums")
-                                         if name in state})
-            self._decide_batch(context, round_index[rows], rows, values, _order(state["priority"][rows]), active,
-                               accepted, to_accept[rows])
-            if self.fresh_means:
-                state["start_counts"][rows] = counts[rows]
-                state["start_sums"][rows] = sums[rows]
-            rounds[rows, 0] += 1
-
-    def select_batch(self, context: RuleContext, view: RunView, state: dict[str, np.ndarray],
-                     uniforms: np.ndarray) -> BatchPullEach:
-        fresh = np.flatnonzero(np.isnan(state["priority"][:, 0]))
-        for row in fresh:
-            state["priority"][row] = _priorities(float(uniforms[row, 0]), context.n_arms)
-        targets = self._budget_targets(context)
-        self._advance_batch(context, targets, view.counts, view.sums, state)
-        active = state["active"]
-        round_index = np.minimum(state["round"][:, 0], targets.size - 1)
-        need = np.where(active, targets[round_index][:, None] - view.counts, 0)
-        remaining = context.budget_value(type(self).__name__) - np.asarray(view.t, dtype=np.int64)
-        filler = -(-remaining // context.n_arms)
-        done = ~active.any(axis=1)
-        need[done] = filler[done, None]
-        return BatchPullEach(need.astype(np.int64))
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state: dict[str, np.ndarray]) -> np.ndarray:
-        state = {name: values.copy() for name, values in state.items()}
-        self._advance_batch(context, self._budget_targets(context), view.counts, view.sums, state)
-        return _fill_recommendation(context.k, state["accepted"], state["active"], view.means, state["priority"])
-
-
 def _ranks(order: np.ndarray) -> np.ndarray:
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(order.shape[1]), order.shape).copy(), axis=1)
@@ -438,16 +382,6 @@ class NSAR(_Rounds):
         position = int(largest[np.argmin(priority[largest])])
         return position, bool(values[position] > gaps.above[0])
 
-    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
-        keys = np.where(active[rows], values, -np.inf)
-        gaps = empirical_gaps(keys, priority, to_accept)
-        largest = gaps.gaps == gaps.gaps.max(axis=1, keepdims=True)
-        position = np.argmin(np.where(largest, priority, np.inf), axis=1)
-        accept = keys[np.arange(rows.size), position] > gaps.above
-        accepted[rows[accept], position[accept]] = True
-        active[rows, position] = False
-
-
 def SAR() -> NSAR:
     """Successive Accepts and Rejects (Bubeck, Wang, Viswanathan 2013): :class:`NSAR` with p = 1 (name ``"sar"``).
 
@@ -489,12 +423,6 @@ class SuccessiveRejects(_Rounds):
     def _decide(self, context, round_index, values, priority, to_accept):
         return int(np.lexsort((priority, values))[0]), False  # the lowest empirical mean is rejected
 
-    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
-        keys = np.where(active[rows], values, np.inf)
-        position = np.lexsort((priority, keys), axis=-1)[:, 0]
-        active[rows, position] = False
-
-
 @dataclass(frozen=True)
 class SequentialHalving(_Rounds):
     r"""Sequential Halving (Karnin, Koren, Somekh 2013, Algorithm 1) for the top M.
@@ -525,14 +453,6 @@ class SequentialHalving(_Rounds):
     def _decide(self, context, round_index, values, priority, to_accept):
         keep = max(to_accept, math.ceil(values.size / 2))
         return np.lexsort((priority, -values))[keep:]  # positions rejected
-
-    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
-        keys = np.where(active[rows], values, -np.inf)
-        n_active = active[rows].sum(axis=1)
-        keep = np.maximum(to_accept, -(-n_active // 2))
-        rejected = _ranks(np.lexsort((priority, -keys), axis=-1)) >= keep[:, None]
-        active[rows] &= ~rejected
-
 
 # ------------------------------------------------------------------------------------------- compiled step
 NSAR_DECISION, REJECTS_DECISION, HALVING_DECISION, OPTMAI_DECISION = 0, 1, 2, 3

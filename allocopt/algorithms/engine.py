@@ -38,11 +38,10 @@ import numpy as np
 from .._validation import fail
 from ..topk.problem import TopKProblem
 from ._compiled import compiled_enabled
-from ._compiled_lucb import run_lucb_rows
 from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, rule_traits
 from .rewards import PolicyStreams, RewardStreams
 from .statistics import empirical_means, top_k_order
-from .stopping import GLRStatistic, glr_statistic
+from .stopping import GLRStatistic, glr_statistic, statistic_code
 
 __all__ = ["RunRecords", "run_replications", "empirical_split", "cut_blocks"]
 
@@ -298,14 +297,14 @@ def _run_compiled(step_kernel, rule, context, records: RunRecords, *, mode: str,
                   checkpoints: np.ndarray, threshold, max_samples: int, counts, sums, t, rewards, uniform_streams,
                   state, statistic, needs_glr: bool, needs_split: bool, func: str) -> None:
     """Run every row in the compiled loop of the rule's step kernel, filling ``records``."""
-    from .. import _compiled_families
     from . import _loop
+    from .stopping import statistic_code
 
     n_rows, n_arms = counts.shape
     k = records.recommendations.shape[2]
-    family = context.family
-    code = -1 if family.harmonic_costs("confidence") else _compiled_families.kernel_code(family.compiled_pair(
-        "confidence"))
+    code = statistic_code(context.family)
+    if code is None:  # a family without a compiled pair kernel, in a run that never reads the statistic
+        code = _loop.GAUSSIAN_STATISTIC
     loop_mode = _loop.MODE_BUDGET if mode == "budget" else (_loop.MODE_RULE if own_stopping else _loop.MODE_GLR)
     per_step = int(rule.uniforms_per_step(context))
     loop_config = _loop.LoopConfig(k, loop_mode, bool(needs_glr), bool(needs_split), int(code),
@@ -351,6 +350,36 @@ def _run_compiled(step_kernel, rule, context, records: RunRecords, *, mode: str,
     records.pulls[:] = counts
     records.steps = int(loop_rows.steps.max(initial=0))
     records.replication_steps = int(loop_rows.steps.sum())
+
+
+_STEP_METHODS = ("select", "stop", "recommend", "init_state", "uniforms_per_step")
+_WARNED: set[type] = set()
+
+
+def compiled_step_applies(rule) -> bool:
+    """Whether the rule's ``compiled_step`` is its step: the class that defines ``compiled_step`` also defines (or
+    inherits) every method of the step. A subclass that overrides ``select``, ``stop``, ``recommend``,
+    ``init_state`` or ``uniforms_per_step`` without a ``compiled_step`` of its own runs its Python step, with one
+    :class:`~allocopt.exceptions.PerformanceWarning` per class (never silently)."""
+    cls = type(rule)
+    owner = next((klass for klass in cls.__mro__ if "compiled_step" in vars(klass)), None)
+    if owner is None or getattr(rule, "compiled_step", None) is None:
+        return False
+    overridden = [name for name in _STEP_METHODS
+                  if (definer := next((klass for klass in cls.__mro__ if name in vars(klass)), owner)) is not owner
+                  and issubclass(definer, owner)]
+    if overridden:
+        if cls not in _WARNED:
+            _WARNED.add(cls)
+            import warnings
+
+            from ..exceptions import PerformanceWarning
+
+            warnings.warn(f"{cls.__name__} overrides {', '.join(overridden)} of {owner.__name__} without a "
+                          f"compiled_step of its own: its steps run in Python (define compiled_step, or set it to "
+                          f"None to silence this)", PerformanceWarning, stacklevel=4)
+        return False
+    return True
 
 
 def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, checkpoints: np.ndarray,
@@ -415,8 +444,10 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
             sums[:, arm] += rewards.next(rows, arm_column)
             counts[:, arm] += 1
     t = np.full(n_rows, initial * n_arms, dtype=np.int64)
-    step_kernel = (rule.compiled_step(context) if use_batch and caller_statistic is None and compiled_enabled()
-                   and hasattr(rule, "compiled_step") else None)
+    step_kernel = (rule.compiled_step(context) if batched and caller_statistic is None and compiled_enabled()
+                   and compiled_step_applies(rule) else None)
+    if step_kernel is not None and statistic is _chernoff and statistic_code(family) is None:
+        step_kernel = None  # the statistic of a family without a compiled pair kernel: the Python loop
     if step_kernel is not None:  # the rule's compiled step in the engine's one compiled loop
         _run_compiled(step_kernel, rule, context, records, mode=mode, own_stopping=own_stopping,
                       checkpoints=checkpoints, threshold=threshold, max_samples=max_samples, counts=counts, sums=sums,
@@ -425,21 +456,7 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
         if hasattr(rule, "diagnostics"):
             records.diagnostics = {name: np.asarray(values) for name, values in rule.diagnostics(state).items()}
         return records
-    plan = (rule.compiled_plan(context) if own_stopping and use_batch and caller_statistic is None and n_check == 1
-            and compiled_enabled() and hasattr(rule, "compiled_plan") else None)
-    if plan is not None:  # the LUCB family's compiled loop: the same steps, replication by replication
-        run = run_lucb_rows(plan, k, max_samples, counts, sums, t, rewards, uniform_streams.generators)
-        records.times[:, 0] = t
-        records.recommendations[:, 0] = top_k_order(empirical_means(counts, sums), k)[0]
-        records.stopped[:, 0] = run.stopped
-        records.pulls[:] = counts
-        records.steps = int(run.selects.max(initial=0))
-        records.replication_steps = int(run.selects.sum())
-        return records
-    compiled = (rule.compiled_rows(context, mode, checkpoints, max_samples, counts, sums, t, rewards,
-                                   uniform_streams.generators)
-                if use_batch and caller_statistic is None and compiled_enabled() and hasattr(rule, "compiled_rows")
-                else None)
+    compiled = None
     if (compiled is None and mode == "confidence" and not own_stopping and use_batch and caller_statistic is None
             and compiled_enabled() and hasattr(rule, "compiled_glr_rows")):  # a rule stopped by the Chernoff statistic
         compiled = rule.compiled_glr_rows(context, checkpoints, threshold, max_samples, counts, sums, t, rewards,

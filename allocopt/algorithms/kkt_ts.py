@@ -15,11 +15,9 @@ weights :math:`N_a/\phi_a`) rather than at :math:`N/t`: the pair and the probabi
 consumes K + 2 uniforms: K for the posterior sample, one for the tie-break among minimal pairs, one for the
 coin.
 
-``select`` is the step of one run, line by line; ``select_batch`` the same step for many runs, through a
-compiled kernel for Gaussian arms (:func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms`), through a
-compiled kernel after the posterior sample for the families with a compiled pair kernel
-(:func:`allocopt.algorithms._compiled_family_kkt_ts.family_kkt_ts_arms`) and through their numpy twin
-``select_batch_numpy`` otherwise. All choose the same arms.
+``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
+the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
+gives the same step compiled (:func:`kkt_ts_step`) for the engine's compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from typing import Any, NamedTuple
 
@@ -36,8 +33,6 @@ from .._numba import kernel
 from .._special import special_functions
 from .._validation import as_choice
 from ..topk._pairs import KINDS
-from ._compiled import compiled_enabled, gaussian_kkt_ts_arms
-from ._compiled_family_kkt_ts import family_kkt_ts_arms
 from ._loop import GAUSSIAN_STATISTIC, split_top_k
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from .protocol import RuleContext, RunView, StepKernel, register_policy
@@ -110,39 +105,6 @@ class KKTTS:
             np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), posterior[1],
             posterior[2], special_functions(), np.empty((3, n_arms)), np.empty(3 * n_arms, dtype=np.int64),
             np.empty(n_arms, dtype=np.bool_)))
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        n_arms, k = context.n_arms, context.k
-        # harmonic costs (Gaussian arms, whose posterior is Gaussian): the compiled kernel
-        if context.family.harmonic_costs(self.kind) and compiled_enabled():
-            return gaussian_kkt_ts_arms(context.dispersion, view.counts, view.sums, k,
-                                        special.ndtri(uniforms[:, :n_arms]), uniforms[:, n_arms],
-                                        uniforms[:, n_arms + 1])
-        # families with a compiled pair kernel (Bernoulli, Poisson, exponential): the compiled step after the
-        # posterior sample
-        arms = family_kkt_ts_arms(context.family, self.kind, context.dispersion, view.counts, view.sums, k, uniforms)
-        if arms is not None:
-            return arms
-        return self.select_batch_numpy(context, view, state, uniforms)
-
-    def select_batch_numpy(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        """:meth:`select_batch` in numpy for every family (the twin of the compiled kernels
-        :func:`allocopt.algorithms._compiled.gaussian_kkt_ts_arms` and
-        :func:`allocopt.algorithms._compiled_family_kkt_ts.family_kkt_ts_arms`)."""
-        n_arms, k = context.n_arms, context.k
-        n_bottom = n_arms - k
-        theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms[:, :n_arms])
-        arms = sort_arms(theta, view.counts / context.dispersion, k)
-        cost, grad_top = pair_cost_grid(context.family, self.kind, arms)
-        flat = cost.reshape(-1, k * n_bottom)
-        pair = random_candidate(flat == flat.min(axis=1, keepdims=True), uniforms[:, n_arms])
-        row, col = pair // n_bottom, pair % n_bottom
-        runs = np.arange(flat.shape[0])
-        h = pull_probability(context.family, flat[runs, pair],
-                             None if grad_top is None else grad_top.reshape(-1, k * n_bottom)[runs, pair],
-                             arms.weight_top[runs, row, 0], arms.weight_bottom[runs, 0, col])
-        return np.where(uniforms[:, n_arms + 1] < h, arms.top[runs, row], arms.bottom[runs, col])
-
 
 class KKTTSParams(NamedTuple):
     """What :func:`kkt_ts_step` reads: k, the posterior's and the pair kernel's numbers, the dispersion, the clip

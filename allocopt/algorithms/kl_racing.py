@@ -21,10 +21,10 @@ rule's stopping check (which receives no uniforms) or, in the first step, by ``s
 uniforms that the previous step stored in the run's state (0.5 before the first step, when every arm has
 one pull): two for :math:`a_B, a_W` and, reused, for :math:`u, l`. Each step draws two uniforms.
 
-A batch of Gaussian or Bernoulli runs with a named exploration rate runs through the compiled loop of
-:mod:`allocopt.algorithms._compiled_kl_racing` (the engine's ``compiled_rows`` hook) when the compiled kernels are
-enabled: the same rounds with the same records bit for bit; the numpy steps here stay the reference (and run with
-``compiled_kernels(False)``, for a subclass, another family, or for ``batched=False``).
+``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
+the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
+gives the same step compiled (:func:`racing_step`, :func:`racing_stop`, :func:`racing_recommend`; Gaussian and
+Bernoulli arms) for the engine's compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ._loop import EACH, GROW
 from ._lucb_step import rate_table
 from .confidence_bounds import check_exploration, exploration_rate, kl_bound
 from .lucb import _need_delta
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["KLElimination", "RacingSets", "racing_decision"]
 
@@ -167,19 +167,11 @@ class KLElimination:
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
         return bool(self._finished(self._decide(context, view, state), context.k))
 
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._finished(self._decide(context, view, state), context.k)
-
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> PullEach:
         sets = self._decide(context, view, state)  # accept a_B / eliminate a_W (done once per pull count)
         state["tie_uniforms"][...] = uniforms  # the next decision's tie-breaks
         remaining = ~(sets.accepted | sets.eliminated)
         return PullEach(remaining.astype(np.int64))  # sample every arm still in the race
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPullEach:
-        sets = self._decide(context, view, state)
-        state["tie_uniforms"][...] = uniforms
-        return BatchPullEach((~(sets.accepted | sets.eliminated)).astype(np.int64))
 
     def _recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         sets = self._sets(context, view, state)
@@ -189,9 +181,6 @@ class KLElimination:
         return np.sort(np.argsort(~chosen, axis=-1, kind="stable")[..., :context.k], axis=-1)
 
     def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._recommend(context, view, state)
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, view, state)
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:

@@ -52,7 +52,7 @@ from ._lucb_step import (BERNOULLI_KL, CHANGE, FIRST_TABLE_SIZE, GAUSSIAN_KL, HO
                          LucbParams, LucbState, grow_lucb, lucb_state, lucb_step, lucb_stop, radius_table, rate_table)
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 from .statistics import top_k_order
 
 __all__ = ["LUCB", "KLLUCB", "LilLUCB", "LUCBPlusPlus", "LilRandLUCB", "LilCLUCB", "LIL_VERSIONS",
@@ -144,9 +144,6 @@ class _BoundCrossing:
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
         return bool(bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom))
 
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return bounds_separate(self.cached_revised(context, view, state), view.top, view.bottom)
-
     def lucb_params(self, context: RuleContext) -> LucbParams | None:  # pragma: no cover - abstract
         """The compiled step's parameters (None: the rule's bounds have no compiled form)."""
         return None
@@ -163,13 +160,6 @@ class _BoundCrossing:
         revised = self.cached_revised(context, view, state)  # LCB in High, UCB in Low
         h, l = critical_arms(revised, view.top, view.bottom, uniforms[0], uniforms[1])
         return PullEach(_pull_both(h, l, context.n_arms))  # sample both h_t and l_t
-
-    def select_batch(self, context: RuleContext, view: RunView, state,
-                     uniforms: np.ndarray) -> np.ndarray | BatchPullEach:
-        revised = self.cached_revised(context, view, state)
-        h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
-        return BatchPullEach(_pull_both(h, l, context.n_arms))
-
 
 def _revise(means: np.ndarray, radius: np.ndarray, top: np.ndarray) -> np.ndarray:
     """LCB = mean - radius on the arms of ``top``, UCB = mean + radius elsewhere."""
@@ -472,14 +462,6 @@ class LilRandLUCB(_SplitRadii):
         probability_h = view.counts[l] / (view.counts[h] + view.counts[l])
         return int(h) if uniforms[2] < probability_h else int(l)
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        revised = self.cached_revised(context, view, state)
-        h, l = critical_arms(revised, view.top, view.bottom, uniforms[:, 0], uniforms[:, 1])
-        runs = np.arange(h.shape[0])
-        probability_h = view.counts[runs, l] / (view.counts[runs, h] + view.counts[runs, l])
-        return np.where(uniforms[:, 2] < probability_h, h, l)
-
-
 @dataclass(frozen=True)
 class LilCLUCB(_UniformRadii):
     r"""lil'CLUCB (Jiang, Li, Qiao 2017, Algorithm 2).
@@ -521,22 +503,11 @@ class LilCLUCB(_UniformRadii):
         _, revised_mask = self.revised_top(context, view)
         return bool(np.array_equal(revised_mask, in_top_mask(view.top, context.n_arms)))
 
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        _, revised_mask = self.revised_top(context, view)
-        return np.all(revised_mask == in_top_mask(view.top, context.n_arms), axis=1)
-
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         radius, revised_mask = self.revised_top(context, view)
         difference = revised_mask != in_top_mask(view.top, context.n_arms)  # M_t (+) M~_t
         candidates = difference & (radius == np.max(np.where(difference, radius, -np.inf)))
         return int(random_candidate(candidates, uniforms[0]))  # the arm of largest radius in it
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        radius, revised_mask = self.revised_top(context, view)
-        difference = revised_mask != in_top_mask(view.top, context.n_arms)
-        largest = np.max(np.where(difference, radius, -np.inf), axis=1, keepdims=True)
-        return random_candidate(difference & (radius == largest), uniforms[:, 0])
-
 
 _LUCB_KINDS = {"lil-lucb": PAIR, "lucb++": PAIR, "lil-rand-lucb": RANDOMISED, "lil-clucb": CHANGE}
 

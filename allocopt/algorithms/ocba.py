@@ -36,7 +36,7 @@ from .._validation import as_int, fail
 from ._loop import GAUSSIAN_STATISTIC
 from ._pair_kernels import pair_cost_grid, sort_arms
 from .kkt_ts import pair_cost
-from .protocol import BatchPull, Pull, RuleContext, RunView, StepKernel, register_policy
+from .protocol import Pull, RuleContext, RunView, StepKernel, register_policy
 from .statistics import sequential_sum
 
 __all__ = ["OCBA", "minimal_pair"]
@@ -137,17 +137,6 @@ class OCBA:
         return StepKernel(ocba_step, params=OCBAParams(
             bool(self.balance), int(self.block), GAUSSIAN_STATISTIC if harmonic else int(pair),
             np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), np.empty(n_arms)))
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> BatchPull:
-        i, j, top, bottom = minimal_pair(context, view.counts, view.means, uniforms[:, 0])
-        if self.balance:
-            squares = self._squares(context, view.counts)
-            pull_top = (sequential_sum(np.take_along_axis(squares, top, axis=1))
-                        < sequential_sum(np.take_along_axis(squares, bottom, axis=1)))
-        else:
-            pull_top = uniforms[:, 1] < 0.5
-        return BatchPull(np.where(pull_top, i, j), np.full(i.shape[0], int(self.block), dtype=np.int64))
-
 
 class OCBAParams(NamedTuple):
     """What :func:`ocba_step` reads."""

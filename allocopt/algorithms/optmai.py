@@ -48,7 +48,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from .._validation import as_float, as_int, fail
-from .elimination import OPTMAI_DECISION, _ranks, _Rounds, empirical_gaps
+from .elimination import OPTMAI_DECISION, _Rounds, empirical_gaps
 from .protocol import RuleContext, register_policy
 
 __all__ = ["OptMAI", "OptMAIRounds", "optmai_rounds", "OPTMAI_BETA"]
@@ -180,22 +180,5 @@ class OptMAI(_Rounds):
         gaps = empirical_gaps(values[None], priority[None], np.array([to_accept]))
         removed = np.lexsort((priority, -gaps.gaps[0]))[:max(1, values.size // 4)]  # the largest gaps
         return removed, gaps.in_top[0, removed]
-
-    def _decide_batch(self, context, round_index, rows, values, priority, active, accepted, to_accept):
-        rounds = self.rounds(context)
-        live = active[rows]
-        keys = np.where(live, values, -np.inf)
-        n_active = live.sum(axis=1)
-        quarter = n_active // 4
-        quantile = round_index < rounds.quantile_rounds
-        rank = _ranks(np.lexsort((priority, -keys), axis=-1))
-        discarded = live & (rank >= (n_active - quarter)[:, None])
-        gaps = empirical_gaps(keys, priority, to_accept)
-        gap_rank = _ranks(np.lexsort((priority, -gaps.gaps), axis=-1))
-        removed = live & (gap_rank < np.maximum(1, quarter)[:, None])
-        removed = np.where(quantile[:, None], discarded, removed)
-        accepted[rows] |= removed & gaps.in_top & ~quantile[:, None]
-        active[rows] = live & ~removed
-
 
 register_policy("optmai", OptMAI)

@@ -57,11 +57,22 @@ from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._numba import kernel
 from .._validation import fail
 from ..families import ExponentialFamily
 
+# what a compiled step returns as its arm when it does not pull one arm (StepKernel)
+EACH = -1
+"""Pull ``each[a]`` times every arm ``a`` (the step wrote the counts into its ``each`` argument)."""
+DEFER = -2
+"""Run this step in Python (the rule's ``select``); the step changed nothing."""
+GROW = -3
+"""A table of the rule's is too short: ``each[0]`` is the index it needs (``StepKernel.grow``); nothing changed."""
+NO_UNIFORMS = -4
+"""The step needs more policy uniforms than the row holds; nothing changed."""
+
 __all__ = ["RuleContext", "RunView", "Pull", "BatchPull", "PullEach", "BatchPullEach", "SamplingRule", "StepKernel",
-           "RuleTraits", "rule_traits",
+           "RuleTraits", "rule_traits", "kernel", "EACH", "DEFER", "GROW", "NO_UNIFORMS",
            "POLICIES", "register_policy", "get_policy", "policy_name"]
 
 

@@ -37,13 +37,14 @@ from scipy import special
 
 from .._numba import kernel
 from ..families import ExponentialFamily
-from ._compiled import compiled_enabled
-from ._compiled_top_k import COMPILED_TOP_K_LIMIT, compiled_top_k_order
+from .._numba import compiled_enabled
 
 __all__ = ["empirical_means", "top_k_order", "top_k_order_numpy", "posterior_sample", "posterior_parameters",
            "domain_clip"]
 
 _TINY = np.finfo(float).tiny
+COMPILED_TOP_K_LIMIT = 64
+"""The largest k whose batched top-k runs the compiled insertion top-k (O(K k); numpy's argsort above)."""
 
 
 def empirical_means(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
@@ -54,9 +55,10 @@ def empirical_means(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
 def top_k_order(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the ``k`` largest entries along the last axis and of the others, each in increasing arm order.
 
-    A batch of rows (shape (R, K), float64) with ``k <= COMPILED_TOP_K_LIMIT`` goes through the compiled kernel
-    :func:`allocopt.algorithms._compiled_top_k.compiled_top_k_order` when the compiled kernels are enabled;
-    everything else through :func:`top_k_order_numpy`, its twin (the two agree exactly: only comparisons).
+    A batch of rows (shape (R, K), float64) with ``k <= COMPILED_TOP_K_LIMIT`` goes through the compiled loop's
+    insertion top-k (:func:`allocopt.algorithms._loop.split_rows`) when the compiled kernels are enabled;
+    everything else through :func:`top_k_order_numpy`, its specification (the two agree exactly: only
+    comparisons).
 
     Examples
     --------
@@ -64,9 +66,15 @@ def top_k_order(values: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> top.tolist(), bottom.tolist()
     ([[1, 3], [0, 1]], [[0, 2], [2, 3]])
     """
-    if (values.ndim == 2 and values.dtype == np.float64 and 0 < k <= COMPILED_TOP_K_LIMIT and values.shape[0] > 0
-            and compiled_enabled()):
-        return tuple(compiled_top_k_order(values, k))  # type: ignore[return-value]
+    if (values.ndim == 2 and values.dtype == np.float64 and 0 < k <= COMPILED_TOP_K_LIMIT
+            and 0 < k < values.shape[1] and values.shape[0] > 0 and compiled_enabled()):
+        from ._loop import prepare_kernels, split_rows
+
+        prepare_kernels()
+        top = np.empty((values.shape[0], k), dtype=np.int64)
+        bottom = np.empty((values.shape[0], values.shape[1] - k), dtype=np.int64)
+        split_rows(np.ascontiguousarray(values), k, top, bottom)
+        return top, bottom
     return top_k_order_numpy(values, k)
 
 

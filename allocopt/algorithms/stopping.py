@@ -11,10 +11,9 @@ that is :math:`t\, C_{ij}(N/t)` at :math:`\theta = \hat\theta`. The run stops at
 :math:`Z_t > \beta(t, \delta)` and recommends :math:`\hat I`. The pair costs come from the top-k layer's
 vectorised kernel (:func:`allocopt.topk._pairs.pair_terms`, with a closed form for Gaussian arms, see
 :mod:`allocopt.algorithms._pair_kernels`) evaluated at effective weights :math:`N_a/\phi_a`, for one run or
-a batch of runs at once. For a batch of Gaussian runs a compiled kernel computes the same numbers
-(:mod:`allocopt.algorithms._compiled`), and for a batch of runs of a family with a compiled pair kernel
-(Bernoulli, Poisson, exponential) another (:mod:`allocopt.algorithms._compiled_family_glr`);
-:func:`glr_statistic_numpy` is the numpy twin of both.
+a batch of runs at once (:func:`glr_statistic_numpy`, the specification). A batch of Gaussian runs, or of a family
+with a compiled pair kernel (Bernoulli, Poisson, exponential), goes through the compiled loop's statistic
+(:func:`allocopt.algorithms._loop.chernoff_statistic`), the one the compiled runs read.
 
 Thresholds
     * ``"heuristic"``: :math:`\beta(t, \delta) = \log((\log t + 1)/\delta)`, used in the experiments of Wang,
@@ -36,10 +35,8 @@ import numpy as np
 
 from .._validation import as_float, fail
 from ..families import ExponentialFamily
-from ._compiled import compiled_enabled, gaussian_glr
-from ._compiled_family_glr import family_glr, glr_pair_kernel
+from .._numba import compiled_enabled
 from ._pair_kernels import pair_cost_grid, sort_arms
-from .statistics import top_k_order
 
 __all__ = ["GLRStatistic", "glr_statistic", "glr_statistic_numpy", "Threshold", "CheckedThreshold",
            "HeuristicThreshold", "TheoreticalThreshold", "THRESHOLDS", "get_threshold"]
@@ -69,13 +66,13 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
                   k: int) -> GLRStatistic:
     r""":math:`Z_t` for one run (``counts``, ``means`` of shape (K,)) or a batch (shape (R, K)).
 
-    A batch of Gaussian runs (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) goes
-    through the compiled kernel :func:`allocopt.algorithms._compiled.gaussian_glr`, a batch of runs of a family
-    with a compiled pair kernel through :func:`allocopt.algorithms._compiled_family_glr.family_glr`; everything
-    else through :func:`glr_statistic_numpy`. All give the same numbers where only arithmetic enters (Gaussian
-    arms: bit for bit); where ``log`` enters, the compiled kernel calls the C library and numpy its own loops,
-    which differ in the last ulp on some CPUs (AVX-512), so the values agree to the family's
-    :meth:`~allocopt.families.ExponentialFamily.pair_error_bound` (twice it) and bit for bit elsewhere.
+    A batch (``counts`` and ``means`` of shape (R, K), ``dispersion`` of shape (K,)) of Gaussian arms, or of a
+    family with a compiled pair kernel, goes through the compiled loop's statistic
+    (:func:`allocopt.algorithms._loop.chernoff_rows`); everything else through :func:`glr_statistic_numpy`, its
+    specification. Both give the same numbers where only arithmetic enters (Gaussian arms: bit for bit); where
+    ``log`` enters, the compiled kernel calls the C library and numpy its own loops, which differ in the last ulp on
+    some CPUs (AVX-512), so the values agree to twice the family's
+    :meth:`~allocopt.families.ExponentialFamily.pair_error_bound`.
 
     Examples
     --------
@@ -87,15 +84,33 @@ def glr_statistic(family: ExponentialFamily, dispersion: np.ndarray, counts: np.
     0.666666666667
     """
     batch = (means.ndim == 2 and np.shape(counts) == means.shape and np.shape(dispersion) == means.shape[-1:]
-             and compiled_enabled())
-    if batch and family.harmonic_costs("confidence"):
-        return GLRStatistic(*gaussian_glr(dispersion, counts, means, k))
-    if batch and 0 < k < means.shape[-1] and glr_pair_kernel(family) is not None:
-        top, bottom = top_k_order(means, k)
-        compiled = family_glr(family, dispersion, counts, means, top, bottom)
-        if compiled is not None:
-            return GLRStatistic(compiled[0], top, bottom, compiled[1], compiled[2])
-    return glr_statistic_numpy(family, dispersion, counts, means, k)
+             and 0 < k < means.shape[-1] and compiled_enabled())
+    code = statistic_code(family) if batch else None
+    if code is None:
+        return glr_statistic_numpy(family, dispersion, counts, means, k)
+    from ._loop import chernoff_rows, prepare_kernels
+
+    prepare_kernels()
+    n_rows, n_arms = means.shape
+    value, pair_top, pair_bottom = np.empty(n_rows), np.empty(n_rows, dtype=np.int64), np.empty(n_rows, dtype=np.int64)
+    top, bottom = np.empty((n_rows, k), dtype=np.int64), np.empty((n_rows, n_arms - k), dtype=np.int64)
+    chernoff_rows(code, np.ascontiguousarray(counts, dtype=np.int64), np.ascontiguousarray(means, dtype=float),
+                  np.ascontiguousarray(dispersion, dtype=float), k, value, top, bottom, pair_top, pair_bottom)
+    return GLRStatistic(value, top, bottom, pair_top, pair_bottom)
+
+
+def statistic_code(family: ExponentialFamily) -> int | None:
+    """The number under which the compiled statistic evaluates the family's confidence costs
+    (:data:`allocopt.algorithms._loop.GAUSSIAN_STATISTIC` for the Gaussian closed form), or None (no compiled
+    kernel, or the compiled kernels are off)."""
+    from .. import _compiled_families
+    from ._loop import GAUSSIAN_STATISTIC
+
+    if not compiled_enabled():
+        return None
+    if family.harmonic_costs("confidence"):
+        return GAUSSIAN_STATISTIC
+    return _compiled_families.kernel_code(family.compiled_pair("confidence"))
 
 
 def glr_statistic_numpy(family: ExponentialFamily, dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray,

@@ -154,13 +154,6 @@ class T3C(_TopTwo):
         params = top_two_params(self, context)
         return None if params is None else StepKernel(t3c_step, params=params)
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        n_arms = context.n_arms
-        leader = _sampled_leader(context, view.counts, view.sums, uniforms)
-        challenger = _t3c_challenger(context, view.counts, view.means, leader, uniforms[:, n_arms + 2])
-        return np.where(uniforms[:, n_arms + 1] < self.beta, leader, challenger)
-
-
 @dataclass(frozen=True)
 class TTTS(_TopTwo):
     """Top-two Thompson sampling (module docstring).
@@ -222,25 +215,6 @@ class TTTS(_TopTwo):
         params = top_two_params(self, context, int(self.max_resamples))
         return None if params is None else StepKernel(ttts_step, params=params, state=TTTSState)
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        n_arms = context.n_arms
-        leader = _sampled_leader(context, view.counts, view.sums, uniforms)
-        arms = leader.copy()
-        pending = np.flatnonzero(uniforms[:, n_arms + 1] >= self.beta)
-        for attempt in range(int(self.max_resamples)):
-            if not pending.size:
-                break
-            theta = self._resample(context, view.counts[pending], view.sums[pending], uniforms[pending], attempt)
-            found = theta[np.arange(pending.size), leader[pending]] < theta.max(axis=1)
-            arms[pending[found]] = np.argmax(theta[found], axis=1)
-            pending = pending[~found]
-        if pending.size:
-            state["resample_fallbacks"][pending, 0] += 1
-            arms[pending] = _t3c_challenger(context, view.counts[pending], view.means[pending], leader[pending],
-                                            uniforms[pending, n_arms + 2])
-        return arms
-
-
 @dataclass(frozen=True)
 class TTEI(_TopTwo):
     """Top-two expected improvement for Gaussian arms (module docstring). ``beta``: the leader's probability.
@@ -290,11 +264,6 @@ class TTEI(_TopTwo):
         if context.family.name not in self.families:
             return None
         return StepKernel(ttei_step, params=top_two_params(self, context))
-
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        leader, challenger = self._leader_and_challenger(context, view.counts, view.means, uniforms)
-        return np.where(uniforms[:, 2] < self.beta, leader, challenger)
-
 
 # ------------------------------------------------------------------------------------- compiled steps
 class TopTwoParams(NamedTuple):

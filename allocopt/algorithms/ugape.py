@@ -21,10 +21,10 @@ UGapEb the true :math:`H` and report :math:`a = 5` as the best value in hindsigh
 
 Gaussian and Bernoulli rewards only (the radius is Hoeffding's).
 
-A batch of UGapEc runs with a named exploration rate runs through the compiled loop of
-:mod:`allocopt.algorithms._compiled_ugape` (the engine's ``compiled_rows`` hook) when the compiled kernels are
-enabled: the same steps with the same records bit for bit; the numpy steps here stay the reference (and run with
-``compiled_kernels(False)``, for a subclass, or for ``batched=False``).
+``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
+the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
+gives the same step compiled (:func:`ugape_step`, :func:`ugape_stop`, :func:`ugape_recommend`) for the engine's
+compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from .._numba import kernel
 from .._validation import as_choice, as_float, fail
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
                                 subgaussian_variance)
-from ._compiled import compiled_enabled, gap_index_sets, ugape_choice
 from ._loop import GROW, split_top_k
 from ._lucb_step import rate_table
 from .lucb import _pick
@@ -66,8 +65,7 @@ def gap_indices(means: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
     other arms (both in increasing arm order) and :math:`B_{J_t} = \max_{a \in J_t} B_a`.
 
     The k-th largest upper bound among the other arms is the (k+1)-th largest overall for an arm ranked in
-    the top k of :math:`U` and the k-th largest otherwise. A batch (shape (R, K)) goes through the compiled
-    twin :func:`allocopt.algorithms._compiled.gap_index_sets` (same numbers).
+    the top k of :math:`U` and the k-th largest otherwise.
 
     Examples
     --------
@@ -76,14 +74,6 @@ def gap_indices(means: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
     ([1.0, 3.0, 4.0], [0], [1, 2])
     """
     upper, lower = means + radius, means - radius
-    if upper.ndim == 2 and compiled_enabled():
-        sets = gap_index_sets(upper, lower, k)
-        return GapIndices(radius, upper, lower, sets.gap_index, sets.chosen, sets.others, sets.chosen_index)
-    return gap_indices_numpy(upper, lower, radius, k)
-
-
-def gap_indices_numpy(upper: np.ndarray, lower: np.ndarray, radius: np.ndarray, k: int) -> GapIndices:
-    """:func:`gap_indices` in numpy from the bounds (one run (K,) or a batch (R, K))."""
     order = np.argsort(-upper, axis=-1, kind="stable")
     ranked = np.take_along_axis(upper, order, axis=-1)
     position = np.empty_like(order)
@@ -179,20 +169,6 @@ class UGapE:
                 "indices_others": np.zeros((n_runs, n_arms - k), dtype=np.int64),
                 "indices_chosen_index": np.zeros((n_runs, 1))}
 
-    def cached_indices(self, context: RuleContext, view: RunView, state) -> GapIndices:
-        """:meth:`indices`, computed once per step for a batch (kept in the runs' state; one run recomputes)."""
-        if view.means.ndim != 2 or "indices_at" not in state:
-            return self.indices(context, view)
-        if np.all(state["indices_at"][:, 0] == view.t):
-            return GapIndices._make([*(state[f"indices_{name}"] for name in GapIndices._fields[:-1]),
-                                     state["indices_chosen_index"][:, 0]])
-        gaps = self.indices(context, view)
-        for name in GapIndices._fields[:-1]:
-            state[f"indices_{name}"][...] = getattr(gaps, name)
-        state["indices_chosen_index"][:, 0] = gaps.chosen_index
-        state["indices_at"][:, 0] = view.t
-        return gaps
-
     def radius(self, context: RuleContext, view: RunView) -> np.ndarray:
         """:math:`\\beta_a` of every arm."""
         variance = subgaussian_variance(context.family, context.dispersion, "UGapE")
@@ -211,17 +187,12 @@ class UGapE:
     def stop(self, context: RuleContext, view: RunView, state) -> bool:
         return bool(self.indices(context, view).chosen_index < self.epsilon)
 
-    def stop_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self.cached_indices(context, view, state).chosen_index < self.epsilon
-
     def _choose(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        gaps = self.cached_indices(context, view, state)
+        gaps = self.indices(context, view)
         if self.mode == "budget":  # keep the J_t of smallest B_{J_t} seen so far
             better = gaps.chosen_index < state["best_index"][..., 0]
             state["best_index"][..., 0] = np.where(better, gaps.chosen_index, state["best_index"][..., 0])
             state["best_set"][...] = np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
-        if np.ndim(gaps.others) == 2 and compiled_enabled():  # a batch: the compiled twin of the three picks
-            return ugape_choice(gaps.others, gaps.upper, gaps.chosen, gaps.lower, gaps.radius, uniforms)
         u = _pick(gaps.others, gaps.upper, "max", uniforms[..., 0])  # u_t, among the arms not in J_t
         l = _pick(gaps.chosen, gaps.lower, "min", uniforms[..., 1])  # l_t
         pair = np.stack([l, u], axis=-1)
@@ -230,20 +201,14 @@ class UGapE:
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         return int(self._choose(context, view, state, uniforms))
 
-    def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
-        return self._choose(context, view, state, uniforms)
-
     def _recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        gaps = self.cached_indices(context, view, state)
+        gaps = self.indices(context, view)
         if self.mode == "confidence":
             return gaps.chosen
         better = gaps.chosen_index < state["best_index"][..., 0]
         return np.where(np.asarray(better)[..., None], gaps.chosen, state["best_set"])
 
     def recommend(self, context: RuleContext, view: RunView, state) -> np.ndarray:
-        return self._recommend(context, view, state)
-
-    def recommend_batch(self, context: RuleContext, view: RunView, state) -> np.ndarray:
         return self._recommend(context, view, state)
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
@@ -306,7 +271,7 @@ def grow_ugape(params: UGapEParams, largest: int) -> UGapEParams:
 
 @kernel
 def ugape_indices(row, view, state, params):
-    """:meth:`UGapE.cached_indices` compiled: the radii, bounds, gap indices B_a, J_t and B_{J_t} at t, once."""
+    """:meth:`UGapE.indices` compiled (kept in the state once per step): the radii, bounds, gap indices B_a, J_t and B_{J_t} at t, once."""
     if state.indices_at[row, 0] == view.t:
         return
     state.indices_at[row, 0] = view.t

@@ -12,8 +12,7 @@ import numpy as np
 
 from .._numba import kernel
 from ._loop import EACH
-from .protocol import BatchPullEach, PullEach, RuleContext, RunView, StepKernel, register_policy
-from .stopping import HeuristicThreshold, TheoreticalThreshold
+from .protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 from .._rng import random_candidate
 
 __all__ = ["Uniform"]
@@ -60,33 +59,6 @@ class Uniform:
             return PullEach(self.block(context, view.counts[None, :], np.asarray(view.t)[None], uniforms[None, :])[0])
         least_pulled = view.counts == view.counts.min()
         return int(random_candidate(least_pulled, uniforms[0]))
-
-    def select_batch(self, context: RuleContext, view: RunView, state,
-                     uniforms: np.ndarray) -> np.ndarray | BatchPullEach:
-        if context.budget is not None:
-            return BatchPullEach(self.block(context, view.counts, view.t, uniforms))
-        least_pulled = view.counts == view.counts.min(axis=1, keepdims=True)
-        return random_candidate(least_pulled, uniforms[:, 0])
-
-    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
-                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms or a family with a compiled
-        pair kernel, a built-in threshold and no budget through
-        :func:`~allocopt.algorithms._compiled_uniform.run_uniform_rows` (None otherwise, or for a subclass, whose
-        steps may differ)."""
-        from .. import _compiled_families
-        from ._compiled_family_glr import glr_pair_kernel
-        from ._compiled_uniform import run_uniform_rows
-
-        pair = None if context.family.harmonic_costs("confidence") else glr_pair_kernel(context.family)
-        if (type(self) is not Uniform or context.budget is not None
-                or not (context.family.harmonic_costs("confidence") or pair is not None)
-                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
-                or np.shape(context.dispersion) != (context.n_arms,)):
-            return None
-        code = -1 if pair is None else _compiled_families.kernel_code(pair)
-        return run_uniform_rows(context.k, context.dispersion, checkpoints, threshold, max_samples, counts, sums, t,
-                                rewards, policy_generators, -1 if code is None else code)
 
     def compiled_step(self, context: RuleContext) -> StepKernel:
         """The step for the engine's compiled loop: :func:`uniform_step` (one pull, or a budget's round)."""

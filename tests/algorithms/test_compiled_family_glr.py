@@ -10,7 +10,6 @@ import pytest
 from allocopt import TopKProblem
 from allocopt.algorithms import identify
 from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
-from allocopt.algorithms._compiled_family_glr import family_glr, glr_pair_kernel
 from allocopt.algorithms.stopping import glr_statistic, glr_statistic_numpy
 from allocopt.algorithms._pair_kernels import pair_cost_grid, sort_arms
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
@@ -62,13 +61,20 @@ def test_the_compiled_statistic_equals_its_numpy_twin(family):
             assert (numpy_twin.value == 0).any() and ((means == 0) | (means == 1)).any()
 
 
-def test_the_compiled_statistic_is_offered_only_where_it_is_a_twin():
-    assert glr_pair_kernel(Gaussian(1.0)) is None  # harmonic costs: the Gaussian closed-form kernel
-    assert glr_pair_kernel(Bernoulli()) is not None
+def test_the_compiled_statistic_is_offered_only_where_there_is_a_kernel():
+    from allocopt.algorithms._loop import GAUSSIAN_STATISTIC
+    from allocopt.algorithms.stopping import statistic_code
+
+    assert statistic_code(Gaussian(1.0)) == GAUSSIAN_STATISTIC  # harmonic costs: the closed form
+    assert statistic_code(Bernoulli()) is not None
+
+    class Custom(Bernoulli):  # its own numpy kernel: no compiled one
+        def unit_confidence_pair(self, *arguments):
+            return super().unit_confidence_pair(*arguments)
+
+    assert statistic_code(Custom()) is None
     with compiled_kernels(False):
-        assert glr_pair_kernel(Bernoulli()) is None
-        assert family_glr(Bernoulli(), np.ones(2), np.array([[4, 2]]), np.array([[0.75, 0.5]]), np.array([[0]]),
-                          np.array([[1]])) is None
+        assert statistic_code(Bernoulli()) is None
 
 
 @pytest.mark.twin
