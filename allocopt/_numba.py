@@ -24,11 +24,12 @@ import contextlib
 import importlib.util
 import sys
 import threading
+import types
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
-           "kernel", "compile_kernels"]
+           "kernel", "kernel_copy", "compile_kernels"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -196,6 +197,26 @@ def kernel(function: Callable) -> Callable:
     with _KERNELS_LOCK:
         _KERNELS.append(function)
     return function
+
+
+def kernel_copy(function: Callable) -> Callable:
+    """A kernel (:func:`kernel`) that runs ``function``'s code with its module's globals: for a plain function that
+    Python code also calls (and that must stay plain Python there), or one that another module compiles its own
+    way, called by name from compiled code. The copy shares the code object, so there is one implementation.
+
+    Examples
+    --------
+    >>> def _twice(x):
+    ...     return 2.0 * x
+    >>> copy = kernel_copy(_twice)
+    >>> copy is not _twice, copy(1.5)
+    (True, 3.0)
+    """
+    copy = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__qualname__ = function.__qualname__
+    copy.__module__ = function.__module__
+    return kernel(copy)
 
 
 def compile_kernels() -> None:

@@ -41,7 +41,7 @@ Usage: ``python examples/adaptive_topk_experiment.py [--runs 200] [--jobs 2] [--
 [--instances TWOGROUP,UNIFORM]`` (budgets in pulls per arm). The default runs
 every comparator; CLUCB-PAC and OptMAI are the largest parts of the running time (CLUCB-PAC: one pull per
 replication-step, most steps certified from the arms near the boundary of its adjusted top-K, see
-``allocopt.algorithms._compiled_clucb_pac``; OptMAI: one engine run per budget, a block of pulls per round), and
+its step kernel in ``allocopt.algorithms.clucb_pac``; OptMAI: one engine run per budget, a block of pulls per round), and
 ``--comparators uniform`` leaves them out. ``benchmarks/algorithms.py
 --experiment adaptive-topk`` times the full run.
 """

@@ -23,7 +23,6 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.sfsr", "allocopt.algorithms.uslp", "allocopt.algorithms.cbmai_error_rate",
     "allocopt.algorithms.statistics", "allocopt.algorithms.stopping", "allocopt.algorithms.uniform",
     "allocopt.algorithms.kkt_ts", "allocopt.algorithms.track_and_stop", "allocopt.algorithms.identify",
-    "allocopt.algorithms._compiled",
     "allocopt.algorithms.dt_ts", "allocopt.algorithms.bts", "allocopt.algorithms.ocba", "allocopt.algorithms.top_two",
     "allocopt.algorithms.posterior", "allocopt.topk._tracking",
     "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",

@@ -1,6 +1,6 @@
 r"""Compiled (numba) scalar KL confidence bounds, the twins of
-:func:`allocopt.algorithms.confidence_bounds.kl_bound` for one arm, shared by the compiled run loops of KL-Racing
-(:mod:`._compiled_kl_racing`) and KL-LUCB (:mod:`._compiled_lucb`).
+:func:`allocopt.algorithms.confidence_bounds.kl_bound` for one arm, shared by the step kernels of KL-Racing
+(:mod:`.kl_racing`) and KL-LUCB (:mod:`._lucb_step`).
 
 Gaussian arms (family code 0): :math:`\hat\mu \pm \sqrt{(2\sigma^2)\,\text{level}}`. Bernoulli arms (code 1):
 the bisection of ``kl_bound`` with the same midpoints :math:`(f + i)/2` and the same divergence

@@ -43,7 +43,7 @@ from .protocol import DEFER, EACH, GROW, NO_UNIFORMS, RunView
 
 __all__ = ["RUNNING", "STOPPED", "CAPPED", "NEED_REWARD", "NEED_UNIFORMS", "NEED_TABLE", "NEED_PYTHON", "NEED_GROW",
            "EACH", "DEFER", "GROW", "NO_UNIFORMS", "MODE_GLR", "MODE_RULE", "MODE_BUDGET", "LoopConfig",
-           "LoopRows", "LoopBuffers", "build_loop", "never_stop", "empirical_top"]
+           "LoopRows", "LoopBuffers", "build_loop", "never_stop", "empirical_top", "split_top_k", "pick_among"]
 
 # row statuses (what the loop hands back)
 RUNNING, STOPPED, CAPPED, NEED_REWARD, NEED_UNIFORMS, NEED_TABLE, NEED_PYTHON, NEED_GROW = range(8)
@@ -130,6 +130,24 @@ def split_top_k(values, k, top, bottom, best_values, best_arms, member):
         else:
             bottom[n_bottom] = arm
             n_bottom += 1
+
+
+@kernel
+def pick_among(arms, values, largest, uniform):
+    """The arm of ``arms`` of largest (or smallest) value; ties as random_candidate in the order of ``arms``."""
+    extreme = values[arms[0]]
+    for position in range(1, arms.shape[0]):
+        extreme = max(extreme, values[arms[position]]) if largest else min(extreme, values[arms[position]])
+    count = 0
+    for position in range(arms.shape[0]):
+        count += values[arms[position]] == extreme
+    pick = min(int(uniform * count), max(count - 1, 0))
+    for position in range(arms.shape[0]):
+        if values[arms[position]] == extreme:
+            if pick == 0:
+                return arms[position]
+            pick -= 1
+    return arms[0]
 
 
 @kernel

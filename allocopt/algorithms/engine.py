@@ -15,14 +15,10 @@ One step of the loop, for all active replications at once:
    cap is exceeded, in arm order or, for a rule that declares ``block_cut = "water-fill"``, lowest count first
    (:func:`cut_blocks`).
 
-The LUCB-family rules with a ``compiled_plan`` (LUCB, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB) run these steps
-in the compiled loop of :mod:`allocopt.algorithms._compiled_lucb` instead, with the same outcomes, when the
-compiled kernels are enabled, the run is batched and has one confidence level and no statistic of the caller's.
-A rule with a ``compiled_rows`` method (CLUCB-PAC and its fixed-budget form) runs a batched run without a statistic
-of the caller's through it, where it does not return None: its own compiled loop, with the records of these steps.
-So does a rule with a ``compiled_glr_rows`` method (uniform sampling, DT-TS, BTS, Track-and-Stop) in a
-fixed-confidence run stopped by the Chernoff statistic; that hook also receives the threshold. A compiled loop may
-report the rule's diagnostics (``RowRecords.diagnostics``), which the engine records as the numpy loop does.
+A rule whose ``compiled_step`` gives a :class:`~allocopt.algorithms.protocol.StepKernel` runs a batched run (when the
+compiled kernels are enabled and the caller gives no statistic of its own) in the engine's one compiled loop
+(:mod:`allocopt.algorithms._loop`) instead: the same four steps, one replication at a time, with the same records;
+the driver :func:`_run_compiled` refills its buffers and runs the steps the kernel defers in the rule's ``select``.
 
 Before the rule's first step every arm is pulled ``rule.initial_pulls`` times (default once), in arm order.
 Rewards and policy uniforms come from the common-random-number streams of :mod:`.rewards`, so the outcome
@@ -32,12 +28,13 @@ of replication ``i`` depends only on the entropy and ``i``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
 from .._validation import fail
 from ..topk.problem import TopKProblem
-from ._compiled import compiled_enabled
+from .._numba import compiled_enabled
 from .protocol import BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, rule_traits
 from .rewards import PolicyStreams, RewardStreams
 from .statistics import empirical_means, top_k_order
@@ -410,43 +407,23 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
     """
     replications = np.asarray(replications, dtype=np.int64)
     n_rows, n_arms, k = replications.shape[0], problem.n_arms, problem.k
-    n_check = checkpoints.shape[0]
-    family, dispersion = problem.family, problem.dispersion
-    records = RunRecords(times=np.zeros((n_rows, n_check), dtype=np.int64),
-                         recommendations=np.zeros((n_rows, n_check, k), dtype=np.int64),
-                         stopped=np.zeros((n_rows, n_check), dtype=bool),
+    records = RunRecords(times=np.zeros((n_rows, checkpoints.shape[0]), dtype=np.int64),
+                         recommendations=np.zeros((n_rows, checkpoints.shape[0], k), dtype=np.int64),
+                         stopped=np.zeros((n_rows, checkpoints.shape[0]), dtype=bool),
                          pulls=np.zeros((n_rows, n_arms), dtype=np.int64))
-    diagnostics: dict[str, np.ndarray] = {}
-    rewards = RewardStreams(family, problem.theta, dispersion, entropy, replications)
+    rewards = RewardStreams(problem.family, problem.theta, problem.dispersion, entropy, replications)
     uniform_streams = PolicyStreams(entropy, replications, int(rule.uniforms_per_step(context)))
-    state = dict(rule.init_state(context, n_rows))
-    for name, values in state.items():
-        if not isinstance(values, np.ndarray) or values.ndim < 2 or values.shape[0] != n_rows:
-            fail(func, "policy", f"a rule whose init_state returns arrays of shape ({n_rows}, ...) with at least two "
-                 f"dimensions (state {name!r})", values)
-    use_batch = batched and hasattr(rule, "select_batch")
+    state = _initial_state(rule, context, n_rows, func)
     traits = rule_traits(rule)
     own_stopping = mode == "confidence" and traits.stopping == "rule"
     caller_statistic = statistic
     if statistic is None:
         needs_glr = (mode == "confidence" and not own_stopping) or traits.uses_glr
-        if needs_glr:
-            statistic = _chernoff
-        else:
-            statistic = empirical_split if traits.uses_empirical_top else _no_split
-    counts = np.zeros((n_rows, n_arms), dtype=np.int64)
-    sums = np.zeros((n_rows, n_arms))
-    rows = np.arange(n_rows)
-    initial = int(traits.initial_pulls)
-    for arm in range(n_arms):
-        arm_column = np.full(n_rows, arm)
-        for _ in range(initial):
-            sums[:, arm] += rewards.next(rows, arm_column)
-            counts[:, arm] += 1
-    t = np.full(n_rows, initial * n_arms, dtype=np.int64)
+        statistic = _chernoff if needs_glr else (empirical_split if traits.uses_empirical_top else _no_split)
+    counts, sums, t = _initial_pulls(rewards, n_rows, n_arms, int(traits.initial_pulls))
     step_kernel = (rule.compiled_step(context) if batched and caller_statistic is None and compiled_enabled()
                    and compiled_step_applies(rule) else None)
-    if step_kernel is not None and statistic is _chernoff and statistic_code(family) is None:
+    if step_kernel is not None and statistic is _chernoff and statistic_code(problem.family) is None:
         step_kernel = None  # the statistic of a family without a compiled pair kernel: the Python loop
     if step_kernel is not None:  # the rule's compiled step in the engine's one compiled loop
         _run_compiled(step_kernel, rule, context, records, mode=mode, own_stopping=own_stopping,
@@ -456,97 +433,172 @@ def run_replications(problem: TopKProblem, rule, entropy: int, replications, *, 
         if hasattr(rule, "diagnostics"):
             records.diagnostics = {name: np.asarray(values) for name, values in rule.diagnostics(state).items()}
         return records
-    compiled = None
-    if (compiled is None and mode == "confidence" and not own_stopping and use_batch and caller_statistic is None
-            and compiled_enabled() and hasattr(rule, "compiled_glr_rows")):  # a rule stopped by the Chernoff statistic
-        compiled = rule.compiled_glr_rows(context, checkpoints, threshold, max_samples, counts, sums, t, rewards,
-                                          uniform_streams.generators)
-    if compiled is not None:  # a rule's own compiled loop (CLUCB-PAC, uniform, DT-TS, BTS, TaS): same steps, records
-        records.times[:], records.recommendations[:], records.stopped[:] = (compiled.times, compiled.recommendations,
-                                                                            compiled.stopped)
-        records.pulls[:] = counts
-        records.steps = int(compiled.selects.max(initial=0))
-        records.replication_steps = int(compiled.selects.sum())
-        records.diagnostics = dict(getattr(compiled, "diagnostics", None) or {})
-        return records
-    done = np.zeros((n_rows, n_check), dtype=bool)
-    steps = 0
-    replication_steps = 0
-    while rows.size:
-        means = empirical_means(counts, sums)
-        stat = statistic(family, dispersion, counts, sums, means, k)
-        view = RunView(t, counts, sums, means, stat.value, stat.top, stat.bottom, stat.pair_top, stat.pair_bottom)
-        if own_stopping:
-            newly = _stop_mask(rule, context, view, state, use_batch)[:, None] & ~done
-            capped = t >= max_samples
-        elif mode == "confidence":
-            beta = threshold(t[:, None].astype(float), checkpoints[None, :])
-            newly = (stat.value[:, None] > beta) & ~done
-            capped = t >= max_samples
-        else:
-            newly = (t[:, None] >= checkpoints[None, :]) & ~done
-            capped = np.zeros(rows.size, dtype=bool)
-        finished = (done | newly).all(axis=1) | capped
+    run = _PythonRun(rule, context, problem, records, mode, own_stopping, checkpoints, threshold, max_samples,
+                     batched and hasattr(rule, "select_batch"), statistic, traits.block_cut, func)
+    run.loop(_LiveRows(np.arange(n_rows), counts, sums, t, np.zeros((n_rows, checkpoints.shape[0]), dtype=bool),
+                       state), rewards, uniform_streams)
+    return records
+
+
+def _initial_state(rule, context: RuleContext, n_rows: int, func: str) -> dict[str, np.ndarray]:
+    """The rule's ``init_state``, checked: arrays with a leading replication axis."""
+    state = dict(rule.init_state(context, n_rows))
+    for name, values in state.items():
+        if not isinstance(values, np.ndarray) or values.ndim < 2 or values.shape[0] != n_rows:
+            fail(func, "policy", f"a rule whose init_state returns arrays of shape ({n_rows}, ...) with at least two "
+                 f"dimensions (state {name!r})", values)
+    return state
+
+
+def _initial_pulls(rewards, n_rows: int, n_arms: int, initial: int):
+    """Every arm pulled ``initial`` times, in arm order: the counts, sums and pulls so far."""
+    counts = np.zeros((n_rows, n_arms), dtype=np.int64)
+    sums = np.zeros((n_rows, n_arms))
+    rows = np.arange(n_rows)
+    for arm in range(n_arms):
+        arm_column = np.full(n_rows, arm)
+        for _ in range(initial):
+            sums[:, arm] += rewards.next(rows, arm_column)
+            counts[:, arm] += 1
+    return counts, sums, np.full(n_rows, initial * n_arms, dtype=np.int64)
+
+
+@dataclass
+class _LiveRows:
+    """The replications still running in the Python loop (local row i is replication ``rows[i]`` of the batch)."""
+
+    rows: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    t: np.ndarray
+    done: np.ndarray
+    state: dict
+
+    def keep(self, keep: np.ndarray) -> None:
+        self.rows, self.counts, self.sums = self.rows[keep], self.counts[keep], self.sums[keep]
+        self.t, self.done = self.t[keep], self.done[keep]
+        self.state = {name: values[keep] for name, values in self.state.items()}
+
+
+@dataclass
+class _PythonRun:
+    """The engine's vectorised loop (module docstring, steps 1-4) for a run without a compiled step."""
+
+    rule: Any
+    context: RuleContext
+    problem: TopKProblem
+    records: RunRecords
+    mode: str
+    own_stopping: bool
+    checkpoints: np.ndarray
+    threshold: Any
+    max_samples: int
+    use_batch: bool
+    statistic: Callable
+    block_cut: str
+    func: str
+    diagnostics: dict = field(default_factory=dict)
+
+    def loop(self, live: _LiveRows, rewards, uniform_streams) -> None:
+        steps = replication_steps = 0
+        while live.rows.size:
+            view = self._view(live)
+            view = self._record(live, view)
+            if not live.rows.size:
+                break
+            self._pull(live, view, uniform_streams.next(live.rows), rewards)
+            steps += 1
+            replication_steps += live.rows.size
+        self.records.diagnostics = self.diagnostics
+        self.records.steps = steps
+        self.records.replication_steps = replication_steps
+
+    def _view(self, live: _LiveRows) -> RunView:
+        """Step 1: the means and the statistic of every live replication."""
+        problem = self.problem
+        means = empirical_means(live.counts, live.sums)
+        stat = self.statistic(problem.family, problem.dispersion, live.counts, live.sums, means, problem.k)
+        return RunView(live.t, live.counts, live.sums, means, stat.value, stat.top, stat.bottom, stat.pair_top,
+                       stat.pair_bottom)
+
+    def _reached(self, live: _LiveRows, view: RunView):
+        """The checkpoints reached for the first time at this step, and the replications capped."""
+        t, done = live.t, live.done
+        if self.own_stopping:
+            newly = _stop_mask(self.rule, self.context, view, live.state, self.use_batch)[:, None] & ~done
+            return newly, t >= self.max_samples
+        if self.mode == "confidence":
+            beta = self.threshold(t[:, None].astype(float), self.checkpoints[None, :])
+            return (view.glr[:, None] > beta) & ~done, t >= self.max_samples
+        return (t[:, None] >= self.checkpoints[None, :]) & ~done, np.zeros(live.rows.size, dtype=bool)
+
+    def _record(self, live: _LiveRows, view: RunView) -> RunView:
+        """Step 2-3: record the checkpoints reached, drop the replications that are done."""
+        k, records = self.problem.k, self.records
+        newly, capped = self._reached(live, view)
+        finished = (live.done | newly).all(axis=1) | capped
         recording = newly.any(axis=1) | finished
+        rows, t = live.rows, live.t
         if recording.any():
             if view.top.shape[-1] != k:  # a rule that never reads the empirical top-k: computed for the records
-                top, bottom = top_k_order(means, k)
+                top, bottom = top_k_order(view.means, k)
                 view = view._replace(top=top, bottom=bottom)
             local_all = np.flatnonzero(recording)
             recommended = np.zeros((rows.size, k), dtype=np.int64)
-            recommended[local_all] = _recommend(rule, context, view, state, local_all, use_batch, k, func)
+            recommended[local_all] = _recommend(self.rule, self.context, view, live.state, local_all, self.use_batch,
+                                                k, self.func)
             if newly.any():
                 local, check = np.nonzero(newly)
                 records.times[rows[local], check] = t[local]
                 records.recommendations[rows[local], check] = recommended[local]
                 records.stopped[rows[local], check] = True
-                done |= newly
+                live.done |= newly
         if finished.any():
             local = np.flatnonzero(finished)
-            open_rows, open_checks = np.nonzero(~done[local])
+            open_rows, open_checks = np.nonzero(~live.done[local])
             records.times[rows[local[open_rows]], open_checks] = t[local[open_rows]]
             records.recommendations[rows[local[open_rows]], open_checks] = recommended[local[open_rows]]
-            records.pulls[rows[local]] = counts[local]
-            if hasattr(rule, "diagnostics"):
-                for name, values in rule.diagnostics({name: v[local] for name, v in state.items()}).items():
-                    target = diagnostics.setdefault(name, np.zeros(n_rows, dtype=np.asarray(values).dtype))
-                    target[rows[local]] = values
+            records.pulls[rows[local]] = live.counts[local]
+            self._collect_diagnostics(live, local)
             keep = ~finished
-            rows, counts, sums, t, done = rows[keep], counts[keep], sums[keep], t[keep], done[keep]
+            live.keep(keep)
             view = _subset_view(view, np.flatnonzero(keep))
-            state = {name: values[keep] for name, values in state.items()}
-            if not rows.size:
-                break
-        uniforms = uniform_streams.next(rows)
-        if use_batch:
-            actions = _normalise_batch(rule.select_batch(context, view, state, uniforms), rows.size, n_arms, func)
+        return view
+
+    def _collect_diagnostics(self, live: _LiveRows, local: np.ndarray) -> None:
+        if hasattr(self.rule, "diagnostics"):
+            n_rows = self.records.pulls.shape[0]
+            for name, values in self.rule.diagnostics({name: v[local] for name, v in live.state.items()}).items():
+                target = self.diagnostics.setdefault(name, np.zeros(n_rows, dtype=np.asarray(values).dtype))
+                target[live.rows[local]] = values
+
+    def _pull(self, live: _LiveRows, view: RunView, uniforms: np.ndarray, rewards) -> None:
+        """Step 4: the rule's actions, cut at the cap or the next budget, and their rewards."""
+        n_arms, rows = self.problem.n_arms, live.rows
+        if self.use_batch:
+            actions = _normalise_batch(self.rule.select_batch(self.context, view, live.state, uniforms), rows.size,
+                                       n_arms, self.func)
         else:
-            actions = _select_scalar(rule, context, view, state, uniforms, n_arms, func)
+            actions = _select_scalar(self.rule, self.context, view, live.state, uniforms, n_arms, self.func)
         if np.any((actions.arms < 0) | (actions.arms >= n_arms)):
-            fail(func, "policy", f"a rule that returns arms in 0..{n_arms - 1}", actions.arms)
+            fail(self.func, "policy", f"a rule that returns arms in 0..{n_arms - 1}", actions.arms)
         if actions.each is None and np.all(actions.blocks == 1):
             active = np.arange(rows.size)
-            sums[active, actions.arms] += rewards.next(rows, actions.arms)
-            counts[active, actions.arms] += 1
-            t += 1
-        else:
-            limit = (np.full(rows.size, max_samples) if mode == "confidence"
-                     else np.where(done, np.iinfo(np.int64).max, checkpoints[None, :]).min(axis=1))
-            remaining = np.maximum(limit - t, 1)
-            each = cut_blocks(_as_each(actions, n_arms), counts, remaining, traits.block_cut)
-            # single pulls (LUCB's two arms, a round's last pulls) read one reward per (run, arm) in one call;
-            # a block of c >= 2 adds its sequential sum (a single reward is its own sum, so both are the same)
-            single_rows, single_arms = np.nonzero(each == 1)
-            if single_rows.size:
-                sums[single_rows, single_arms] += rewards.next(rows[single_rows], single_arms)
-            for block_arm in np.flatnonzero((each > 1).any(axis=0)).tolist():
-                local = np.flatnonzero(each[:, block_arm] > 1)
-                sums[local, block_arm] += rewards.next_sums(rows[local], block_arm, each[local, block_arm])
-            counts += each
-            t += each.sum(axis=1)
-        steps += 1
-        replication_steps += rows.size
-    records.diagnostics = diagnostics
-    records.steps = steps
-    records.replication_steps = replication_steps
-    return records
+            live.sums[active, actions.arms] += rewards.next(rows, actions.arms)
+            live.counts[active, actions.arms] += 1
+            live.t += 1
+            return
+        limit = (np.full(rows.size, self.max_samples) if self.mode == "confidence"
+                 else np.where(live.done, np.iinfo(np.int64).max, self.checkpoints[None, :]).min(axis=1))
+        remaining = np.maximum(limit - live.t, 1)
+        each = cut_blocks(_as_each(actions, n_arms), live.counts, remaining, self.block_cut)
+        # single pulls (LUCB's two arms, a round's last pulls) read one reward per (run, arm) in one call;
+        # a block of c >= 2 adds its sequential sum (a single reward is its own sum, so both are the same)
+        single_rows, single_arms = np.nonzero(each == 1)
+        if single_rows.size:
+            live.sums[single_rows, single_arms] += rewards.next(rows[single_rows], single_arms)
+        for block_arm in np.flatnonzero((each > 1).any(axis=0)).tolist():
+            local = np.flatnonzero(each[:, block_arm] > 1)
+            live.sums[local, block_arm] += rewards.next_sums(rows[local], block_arm, each[local, block_arm])
+        live.counts += each
+        live.t += each.sum(axis=1)

@@ -116,7 +116,7 @@ def statistic_code(family: ExponentialFamily) -> int | None:
 def glr_statistic_numpy(family: ExponentialFamily, dispersion: np.ndarray, counts: np.ndarray, means: np.ndarray,
                         k: int) -> GLRStatistic:
     """:func:`glr_statistic` in numpy for every family (the twin of the compiled Gaussian kernel
-    :func:`allocopt.algorithms._compiled.gaussian_glr`)."""
+    :func:`allocopt.algorithms._loop.chernoff_rows`)."""
     arms = sort_arms(means, counts / dispersion, k)
     cost, _ = pair_cost_grid(family, "confidence", arms)
     # a tie across the boundary, or a degenerate pair at the edge of the domain (e.g. two bernoulli means at 0),

@@ -31,12 +31,12 @@ Batched solves
     normalised to sum to 1. Any other solver or option is called run by run through :func:`~allocopt.solve_topk`,
     warm-started from the run's previous result.
 
-Compiled run loop
-    A batched fixed-confidence run on Gaussian arms stopped by the Chernoff statistic with a built-in threshold, with
-    D-tracking and the exact solver (with at most a ``tol``) at every step, runs in the compiled loop
-    :func:`allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (the engine's ``compiled_glr_rows``
-    hook): the same steps with the same records and diagnostics bit for bit; the rows whose double star the batch
-    solver does not accept are solved by :func:`solve_allocations` as here.
+Compiled step
+    On Gaussian arms with D-tracking and the exact solver (with at most a ``tol``) at every step, the engine's
+    compiled loop runs :func:`track_and_stop_step`: the allocation by :func:`exact_allocation` (the batch solver's
+    compiled double star of Theorem 3.4 and its certificate, with the batch's acceptance), then D-tracking. A step
+    whose double star the batch does not accept (it would pivot to other forests) is deferred to
+    :meth:`TrackAndStop.select`, which solves it by :func:`solve_allocations`.
 """
 
 from __future__ import annotations
@@ -46,12 +46,21 @@ from typing import Any
 
 import numpy as np
 
+from typing import NamedTuple
+
+from .._numba import kernel, kernel_copy
+from .._rng import random_candidate
 from .._validation import as_choice, as_int, fail
 from ..exceptions import AllocoptError
+from ..topk import _compiled as _topk_compiled
+from ..topk import certificate as _certificate
+from ..topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from ..topk._simplex import project_to_simplex
+from ..topk.certificate import ROUNDING_ALLOWANCE
 from ..topk.problem import TopKProblem
-from .protocol import RuleContext, RunView, register_policy
-from .._rng import random_candidate
+from ._loop import pick_among
+from .protocol import DEFER, RuleContext, RunView, StepKernel, register_policy
+from .statistics import sequential_sum
 
 __all__ = ["TrackAndStop", "solve_allocations", "project_shrunk_simplex", "c_tracking_epsilon",
            "ACCEPTED_STATUSES"]
@@ -147,11 +156,12 @@ def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, opti
         psi = np.array(batch.psi, dtype=float)
         # (the batch's statuses are "optimal", "not_certified" and "invalid_instance": only the first is accepted)
         ok = batch.success & np.all(np.isfinite(psi), axis=1) & np.all(psi >= 0, axis=1)
+        # (normalised by sums left to right, the order of the compiled step's exact_allocation)
         if ok.all():  # (the usual case: no boolean-mask copies)
-            psi /= psi.sum(axis=1, keepdims=True)
+            psi /= sequential_sum(psi)[:, None]
         else:
             psi[~ok] = np.nan
-            psi[ok] /= psi[ok].sum(axis=1, keepdims=True)
+            psi[ok] /= sequential_sum(psi[ok])[:, None]
         return psi, ok, results
     psi = np.full((n_runs, n_arms), np.nan)
     ok = np.zeros(n_runs, dtype=bool)
@@ -159,7 +169,7 @@ def solve_allocations(context: RuleContext, means: np.ndarray, solver: str, opti
         result = _solve_one(context, means[run], solver, options, warm[run])
         results[run] = result
         if result is not None:
-            psi[run] = result.psi / result.psi.sum()
+            psi[run] = result.psi / sequential_sum(result.psi)
             ok[run] = True
     return psi, ok, results
 
@@ -234,27 +244,24 @@ class TrackAndStop:
             return (last_solve < 0) | (t >= 2 * last_solve)
         return (last_solve < 0) | ((t - n_arms) % int(self.update) == 0)
 
-    def compiled_glr_rows(self, context: RuleContext, checkpoints: np.ndarray, threshold, max_samples: int,
-                          counts: np.ndarray, sums: np.ndarray, t: np.ndarray, rewards, policy_generators):
-        """The engine's hook for a batch stopped by the Chernoff statistic: Gaussian arms, D-tracking, the exact
-        solver (with at most a ``tol``) at every step, a built-in threshold and no budget through
-        :func:`~allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (None otherwise, or for a
-        subclass, whose steps may differ)."""
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
+        """:func:`track_and_stop_step` for the engine's compiled loop: Gaussian arms, D-tracking, the exact solver
+        (with at most a ``tol``) at every step, and a double star small enough for the batch's fast path; None
+        otherwise (the step then runs in Python, batched by :meth:`select_batch`)."""
         from ..topk._exact import FAST_PATH_PAIRS
         from ..topk.batch import BATCH_TOL
-        from ._compiled_track_and_stop import run_track_and_stop_rows
-        from .stopping import HeuristicThreshold, TheoreticalThreshold
 
         n_arms, k = context.n_arms, context.k
-        if (type(self) is not TrackAndStop or self.tracking != "d" or self.update != "every"
-                or not _uses_batch_solver(self.solver, self.solver_options) or context.budget is not None
+        if (self.tracking != "d" or self.update != "every" or not _uses_batch_solver(self.solver, self.solver_options)
                 or context.family.name != "gaussian" or not context.family.harmonic_costs("confidence")
-                or type(threshold) not in (HeuristicThreshold, TheoreticalThreshold)
-                or np.shape(context.dispersion) != (n_arms,) or k * (n_arms - k) > FAST_PATH_PAIRS):
+                or k * (n_arms - k) > FAST_PATH_PAIRS):
             return None
-        tol = self.solver_options.get("tol", BATCH_TOL)  # solve_allocations leaves it to solve_topk_batch
-        return run_track_and_stop_rows(context, tol, checkpoints, threshold, max_samples, counts, sums, t, rewards,
-                                       policy_generators)
+        _topk_compiled.star_kernel()  # the batch's compiled double star, whose helpers the copy calls by name
+        tol = float(self.solver_options.get("tol", BATCH_TOL))  # solve_allocations leaves it to solve_topk_batch
+        dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
+        return StepKernel(track_and_stop_step, state=TrackAndStopState, params=TrackAndStopParams(
+            k, tol, dispersion, ExactWork.empty(n_arms), np.empty(n_arms), np.empty(n_arms),
+            np.empty(n_arms, dtype=np.int64), np.arange(n_arms)))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms, t, counts = context.n_arms, int(view.t), view.counts
@@ -322,6 +329,128 @@ class TrackAndStop:
             state["psi"][solved] = psi[ok]
             state["warm"][solved, 0] = results[ok]
             state["solver_fallbacks"][rows[~ok], 0] += 1
+
+
+class ExactWork(NamedTuple):
+    """Work arrays of :func:`exact_allocation` (a batch of one sorted row for the double star)."""
+
+    order: np.ndarray  # (K,) int64
+    theta: np.ndarray  # (1, K)
+    variance: np.ndarray  # (1, K)
+    psi: np.ndarray  # (1, K)
+    mu: np.ndarray  # (1, K - 1)
+    value: np.ndarray  # (1,)
+    bound: np.ndarray
+    stationarity: np.ndarray
+    complementarity: np.ndarray
+    accepted: np.ndarray  # (1,) bool
+
+    @classmethod
+    def empty(cls, n_arms: int) -> "ExactWork":
+        return cls(np.empty(n_arms, dtype=np.int64), np.empty((1, n_arms)), np.empty((1, n_arms)),
+                   np.empty((1, n_arms)), np.empty((1, n_arms - 1)), np.empty(1), np.empty(1), np.empty(1),
+                   np.empty(1), np.empty(1, dtype=np.bool_))
+
+
+SOLVED, FALLBACK, HAND_BACK = range(3)
+"""What :func:`exact_allocation` found: an allocation, a row the batch does not solve (``ok`` False), or a double
+star the batch does not accept (it solves the row on other forests)."""
+
+# the batch solver's compiled double star and the certificate's gap, called by name from compiled code
+star_rows = kernel_copy(_topk_compiled._star_rows)
+certified_gap = kernel_copy(_certificate.scalar_certified_gap)
+
+
+@kernel
+def exact_allocation(means, dispersion, k, tol, work, out):
+    """:func:`solve_allocations`'s answer for one row of Gaussian means by the batch solver's fast path:
+    :data:`SOLVED` (``out`` the allocation in arm order, normalised by its sum left to right), :data:`FALLBACK`
+    (a mean that is not finite, no unique top-k set, an uncertified double star, a non-finite or negative
+    allocation) or :data:`HAND_BACK`."""
+    n_arms = means.shape[0]
+    for arm in range(n_arms):
+        if not (means[arm] > -np.inf and means[arm] < np.inf):  # outside the family's domain
+            return FALLBACK
+    order = work.order
+    for arm in range(n_arms):  # argsort(-means, kind="stable"): insertion sort, equal means keep the arm order
+        position = arm
+        while position > 0 and means[order[position - 1]] < means[arm]:
+            order[position] = order[position - 1]
+            position -= 1
+        order[position] = arm
+    if not means[order[k - 1]] > means[order[k]]:  # no unique top-k set
+        return FALLBACK
+    for position in range(n_arms):
+        work.theta[0, position] = means[order[position]]
+        work.variance[0, position] = dispersion[order[position]]
+    star_rows(work.theta, work.variance, k, _NO_START, False, MAX_NEWTON, _FEASIBILITY, _NEGATIVE_MULTIPLIER,
+              work.psi, work.mu, work.value, work.bound, work.stationarity, work.complementarity, work.accepted)
+    if not work.accepted[0]:
+        return HAND_BACK
+    if not certified_gap(work.bound[0], work.value[0], ROUNDING_ALLOWANCE, 1) <= tol * work.value[0]:
+        return FALLBACK
+    total = 0.0
+    for position in range(n_arms):
+        psi = work.psi[0, position]
+        if not (np.isfinite(psi) and psi >= 0):
+            return FALLBACK
+        out[order[position]] = psi
+    for arm in range(n_arms):
+        total += out[arm]
+    for arm in range(n_arms):
+        out[arm] = out[arm] / total
+    return SOLVED
+
+
+class TrackAndStopState(NamedTuple):
+    """The arrays of :meth:`TrackAndStop.init_state` that :func:`track_and_stop_step` reads and updates."""
+
+    psi: np.ndarray
+    last_solve: np.ndarray
+    solver_fallbacks: np.ndarray
+    solver_calls: np.ndarray
+
+
+class TrackAndStopParams(NamedTuple):
+    """What :func:`track_and_stop_step` reads: k, the solver's ``tol``, the variances and work arrays."""
+
+    k: int
+    tol: float
+    dispersion: np.ndarray
+    exact: ExactWork
+    target: np.ndarray  # (K,)
+    lag: np.ndarray  # (K,)
+    forced: np.ndarray  # (K,) int64
+    arms: np.ndarray  # (K,): 0, ..., K - 1
+
+
+def track_and_stop_step(row, view, state, params, uniforms, each):
+    """:meth:`TrackAndStop.select` compiled for D-tracking and the exact solver at every step (deferred to it where
+    the batch would solve the row on other forests)."""
+    counts, t = view.counts, view.t
+    n_arms = counts.shape[0]
+    # the target allocation at the empirical means
+    verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
+    if verdict == HAND_BACK:
+        return DEFER, 0
+    state.solver_calls[row, 0] += 1
+    state.last_solve[row, 0] = t
+    if verdict == SOLVED:
+        state.psi[row, :] = params.target
+    else:
+        state.solver_fallbacks[row, 0] += 1
+    # D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a
+    n_forced = 0
+    floor = np.sqrt(t) - n_arms / 2
+    for arm in range(n_arms):
+        if counts[arm] < floor:
+            params.forced[n_forced] = arm
+            n_forced += 1
+    if n_forced:
+        return pick_among(params.forced[:n_forced], counts, False, uniforms[0]), 1
+    for arm in range(n_arms):
+        params.lag[arm] = t * state.psi[row, arm] - counts[arm]
+    return pick_among(params.arms, params.lag, True, uniforms[0]), 1
 
 
 register_policy("track-and-stop", TrackAndStop)

@@ -38,7 +38,7 @@ from .._numba import kernel
 from .._validation import as_choice, as_float, fail
 from .confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, subgaussian_radius,
                                 subgaussian_variance)
-from ._loop import GROW, split_top_k
+from ._loop import GROW, pick_among, split_top_k
 from ._lucb_step import rate_table
 from .lucb import _pick
 from .protocol import RuleContext, RunView, StepKernel, register_policy
@@ -303,24 +303,6 @@ def ugape_indices(row, view, state, params):
     for position in range(1, k):
         largest = max(largest, index[chosen[position]])
     state.indices_chosen_index[row, 0] = largest
-
-
-@kernel
-def pick_among(arms, values, largest, uniform):
-    """The arm of ``arms`` of largest (or smallest) value; ties as random_candidate in the order of ``arms``."""
-    extreme = values[arms[0]]
-    for position in range(1, arms.shape[0]):
-        extreme = max(extreme, values[arms[position]]) if largest else min(extreme, values[arms[position]])
-    count = 0
-    for position in range(arms.shape[0]):
-        count += values[arms[position]] == extreme
-    pick = min(int(uniform * count), max(count - 1, 0))
-    for position in range(arms.shape[0]):
-        if values[arms[position]] == extreme:
-            if pick == 0:
-                return arms[position]
-            pick -= 1
-    return arms[0]
 
 
 def ugape_stop(row, view, state, params):
