@@ -26,7 +26,7 @@ import numpy as np
 
 from allocopt import TopKProblem
 from allocopt.algorithms import identify, register_policy
-from allocopt.algorithms.protocol import RuleContext, RuleTraits, RunView, StepKernel, kernel
+from allocopt.algorithms.engine.protocol import RuleContext, RuleTraits, RunView, StepKernel, kernel
 from allocopt.testing import check_rule
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from allocopt import TopKProblem, solve_topk
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import KKTTS, compare_policies
-from allocopt.algorithms.protocol import get_policy
+from allocopt.algorithms.engine.protocol import get_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "wang_yang_you_2022.md"

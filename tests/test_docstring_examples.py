@@ -20,13 +20,13 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.complexity", "allocopt.complexity.top_m", "allocopt.complexity.fixed_budget",
     "allocopt.complexity.eps_top_k", "allocopt.complexity.lil", "allocopt.complexity.combinatorial",
     "allocopt.complexity.reporting", "allocopt.testing.bandit_instances",
-    "allocopt.algorithms.sfsr", "allocopt.algorithms.uslp", "allocopt.algorithms.cbmai_error_rate",
-    "allocopt.algorithms.statistics", "allocopt.algorithms.stopping", "allocopt.algorithms.uniform",
-    "allocopt.algorithms.kkt_ts", "allocopt.algorithms.track_and_stop", "allocopt.algorithms.identify",
-    "allocopt.algorithms.dt_ts", "allocopt.algorithms.bts", "allocopt.algorithms.ocba", "allocopt.algorithms.top_two",
-    "allocopt.algorithms.posterior", "allocopt.topk._tracking",
-    "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",
-    "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb",
+    "allocopt.algorithms.cbmai.sfsr", "allocopt.algorithms.cbmai.uslp", "allocopt.algorithms.cbmai.error_rate",
+    "allocopt.algorithms.engine.statistics", "allocopt.algorithms.engine.stopping",
+    "allocopt.algorithms.engine.confidence_bounds", "allocopt.algorithms.identify", "allocopt.algorithms.posterior",
+    "allocopt.algorithms.rules.uniform", "allocopt.algorithms.rules.kkt_ts", "allocopt.algorithms.rules.track_and_stop",
+    "allocopt.algorithms.rules.dt_ts", "allocopt.algorithms.rules.bts", "allocopt.algorithms.rules.ocba",
+    "allocopt.algorithms.rules.top_two", "allocopt.algorithms.rules.lucb", "allocopt.algorithms.rules.kl_racing",
+    "allocopt.algorithms.rules.ugape", "allocopt.algorithms.rules.at_lucb", "allocopt.topk._tracking",
 ]
 
 

@@ -2,7 +2,7 @@ r"""Runners: fixed-confidence and fixed-budget identification experiments over m
 
 Replications go through :func:`allocopt.simulate.monte_carlo` in chunks (vectorised within a chunk); the
 outcome of replication ``i`` depends only on the root entropy and ``i`` (common random numbers, see
-:mod:`allocopt.algorithms.rewards`), never on ``n_jobs``, the chunk size, the joblib backend or batching.
+:mod:`allocopt.algorithms.engine.rewards`), never on ``n_jobs``, the chunk size, the joblib backend or batching.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from .._validation import as_bool, as_float_vector, as_int, fail
 from ..exceptions import AllocoptError
 from ..simulate import binomial_confidence_interval, check_n_jobs, monte_carlo, worker_count
 from ..topk.problem import TopKProblem
-from .engine import RunRecords, run_replications
-from .protocol import RuleContext, get_policy, policy_name, rule_traits
+from .engine.run import RunRecords, run_replications
+from .engine.protocol import RuleContext, get_policy, policy_name, rule_traits
 from .results import FixedBudgetResult, IdentificationResult
-from .stopping import get_threshold
+from .engine.stopping import get_threshold
 
 __all__ = ["identify", "identify_fixed_budget", "DEFAULT_MAX_SAMPLES"]
 
@@ -95,7 +95,7 @@ def _run(problem, rule, *, entropy, n_runs, context, checkpoints, mode, threshol
     """Run the replications in chunks through monte_carlo; returns the structured outcomes and diagnostics.
 
     ``statistic`` replaces the engine's stopping statistic (see
-    :func:`allocopt.algorithms.engine.run_replications`)."""
+    :func:`allocopt.algorithms.engine.run.run_replications`)."""
     names = rule_traits(rule).diagnostic_names
     size = _chunk_size(n_runs, n_jobs, chunk_size, func)
     mc = monte_carlo(_chunk, n_runs, rng=entropy, chunk_size=size, n_jobs=n_jobs, vectorized=True,
@@ -128,7 +128,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     r"""Fixed-confidence top-k identification: run ``policy`` with the Chernoff stopping rule.
 
     Every run pulls each arm once, then follows the sampling rule; at each step it computes the Chernoff
-    statistic :math:`Z_t` (:mod:`allocopt.algorithms.stopping`) and records, for every confidence level
+    statistic :math:`Z_t` (:mod:`allocopt.algorithms.engine.stopping`) and records, for every confidence level
     :math:`\delta` whose threshold :math:`\beta(t, \delta)` is crossed for the first time, the stopping time
     and the empirical top-k. A run continues until every delta has stopped (so one run serves all deltas;
     delta-dependent rules and rules with their own stopping rule run one delta at a time) or ``max_samples``
@@ -140,7 +140,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
         True means, k and family.
     policy : str or sampling rule
         A registered name (``"kkt-ts"``, ``"track-and-stop"``, ``"fwga-ts"``, ``"uniform"``, ...) or an object
-        following :mod:`allocopt.algorithms.protocol`.
+        following :mod:`allocopt.algorithms.engine.protocol`.
     delta : float or sequence of float, default (0.1, 0.01, 0.001)
         Confidence levels in (0, 1).
     n_runs : int, default 1
@@ -149,7 +149,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     max_samples : int, optional
         Sample cap per run (at least K); default :data:`DEFAULT_MAX_SAMPLES`.
     threshold : {"heuristic", "theoretical"} or callable
-        :math:`\beta(t, \delta)`; see :mod:`allocopt.algorithms.stopping`.
+        :math:`\beta(t, \delta)`; see :mod:`allocopt.algorithms.engine.stopping`.
     n_jobs : int, optional
         joblib workers (None defers to ``joblib.parallel_config``).
     progress : bool

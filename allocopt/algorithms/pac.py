@@ -21,7 +21,7 @@ from ..complexity.eps_top_k import aggregate_regret, h_t_eps
 from ..topk.problem import TopKProblem
 from ..simulate import check_n_jobs
 from .identify import _check_problem, _check_rule, _run, check_max_samples
-from .protocol import RuleContext, get_policy, policy_name, rule_traits
+from .engine.protocol import RuleContext, get_policy, policy_name, rule_traits
 from .results import PACResult
 
 __all__ = ["pac_identify"]

@@ -3,7 +3,7 @@ r"""Posterior convergence for best-arm identification (k = 1; Wang, Yang, You 20
 With independent priors the posterior of :math:`\theta` after :math:`n` pulls is a product
 :math:`\pi_n = \prod_a \pi_{n,a}` (Gaussian arms: flat prior, :math:`\mathcal N(S_a/N_a, \sigma_a^2/N_a)`;
 Bernoulli arms: Beta(1, 1) prior, :math:`\mathrm{Beta}(1 + S_a, 1 + N_a - S_a)`; see
-:mod:`allocopt.algorithms.statistics`). The posterior probability that arm :math:`b` is the best is the
+:mod:`allocopt.algorithms.engine.statistics`). The posterior probability that arm :math:`b` is the best is the
 one-dimensional integral of the paper's Appendix D,
 
 .. math::
@@ -49,11 +49,11 @@ from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float_vector, as_int, fail
 from ..simulate import check_n_jobs
 from ..topk.problem import TopKProblem
-from .engine import empirical_split, run_replications
+from .engine.run import empirical_split, run_replications
 from .identify import _check_problem, _check_rule, _run
-from .protocol import RuleContext, get_policy, policy_name, rule_traits
-from .statistics import posterior_parameters
-from .stopping import GLRStatistic, glr_statistic
+from .engine.protocol import RuleContext, get_policy, policy_name, rule_traits
+from .engine.statistics import posterior_parameters
+from .engine.stopping import GLRStatistic, glr_statistic
 
 __all__ = ["posterior_error_probability", "PosteriorProbability", "posterior_convergence",
            "PosteriorConvergenceResult", "PosteriorConvergenceRow", "posterior_error_paths", "PosteriorPaths",

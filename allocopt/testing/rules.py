@@ -84,7 +84,7 @@ def _same(first: dict, second: dict, what: str) -> None:
 
 def _traits_refused(rule, problems) -> None:
     from ..algorithms import identify
-    from ..algorithms.protocol import rule_traits
+    from ..algorithms.engine.protocol import rule_traits
 
     traits = rule_traits(rule)
     for problem in problems:
@@ -109,7 +109,7 @@ def check_rule(rule, problems: Sequence[TopKProblem] | None = None) -> None:
     Parameters
     ----------
     rule : sampling rule
-        An object following :mod:`allocopt.algorithms.protocol` (a registered rule's instance, or a user's).
+        An object following :mod:`allocopt.algorithms.engine.protocol` (a registered rule's instance, or a user's).
     problems : sequence of TopKProblem, optional
         The problems to run it on (default: :data:`RULE_PROBLEMS`, those the rule's traits allow). Keep them small:
         every check runs a few replications several times.
@@ -119,7 +119,7 @@ def check_rule(rule, problems: Sequence[TopKProblem] | None = None) -> None:
     >>> from allocopt.algorithms import Uniform
     >>> check_rule(Uniform(), [RULE_PROBLEMS["gaussian k = 1"]])
     """
-    from ..algorithms.protocol import get_policy
+    from ..algorithms.engine.protocol import get_policy
 
     rule = get_policy(rule, "check_rule")
     problems = list(RULE_PROBLEMS.values()) if problems is None else list(problems)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from allocopt.algorithms.protocol import RunView
-from allocopt.algorithms.statistics import top_k_order
+from allocopt.algorithms.engine.protocol import RunView
+from allocopt.algorithms.engine.statistics import top_k_order
 
 
 def _compiled(function):
@@ -14,7 +14,7 @@ def _compiled(function):
 
     from allocopt._numba import NJIT_OPTIONS
 
-    from allocopt.algorithms._loop import prepare_kernels
+    from allocopt.algorithms.engine.loop import prepare_kernels
 
     prepare_kernels()
     return numba.njit(**NJIT_OPTIONS)(function)

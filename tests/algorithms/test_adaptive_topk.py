@@ -13,7 +13,7 @@ import pytest
 from allocopt import TopKProblem
 from allocopt.algorithms import (AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls, identify,
                                  identify_fixed_budget, pac_identify)
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
 from kernel_calls import compiled_recommend, compiled_select, compiled_stop
@@ -199,8 +199,6 @@ def test_the_recommendation_inside_a_round_on_a_hand_made_state():
     batch_state["active"][:] = [False, True, True, False, False, False]
     state = {name: values[0] for name, values in batch_state.items()}
     view = RunView(int(counts.sum()), counts, sums, sums / counts, np.nan, None, None, -1, -1)
-    batch_view = RunView(counts.sum(keepdims=True), counts[None], sums[None], (sums / counts)[None], None, None,
-                         None, None, None)
     assert rule.recommend(context, view, state).tolist() == [0, 2]
     assert compiled_recommend(rule, context, view, batch_state).tolist() == [0, 2]
 

@@ -11,7 +11,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import (CLUCBPAC, CLUCBPACFixedBudget, RuleContext, identify_fixed_budget, pac_identify)
-from allocopt.algorithms.protocol import RunView
+from allocopt.algorithms.engine.protocol import RunView
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import get_family
 from kernel_calls import compiled_select
@@ -48,7 +48,7 @@ def _by_hand(means, counts, k, delta):
 
 
 def test_radius_is_theorem_1_of_chen_et_al_2014():
-    from allocopt.algorithms.clucb_pac import clucb_radius
+    from allocopt.algorithms.rules.clucb_pac import clucb_radius
 
     counts = np.array([[3, 10, 40], [7, 7, 1]])
     t = np.array([53, 15])

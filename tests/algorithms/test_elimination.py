@@ -14,7 +14,7 @@ import pytest
 from allocopt import TopKProblem
 from allocopt.algorithms import (NSAR, SAR, SequentialHalving, SuccessiveRejects, identify, identify_fixed_budget,
                                  nsar_schedule, sequential_halving_schedule, successive_rejects_schedule)
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
 from kernel_calls import compiled_select

@@ -14,10 +14,10 @@ from allocopt import TopKProblem
 from allocopt.algorithms import (ATLUCB, KLLUCB, LUCB, POLICIES, KLElimination, LilCLUCB, LilLUCB, LilRandLUCB,
                                  LUCBPlusPlus, PullEach, RuleContext, RunView, UGapE, identify,
                                  identify_fixed_budget)
-from allocopt.algorithms.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
+from allocopt.algorithms.engine.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import Bernoulli, Exponential, Gaussian, Poisson
-from allocopt.algorithms._lucb_step import lucb_state
+from allocopt.algorithms.rules._lucb_step import lucb_state
 from kernel_calls import compiled_select
 
 

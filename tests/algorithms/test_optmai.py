@@ -10,7 +10,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import OPTMAI_BETA, OptMAI, identify, identify_fixed_budget, optmai_rounds
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.cli import main
 from allocopt.complexity import aggregate_regret
 from allocopt.exceptions import AllocoptError

@@ -13,7 +13,7 @@ from scipy import stats
 
 from allocopt import TopKProblem
 from allocopt.algorithms import T3C, TTEI, TTTS, RuleContext, RunView, identify
-from allocopt.algorithms.top_two import log_expected_improvement
+from allocopt.algorithms.rules.top_two import log_expected_improvement
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
 from kernel_calls import compiled_select

@@ -33,8 +33,8 @@ import pytest
 from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms import identify
 from allocopt._numba import compiled_enabled
-from allocopt.algorithms.kkt_ts import KKTTS
-from allocopt.algorithms.top_two import TTEI
+from allocopt.algorithms.rules.kkt_ts import KKTTS
+from allocopt.algorithms.rules.top_two import TTEI
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import ConicPerspective, ExponentialFamily, Gaussian, Poisson
 from allocopt.topk.batch import solve_topk_batch
@@ -253,7 +253,7 @@ def test_cost_normalisation_keeps_the_subclass_and_rescales_its_variance():
 def test_the_engine_compiles_the_step_of_a_family_by_its_capabilities():
     # a Gaussian subclass reaches the closed-form costs, a Poisson instance the families' pair kernel: both steps
     # compile, and the compiled runs identify the instances
-    from allocopt.algorithms.protocol import RuleContext
+    from allocopt.algorithms.engine.protocol import RuleContext
 
     for problem in (TopKProblem([1.0, 0.5, 0.4, 0.0], k=1, family=StdGaussian(0.5)),
                     TopKProblem([3.0, 1.0], k=1, family=Poisson())):
