@@ -24,7 +24,7 @@ of the inputs, up to 19 ulps on the tests' grids). What holds on every machine: 
 evaluation on adversarial grids: ties and near ties, means within :math:`10^{-15}` of the ends of the domain, tiny
 shares), so the compiled and the numpy kernels agree within twice that bound.
 
-The kernels are built on first use and follow :func:`allocopt.algorithms._compiled.compiled_enabled` (the
+The kernels are built on first use and follow :func:`allocopt._numba.compiled_enabled` (the
 engine's switch); :func:`pair_kernel` returns ``None`` when they are off or numba is unavailable.
 """
 
@@ -70,11 +70,11 @@ def pair_kernel(family_name: str, kind: str):
 
 
 def _enabled() -> bool:
-    """:func:`allocopt.algorithms._compiled.compiled_enabled`, imported on first use (allocopt.algorithms imports
+    """:func:`allocopt._numba.compiled_enabled`, imported on first use (allocopt.algorithms imports
     the families)."""
     switch = _SWITCH.get("enabled")
     if switch is None:
-        from .algorithms._compiled import compiled_enabled
+        from ._numba import compiled_enabled
 
         switch = _SWITCH["enabled"] = compiled_enabled
     return switch()
@@ -105,7 +105,7 @@ def pair_code(family_name: str, kind: str) -> int | None:
 
     Examples
     --------
-    >>> from allocopt.algorithms._compiled import compiled_kernels
+    >>> from allocopt._numba import compiled_kernels
     >>> with compiled_kernels(True):
     ...     pair_code("poisson", "confidence") == kernel_code(pair_kernel("poisson", "confidence"))
     True

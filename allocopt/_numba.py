@@ -20,17 +20,50 @@ module's globals under the same name).
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import sys
 import threading
+import types
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
-__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels"]
+__all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
+           "kernel", "kernel_copy", "compile_kernels"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
 
 Rebinding = Union[str, tuple[str, str]]
+
+AVAILABLE = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (a dependency; the Python specifications keep everything working where it is not)."""
+
+_SWITCH = {"enabled": AVAILABLE}
+
+
+def compiled_enabled() -> bool:
+    """Whether the compiled kernels are used now (the engine's loop, the solvers' fast paths)."""
+    return _SWITCH["enabled"]
+
+
+@contextlib.contextmanager
+def compiled_kernels(enabled: bool):
+    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels; the
+    Python specifications run instead.
+
+    Examples
+    --------
+    >>> with compiled_kernels(False):
+    ...     compiled_enabled()
+    False
+    """
+    previous = _SWITCH["enabled"]
+    _SWITCH["enabled"] = bool(enabled) and AVAILABLE
+    try:
+        yield
+    finally:
+        _SWITCH["enabled"] = previous
 
 
 class CompiledOnce:
@@ -164,6 +197,26 @@ def kernel(function: Callable) -> Callable:
     with _KERNELS_LOCK:
         _KERNELS.append(function)
     return function
+
+
+def kernel_copy(function: Callable) -> Callable:
+    """A kernel (:func:`kernel`) that runs ``function``'s code with its module's globals: for a plain function that
+    Python code also calls (and that must stay plain Python there), or one that another module compiles its own
+    way, called by name from compiled code. The copy shares the code object, so there is one implementation.
+
+    Examples
+    --------
+    >>> def _twice(x):
+    ...     return 2.0 * x
+    >>> copy = kernel_copy(_twice)
+    >>> copy is not _twice, copy(1.5)
+    (True, 3.0)
+    """
+    copy = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__qualname__ = function.__qualname__
+    copy.__module__ = function.__module__
+    return kernel(copy)
 
 
 def compile_kernels() -> None:

@@ -12,6 +12,7 @@ __all__ = [
     "InvalidInstanceError",
     "SolverError",
     "MissingDependencyError",
+    "PerformanceWarning",
 ]
 
 
@@ -36,3 +37,8 @@ class SolverError(AllocoptError, RuntimeError):
 
 class MissingDependencyError(AllocoptError, ImportError):
     """An optional dependency needed by the requested feature is not installed."""
+
+
+class PerformanceWarning(UserWarning):
+    """Something runs correctly but on a slower path than the user may expect (e.g. a subclass of a compiled rule
+    that overrides its step without a compiled step of its own runs the Python step)."""

@@ -367,7 +367,7 @@ class ExponentialFamily(abc.ABC):
         kernel, agreeing with it to a few ulps). A family declares one by naming its unit functions in the class
         attribute ``compiled_pair_family``; a subclass that overrides the numpy pair kernels gets ``None`` (its
         own kernels then run through the generic path), as does every family when the compiled kernels are off
-        (:func:`allocopt.algorithms._compiled.compiled_kernels`) or numba is unavailable.
+        (:func:`allocopt._numba.compiled_kernels`) or numba is unavailable.
 
         Examples
         --------

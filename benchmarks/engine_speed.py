@@ -43,7 +43,7 @@ problem = TopKProblem(1.0 - np.arange(20) / 20.0, 5, variance=0.25)
 def run(n):
     return identify(problem, "kkt-ts", n_runs=n, rng=0, n_jobs=1, chunk_size=n)
 if mode == "numpy":
-    from allocopt.algorithms._compiled import compiled_kernels
+    from allocopt._numba import compiled_kernels
     switch = compiled_kernels(False)
     switch.__enter__()
 run(4)  # warm-up: imports, and the compiled kernels' load from numba's cache (or their compilation)

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from allocopt.algorithms import identify
-from allocopt.algorithms.protocol import get_policy
+from allocopt.algorithms.engine.protocol import get_policy
 
 FULL_RUNS = 10_000
 GOAL_MINUTES = {1: 30}  # the goal of the full figure (Figure 1: the 30 minutes)

@@ -41,7 +41,7 @@ Usage: ``python examples/adaptive_topk_experiment.py [--runs 200] [--jobs 2] [--
 [--instances TWOGROUP,UNIFORM]`` (budgets in pulls per arm). The default runs
 every comparator; CLUCB-PAC and OptMAI are the largest parts of the running time (CLUCB-PAC: one pull per
 replication-step, most steps certified from the arms near the boundary of its adjusted top-K, see
-``allocopt.algorithms._compiled_clucb_pac``; OptMAI: one engine run per budget, a block of pulls per round), and
+its step kernel in ``allocopt.algorithms.rules.clucb_pac``; OptMAI: one engine run per budget, a block of pulls per round), and
 ``--comparators uniform`` leaves them out. ``benchmarks/algorithms.py
 --experiment adaptive-topk`` times the full run.
 """
@@ -59,8 +59,8 @@ from allocopt import TopKProblem
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_docs_section
 from allocopt.algorithms import (AdaptiveTopKFixedBudget, BatchPullEach, CLUCBPACFixedBudget, OptMAI, PullEach,
                                  identify_fixed_budget)
-from allocopt.algorithms.rewards import PolicyStreams, RewardStreams, stream_entropy
-from allocopt.algorithms.statistics import empirical_means
+from allocopt.algorithms.engine.rewards import PolicyStreams, RewardStreams, stream_entropy
+from allocopt.algorithms.engine.statistics import empirical_means
 from allocopt.complexity import adaptive_topk_sample_complexity, aggregate_regret, h_t_eps
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.simulate import binomial_confidence_interval, paired_mean_difference

@@ -30,7 +30,7 @@ import numpy as np
 from allocopt import TopKProblem, solve_topk
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import KKTTS
-from allocopt.algorithms.protocol import get_policy
+from allocopt.algorithms.engine.protocol import get_policy
 from allocopt.experiments import load_spec, run_experiment, write_report
 
 ROOT = Path(__file__).resolve().parent.parent

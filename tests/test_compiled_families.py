@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from allocopt._compiled_families import pair_arrays
-from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
 from tolerance import assert_within
 

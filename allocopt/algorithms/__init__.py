@@ -16,7 +16,7 @@ Sequential identification engine (top-k, fixed confidence and fixed budget):
   :mod:`allocopt.algorithms.plotting`);
 * sampling rules :class:`KKTTS` (``"kkt-ts"``), :class:`TrackAndStop` (``"track-and-stop"``, ``"fwga-ts"``)
   and :class:`Uniform` (``"uniform"``), and the protocol a user's own rule follows
-  (:mod:`allocopt.algorithms.protocol`);
+  (:mod:`allocopt.algorithms.engine.protocol`);
 * the other rules of Wang, Yang, You (2022): :class:`DTTS` (``"dt-ts"``), :class:`BTS` (``"bts"``),
   :class:`OCBA` (OCBAss ``"ocba-balanced"``, OCBASS ``"ocba-unbalanced"``) and the top-two rules for k = 1
   :class:`TTTS` (``"ttts"``), :class:`T3C` (``"t3c"``), :class:`TTEI` (``"ttei"``);
@@ -32,34 +32,34 @@ PAC identification (epsilon-top-k by the aggregate regret):
   :class:`AdaptiveTopKFixedBudget` (``"adaptive-topk-budget"``).
 """
 
-from ._cbmai_common import CBMAIRunResult
-from .cbmai_error_rate import CBMAI_ALGORITHMS, ErrorRate, cbmai_error_rate
-from .sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
-from .uslp import uslp
+from .cbmai._common import CBMAIRunResult
+from .cbmai.error_rate import CBMAI_ALGORITHMS, ErrorRate, cbmai_error_rate
+from .cbmai.sfsr import SFSR_SCORES, BudgetSchedule, sfsr, sfsr_schedule
+from .cbmai.uslp import uslp
 from .chunks import ChunkRecords, run_chunk
 from .identify import identify, identify_fixed_budget
 from .compare import PairedDifference, PolicyComparison, compare_policies
-from .kkt_ts import KKTTS
-from .bts import BTS
-from .dt_ts import DTTS
-from .ocba import OCBA
-from .top_two import T3C, TTEI, TTTS
-from .at_lucb import ATLUCB
-from .kl_racing import KLElimination
-from .lucb import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
-from .protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
+from .rules.kkt_ts import KKTTS
+from .rules.bts import BTS
+from .rules.dt_ts import DTTS
+from .rules.ocba import OCBA
+from .rules.top_two import T3C, TTEI, TTTS
+from .rules.at_lucb import ATLUCB
+from .rules.kl_racing import KLElimination
+from .rules.lucb import KLLUCB, LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LUCBPlusPlus
+from .engine.protocol import POLICIES, BatchPull, BatchPullEach, Pull, PullEach, RuleContext, RunView, SamplingRule, register_policy
 from .posterior import (PosteriorConvergenceResult, PosteriorPaths, posterior_convergence, posterior_error_paths,
                         posterior_error_probability)
 from .results import FixedBudgetResult, IdentificationResult, PACResult
-from .stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
-from .track_and_stop import TrackAndStop
-from .ugape import UGapE
-from .uniform import Uniform
-from .elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
+from .engine.stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
+from .rules.track_and_stop import TrackAndStop
+from .rules.ugape import UGapE
+from .rules.uniform import Uniform
+from .rules.elimination import (NSAR, SAR, SequentialHalving, SuccessiveRejects, nsar_schedule, sequential_halving_schedule,
                           successive_rejects_schedule)
-from .optmai import OPTMAI_BETA, OptMAI, OptMAIRounds, optmai_rounds
-from .adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
-from .clucb_pac import CLUCBPAC, CLUCBPACFixedBudget
+from .rules.optmai import OPTMAI_BETA, OptMAI, OptMAIRounds, optmai_rounds
+from .rules.adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls
+from .rules.clucb_pac import CLUCBPAC, CLUCBPACFixedBudget
 from .pac import pac_identify
 
 __all__ = [

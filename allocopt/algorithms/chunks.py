@@ -9,11 +9,11 @@ An experiment cell is one problem, one sampling rule and one setting:
 * ``"pac"`` - :math:`(\epsilon, \delta)`-PAC identification by the aggregate regret, as
   :func:`~allocopt.algorithms.pac_identify` runs it.
 
-Each replication is made of one or more engine runs (:func:`~allocopt.algorithms.engine.run_replications`): one
+Each replication is made of one or more engine runs (:func:`~allocopt.algorithms.engine.run.run_replications`): one
 run serves every checkpoint, except for a rule whose sampling reads the confidence level (``delta_dependent``, or
 its own stopping rule), which runs once per :math:`\delta`, and a fixed-budget rule that is not anytime, which
 runs once per budget. Replication ``i`` reads the common-random-number streams of
-:mod:`allocopt.algorithms.rewards` built from the root entropy and ``i``, so its records depend only on the
+:mod:`allocopt.algorithms.engine.rewards` built from the root entropy and ``i``, so its records depend only on the
 entropy and ``i``: not on ``start``, ``stop``, the chunking, the process or the machine (given the same versions
 of allocopt and numpy). :func:`run_chunk` runs one range; the runners split ``0 .. n_runs - 1`` into ranges and
 run them through :func:`allocopt.simulate.monte_carlo`, and :mod:`allocopt.experiments` stores one range per file.
@@ -32,9 +32,9 @@ from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float, as_float_vector, as_int, as_positive_float, fail
 from ..exceptions import AllocoptError
 from ..topk.problem import TopKProblem
-from .engine import run_replications
-from .protocol import RuleContext, get_policy, policy_name
-from .stopping import get_threshold
+from .engine.protocol import RuleContext, get_policy, policy_name, rule_traits
+from .engine.run import run_replications
+from .engine.stopping import get_threshold
 
 __all__ = ["ChunkRecords", "run_chunk", "CHUNK_SETTINGS", "DEFAULT_MAX_SAMPLES"]
 
@@ -51,10 +51,10 @@ def check_problem(problem, func: str) -> TopKProblem:
 
 def check_rule(rule, problem: TopKProblem, func: str) -> None:
     """Refuse a rule that does not support the problem's k or family."""
-    max_k = getattr(rule, "max_k", None)
+    max_k = rule_traits(rule).max_k
     if max_k is not None and problem.k > max_k:
         fail(func, "policy", f"a rule that supports k = {problem.k} ({policy_name(rule)} needs k <= {max_k})", rule)
-    families = getattr(rule, "families", None)
+    families = rule_traits(rule).families
     if families is not None and problem.family.name not in families:
         fail(func, "policy", f"a rule defined for the {problem.family.name} family ({policy_name(rule)} is defined "
              f"for {', '.join(families)} arms only)", rule)
@@ -62,7 +62,7 @@ def check_rule(rule, problem: TopKProblem, func: str) -> None:
 
 def check_max_samples(rule, problem: TopKProblem, max_samples: int | None, func: str) -> int:
     """The sample cap: at least the rule's initial pulls of every arm (default :data:`DEFAULT_MAX_SAMPLES`)."""
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     if max_samples is None:
         max_samples = max(DEFAULT_MAX_SAMPLES, initial)
     return as_int(max_samples, func, "max_samples", low=initial,
@@ -84,7 +84,7 @@ class ChunkPlan:
     """A validated experiment cell: what :func:`run_plan` runs for any range of replications.
 
     ``runs`` are the engine runs of one replication, in checkpoint order; ``statistic`` replaces the engine's
-    stopping statistic (see :func:`~allocopt.algorithms.engine.run_replications`).
+    stopping statistic (see :func:`~allocopt.algorithms.engine.run.run_replications`).
     """
 
     problem: TopKProblem
@@ -110,7 +110,7 @@ class ChunkPlan:
 
     @property
     def diagnostic_names(self) -> tuple[str, ...]:
-        return tuple(getattr(self.rule, "diagnostic_names", ()))
+        return tuple(rule_traits(self.rule).diagnostic_names)
 
 
 def _base_context(problem: TopKProblem, **settings: Any) -> RuleContext:
@@ -131,7 +131,7 @@ def confidence_plan(problem: Any, policy: Any, *, delta: Any, threshold: Any = "
     beta = get_threshold(threshold, func, problem.k, problem.n_arms, deltas)
     batched = as_bool(batched, func, "batched")
     runs: tuple[EngineRun, ...]
-    if getattr(rule, "delta_dependent", False) or getattr(rule, "stopping", "glr") == "rule":
+    if rule_traits(rule).delta_dependent or rule_traits(rule).stopping == "rule":
         runs = tuple(EngineRun(_base_context(problem, delta=float(level)), np.array([level]), beta, max_samples)
                      for level in deltas)
     else:
@@ -141,7 +141,7 @@ def confidence_plan(problem: Any, policy: Any, *, delta: Any, threshold: Any = "
 
 def check_budgets(budgets: Any, rule: Any, problem: TopKProblem, func: str) -> np.ndarray:
     """The budgets as increasing distinct integers, each at least the rule's initial pulls of every arm."""
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     requirement = f"an integer or a sequence of integers >= {initial} (the initial pulls of the K = {problem.n_arms} arms)"
     values = np.atleast_1d(np.asarray(budgets, dtype=object))
     try:
@@ -165,7 +165,7 @@ def budget_plan(problem: Any, policy: Any, *, budgets: Any, batched: Any = True,
     if epsilon is not None:
         epsilon = as_positive_float(epsilon, func, "epsilon")
     runs: tuple[EngineRun, ...]
-    if getattr(rule, "anytime", True):
+    if rule_traits(rule).anytime:
         runs = (EngineRun(_base_context(problem), budget_array, None, int(budget_array[-1])),)
     else:
         runs = tuple(EngineRun(_base_context(problem, budget=int(budget)), np.array([budget]), None, int(budget))
@@ -179,7 +179,7 @@ def pac_plan(problem: Any, policy: Any, *, epsilon: Any, delta: Any, max_samples
     problem = check_problem(problem, func)
     rule = get_policy(policy, func)
     check_rule(rule, problem, func)
-    if getattr(rule, "stopping", "glr") != "rule":
+    if rule_traits(rule).stopping != "rule":
         fail(func, "policy", "a PAC rule with its own stopping rule (stopping = 'rule'), such as 'adaptive-topk'",
              policy_name(rule))
     epsilon = as_positive_float(epsilon, func, "epsilon")

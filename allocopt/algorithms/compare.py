@@ -1,7 +1,7 @@
 r"""Comparing sampling rules on one instance, paired by common random numbers.
 
 Every rule runs with the same root entropy, so replication ``i`` of every rule reads the same reward streams
-(:mod:`allocopt.algorithms.rewards`): the n-th pull of arm ``a`` returns the same reward whichever rule
+(:mod:`allocopt.algorithms.engine.rewards`): the n-th pull of arm ``a`` returns the same reward whichever rule
 asked for it. Differences between two rules are then estimated from paired replications, whose standard
 error is usually much smaller than that of the difference of two independent means.
 
@@ -29,7 +29,7 @@ from .._validation import as_int, fail
 from ..simulate import check_n_jobs, paired_mean_difference
 from ..topk.problem import TopKProblem
 from .identify import identify, identify_fixed_budget
-from .protocol import get_policy, policy_name
+from .engine.protocol import get_policy, policy_name
 from .results import FixedBudgetResult, IdentificationResult
 
 __all__ = ["compare_policies", "PolicyComparison", "PairedDifference"]

@@ -2,7 +2,7 @@ r"""Runners: fixed-confidence and fixed-budget identification experiments over m
 
 Replications go through :func:`allocopt.simulate.monte_carlo` in chunks (vectorised within a chunk); the
 outcome of replication ``i`` depends only on the root entropy and ``i`` (common random numbers, see
-:mod:`allocopt.algorithms.rewards`), never on ``n_jobs``, the chunk size, the joblib backend or batching.
+:mod:`allocopt.algorithms.engine.rewards`), never on ``n_jobs``, the chunk size, the joblib backend or batching.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..topk.problem import TopKProblem
 from .chunks import (DEFAULT_MAX_SAMPLES, ChunkPlan, EngineRun, budget_plan, check_max_samples,  # noqa: F401
                      check_problem, check_rule, confidence_plan, correct_recommendations, plan_chunk,
                      records_from_rows)
-from .protocol import policy_name
+from .engine.protocol import policy_name
 from .results import FixedBudgetResult, IdentificationResult
 
 __all__ = ["identify", "identify_fixed_budget", "DEFAULT_MAX_SAMPLES"]
@@ -52,7 +52,7 @@ def _run_plan(plan: ChunkPlan, *, entropy: int, n_runs: int, n_jobs: int | None,
 def _run(problem, rule, *, entropy, n_runs, context, checkpoints, mode, threshold, max_samples, n_jobs, progress,
          chunk_size, batched, func, statistic=None):
     """One engine run per replication (``statistic`` replaces the engine's stopping statistic, see
-    :func:`allocopt.algorithms.engine.run_replications`): the outcomes ``times``, ``recommendations``,
+    :func:`allocopt.algorithms.engine.run.run_replications`): the outcomes ``times``, ``recommendations``,
     ``stopped``, ``pulls`` and the diagnostics."""
     plan = ChunkPlan(problem, rule, "confidence" if mode == "confidence" else "budget", mode,
                      (EngineRun(context, checkpoints, threshold, max_samples),), batched, func, statistic)
@@ -80,7 +80,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     r"""Fixed-confidence top-k identification: run ``policy`` with the Chernoff stopping rule.
 
     Every run pulls each arm once, then follows the sampling rule; at each step it computes the Chernoff
-    statistic :math:`Z_t` (:mod:`allocopt.algorithms.stopping`) and records, for every confidence level
+    statistic :math:`Z_t` (:mod:`allocopt.algorithms.engine.stopping`) and records, for every confidence level
     :math:`\delta` whose threshold :math:`\beta(t, \delta)` is crossed for the first time, the stopping time
     and the empirical top-k. A run continues until every delta has stopped (so one run serves all deltas;
     delta-dependent rules and rules with their own stopping rule run one delta at a time) or ``max_samples``
@@ -92,7 +92,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
         True means, k and family.
     policy : str or sampling rule
         A registered name (``"kkt-ts"``, ``"track-and-stop"``, ``"fwga-ts"``, ``"uniform"``, ...) or an object
-        following :mod:`allocopt.algorithms.protocol`.
+        following :mod:`allocopt.algorithms.engine.protocol`.
     delta : float or sequence of float, default (0.1, 0.01, 0.001)
         Confidence levels in (0, 1).
     n_runs : int, default 1
@@ -101,7 +101,7 @@ def identify(problem: TopKProblem, policy: Any, *, delta: Any = (0.1, 0.01, 0.00
     max_samples : int, optional
         Sample cap per run (at least K); default :data:`DEFAULT_MAX_SAMPLES`.
     threshold : {"heuristic", "theoretical"} or callable
-        :math:`\beta(t, \delta)`; see :mod:`allocopt.algorithms.stopping`.
+        :math:`\beta(t, \delta)`; see :mod:`allocopt.algorithms.engine.stopping`.
     n_jobs : int, optional
         joblib workers (None defers to ``joblib.parallel_config``).
     progress : bool

@@ -22,7 +22,7 @@ from ..topk.problem import TopKProblem
 from ..simulate import check_n_jobs
 from .chunks import pac_plan
 from .identify import _run_plan
-from .protocol import policy_name
+from .engine.protocol import policy_name
 from .results import PACResult
 
 __all__ = ["pac_identify"]

@@ -3,7 +3,7 @@ r"""Posterior convergence for best-arm identification (k = 1; Wang, Yang, You 20
 With independent priors the posterior of :math:`\theta` after :math:`n` pulls is a product
 :math:`\pi_n = \prod_a \pi_{n,a}` (Gaussian arms: flat prior, :math:`\mathcal N(S_a/N_a, \sigma_a^2/N_a)`;
 Bernoulli arms: Beta(1, 1) prior, :math:`\mathrm{Beta}(1 + S_a, 1 + N_a - S_a)`; see
-:mod:`allocopt.algorithms.statistics`). The posterior probability that arm :math:`b` is the best is the
+:mod:`allocopt.algorithms.engine.statistics`). The posterior probability that arm :math:`b` is the best is the
 one-dimensional integral of the paper's Appendix D,
 
 .. math::
@@ -49,11 +49,11 @@ from .._rng import RandomLike, root_entropy
 from .._validation import as_bool, as_float_vector, as_int, fail
 from ..simulate import check_n_jobs
 from ..topk.problem import TopKProblem
-from .engine import empirical_split, run_replications
+from .engine.run import empirical_split, run_replications
 from .identify import _check_problem, _check_rule, _run
-from .protocol import RuleContext, get_policy, policy_name
-from .statistics import posterior_parameters
-from .stopping import GLRStatistic, glr_statistic
+from .engine.protocol import RuleContext, get_policy, policy_name, rule_traits
+from .engine.statistics import posterior_parameters
+from .engine.stopping import GLRStatistic, glr_statistic
 
 __all__ = ["posterior_error_probability", "PosteriorProbability", "posterior_convergence",
            "PosteriorConvergenceResult", "PosteriorConvergenceRow", "posterior_error_paths", "PosteriorPaths",
@@ -291,14 +291,14 @@ def posterior_convergence(problem: TopKProblem, policy: Any, levels: Any = (0.9,
         fail(func, "levels", "a level or a sequence of levels in the open interval (0, 1)", levels)
     n_runs = as_int(n_runs, func, "n_runs", low=1)
     n_jobs = check_n_jobs(n_jobs, func)
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     max_samples = as_int(max_samples, func, "max_samples", low=initial,
                          requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")
     batched = as_bool(batched, func, "batched")
     progress = as_bool(progress, func, "progress")
     entropy = root_entropy(rng, func)
     best = int(problem.top[0])
-    statistic = PosteriorProbability(best, bool(getattr(rule, "uses_glr", True)))
+    statistic = PosteriorProbability(best, rule_traits(rule).uses_glr)
     context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
     outcomes, _ = _run(problem, rule, entropy=entropy, n_runs=n_runs, context=context, checkpoints=levels_array,
                        mode="confidence", threshold=_level_threshold, max_samples=max_samples, n_jobs=n_jobs,
@@ -378,11 +378,11 @@ def posterior_error_paths(problem: TopKProblem, policy: Any, horizon: int, *, n_
     rule = get_policy(policy, func)
     problem = _check_posterior_problem(problem, rule, func)
     n_paths = as_int(n_paths, func, "n_paths", low=1)
-    initial = int(getattr(rule, "initial_pulls", 1)) * problem.n_arms
+    initial = int(rule_traits(rule).initial_pulls) * problem.n_arms
     horizon = as_int(horizon, func, "horizon", low=initial,
                      requirement=f"an integer >= {initial} (the initial pulls of the K = {problem.n_arms} arms)")
     entropy = root_entropy(rng, func)
-    recorder = _PathRecorder(int(problem.top[0]), bool(getattr(rule, "uses_glr", True)), n_paths)
+    recorder = _PathRecorder(int(problem.top[0]), rule_traits(rule).uses_glr, n_paths)
     context = RuleContext(problem.n_arms, problem.k, problem.family, np.asarray(problem.dispersion))
     run_replications(problem, rule, entropy, np.arange(n_paths), checkpoints=np.array([horizon]), mode="budget",
                      max_samples=horizon, context=context, func=func, statistic=recorder)

@@ -76,7 +76,7 @@ class IdentificationResult(Result):
     characteristic_time : float
         :math:`T^*` of the problem.
     entropy : int
-        Root entropy (replication ``i`` used the streams of :mod:`allocopt.algorithms.rewards`).
+        Root entropy (replication ``i`` used the streams of :mod:`allocopt.algorithms.engine.rewards`).
     max_samples, n_runs, replication_steps : int
     """
 

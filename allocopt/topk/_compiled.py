@@ -12,7 +12,7 @@ every step) and :func:`~allocopt.topk.batch.solve_topk_batch` many; in numpy the
 instance is about sixty array operations on arrays of twenty numbers, dominated by call overhead, while the
 loops below touch each number a few times.
 
-The kernel follows :func:`allocopt.algorithms._compiled.compiled_enabled` (the engine's switch, also used to
+The kernel follows :func:`allocopt._numba.compiled_enabled` (the engine's switch, also used to
 time the numpy twins); without numba the numpy twin runs.
 """
 
@@ -36,7 +36,7 @@ def star_kernel():
     unavailable (the caller then runs the numpy twin)."""
     switch = _SWITCH.get("enabled")
     if switch is None:  # imported on first use: allocopt.algorithms imports the top-k layer
-        from ..algorithms._compiled import compiled_enabled
+        from .._numba import compiled_enabled
 
         switch = _SWITCH["enabled"] = compiled_enabled
     if not switch():

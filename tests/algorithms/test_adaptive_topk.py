@@ -13,9 +13,10 @@ import pytest
 from allocopt import TopKProblem
 from allocopt.algorithms import (AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive_topk_round_pulls, identify,
                                  identify_fixed_budget, pac_identify)
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
+from kernel_calls import compiled_recommend, compiled_select, compiled_stop
 
 BERNOULLI = TopKProblem([0.9, 0.8, 0.75, 0.5, 0.45, 0.4, 0.2, 0.1], k=3, family="bernoulli")
 GAUSSIAN = TopKProblem([1.0, 0.8, 0.5, 0.3, 0.0, -0.2], k=2, variance=[0.25, 0.5, 0.3, 1.0, 0.2, 0.4])
@@ -58,10 +59,11 @@ def test_accept_and_reject_thresholds_on_a_hand_made_state():
     rule = AdaptiveTopK()
     context, view, state, batch_view, batch_state, n_3 = _state_after_three_rounds(rule, epsilon=0.01)
     action = rule.select(context, view, state, np.array([0.3]))
-    batch_action = rule.select_batch(context, batch_view, batch_state, np.array([[0.3]]))
+    batch_state["priority"][0] = state["priority"]  # (the first step draws the run's order in Python)
+    _, _, compiled_counts = compiled_select(rule, context, view, batch_state, np.array([0.3]))
     n_4 = int(adaptive_topk_round_pulls(6, 0.1, 4))
     for accepted, active, counts in ((state["accepted"], state["active"], action.counts),
-                                     (batch_state["accepted"][0], batch_state["active"][0], batch_action.counts[0])):
+                                     (batch_state["accepted"][0], batch_state["active"][0], compiled_counts)):
         assert accepted.tolist() == [True, False, False, False, False, False]
         assert active.tolist() == [False, True, True, False, False, False]
         assert counts.tolist() == [0, n_4 - n_3, n_4 - n_3, 0, 0, 0]
@@ -75,9 +77,9 @@ def test_the_outer_loop_ends_when_the_regret_bound_is_met():
     rule = AdaptiveTopK()
     context, view, state, batch_view, batch_state, _ = _state_after_three_rounds(rule, epsilon=0.3)
     assert rule.stop(context, view, state)
-    assert bool(rule.stop_batch(context, batch_view, batch_state)[0])
+    assert compiled_stop(rule, context, view, batch_state)
     assert rule.recommend(context, view, state).tolist() == [0, 1]
-    assert rule.recommend_batch(context, batch_view, batch_state).tolist() == [[0, 1]]
+    assert compiled_recommend(rule, context, view, batch_state).tolist() == [0, 1]
     assert not state["accepted"].any()  # stop and recommend look ahead on a copy of the state
 
 
@@ -197,10 +199,8 @@ def test_the_recommendation_inside_a_round_on_a_hand_made_state():
     batch_state["active"][:] = [False, True, True, False, False, False]
     state = {name: values[0] for name, values in batch_state.items()}
     view = RunView(int(counts.sum()), counts, sums, sums / counts, np.nan, None, None, -1, -1)
-    batch_view = RunView(counts.sum(keepdims=True), counts[None], sums[None], (sums / counts)[None], None, None,
-                         None, None, None)
     assert rule.recommend(context, view, state).tolist() == [0, 2]
-    assert rule.recommend_batch(context, batch_view, batch_state).tolist() == [[0, 2]]
+    assert compiled_recommend(rule, context, view, batch_state).tolist() == [0, 2]
 
 
 def test_bad_input_errors():

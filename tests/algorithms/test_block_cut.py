@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allocopt.algorithms.engine import cut_blocks
+from allocopt.algorithms.engine.run import cut_blocks
 
 
 def one_pull_at_a_time(each: np.ndarray, counts: np.ndarray, remaining: int, how: str) -> np.ndarray:

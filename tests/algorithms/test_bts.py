@@ -11,7 +11,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import BTS, RuleContext, RunView, identify
-from allocopt.algorithms.bts import double_star
+from allocopt.algorithms.rules.bts import double_star
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
 

@@ -14,9 +14,10 @@ import pytest
 from allocopt import TopKProblem
 from allocopt.algorithms import (NSAR, SAR, SequentialHalving, SuccessiveRejects, identify, identify_fixed_budget,
                                  nsar_schedule, sequential_halving_schedule, successive_rejects_schedule)
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
+from kernel_calls import compiled_select
 
 FAMILY_PROBLEMS = {
     "gaussian-heteroscedastic": TopKProblem([1.0, 0.8, 0.5, 0.3, 0.0, -0.2], k=2,
@@ -76,13 +77,12 @@ def _one_round(rule, means_times_16, k, budget=100):
     state = {name: values[0] for name, values in rule.init_state(context, 1).items()}
     state["priority"][:] = [2.0, 0.0, 3.0, 1.0]  # the run's random order of the arms (for ties)
     action = rule.select(context, view, state, np.array([0.5]))
-    # the batched form on the same state (one row) decides the same way
+    # the compiled step on the same state decides the same way
     fresh = {name: values[0] for name, values in rule.init_state(context, 1).items()}
     fresh["priority"][:] = [2.0, 0.0, 3.0, 1.0]
     batch_state = {name: values[None].copy() for name, values in fresh.items()}
-    batch_view = RunView(np.array([64]), counts[None], sums[None], (sums / counts)[None], None, None, None, None, None)
-    batch_action = rule.select_batch(context, batch_view, batch_state, np.array([[0.5]]))
-    assert np.array_equal(batch_action.counts[0], action.counts)
+    _, _, compiled_counts = compiled_select(rule, context, view, batch_state, np.array([0.5]))
+    assert np.array_equal(compiled_counts, action.counts)
     assert np.array_equal(batch_state["active"][0], state["active"])
     assert np.array_equal(batch_state["accepted"][0], state["accepted"])
     return state, action

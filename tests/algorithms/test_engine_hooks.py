@@ -11,10 +11,10 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import BatchPullEach, PullEach, identify, identify_fixed_budget
-from allocopt.algorithms.engine import run_replications
-from allocopt.algorithms.protocol import RuleContext
-from allocopt.algorithms.rewards import reward_generator
-from allocopt.algorithms.stopping import GLRStatistic
+from allocopt.algorithms.engine.run import run_replications
+from allocopt.algorithms.engine.protocol import RuleContext
+from allocopt.algorithms.engine.rewards import reward_generator
+from allocopt.algorithms.engine.stopping import GLRStatistic
 from allocopt.exceptions import AllocoptError
 
 PROBLEM = TopKProblem([0.9, 0.7, 0.5, 0.3, 0.1], k=2, variance=0.25)
@@ -122,7 +122,7 @@ def test_a_caller_supplied_statistic_replaces_the_chernoff_statistic():
     # statistic: the number of pulls so far; threshold: the checkpoint itself, so checkpoint c is reached at
     # the first t > c, i.e. t = c + 1 under one pull per step
     def pulls_so_far(family, dispersion, counts, sums, means, k):
-        from allocopt.algorithms.statistics import top_k_order
+        from allocopt.algorithms.engine.statistics import top_k_order
 
         top, bottom = top_k_order(means, k)
         shape = means.shape[:-1]

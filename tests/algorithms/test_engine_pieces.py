@@ -15,12 +15,12 @@ from scipy import stats
 from allocopt.testing.families import reference_family
 from allocopt import TopKProblem
 from allocopt.algorithms import KKTTS, RuleContext, RunView, TrackAndStop
-from allocopt.algorithms._pair_kernels import pair_cost_grid, pull_probability, sort_arms
-from allocopt.algorithms.rewards import RewardStreams, draw_rewards, reward_generator
+from allocopt.algorithms.engine._pair_kernels import pair_cost_grid, pull_probability, sort_arms
+from allocopt.algorithms.engine.rewards import RewardStreams, draw_rewards, reward_generator
 from allocopt._rng import random_candidate
-from allocopt.algorithms.statistics import posterior_sample
-from allocopt.algorithms.stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
-from allocopt.algorithms.track_and_stop import c_tracking_epsilon, project_shrunk_simplex
+from allocopt.algorithms.engine.statistics import posterior_sample
+from allocopt.algorithms.engine.stopping import HeuristicThreshold, TheoreticalThreshold, glr_statistic
+from allocopt.algorithms.rules.track_and_stop import c_tracking_epsilon, project_shrunk_simplex
 from allocopt.families import get_family
 from tolerance import assert_within
 
@@ -273,7 +273,7 @@ def test_rewards_do_not_depend_on_the_block_size():
 
 
 def test_top_k_order_matches_a_stable_sort_row_by_row_with_ties(rng):
-    from allocopt.algorithms.statistics import top_k_order
+    from allocopt.algorithms.engine.statistics import top_k_order
 
     values = rng.integers(0, 4, size=(200, 7)).astype(float)  # many ties, some across the boundary
     for k in (1, 3, 6):

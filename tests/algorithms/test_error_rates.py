@@ -17,7 +17,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import POLICIES, identify
-from allocopt.algorithms.confidence_bounds import kl_bound
+from allocopt.algorithms.engine.confidence_bounds import kl_bound
 from allocopt.exceptions import AllocoptError
 from allocopt.families import Exponential, ExponentialFamily, Gamma
 from allocopt.simulate import binomial_confidence_interval

@@ -14,9 +14,11 @@ from allocopt import TopKProblem
 from allocopt.algorithms import (ATLUCB, KLLUCB, LUCB, POLICIES, KLElimination, LilCLUCB, LilLUCB, LilRandLUCB,
                                  LUCBPlusPlus, PullEach, RuleContext, RunView, UGapE, identify,
                                  identify_fixed_budget)
-from allocopt.algorithms.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
+from allocopt.algorithms.engine.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import Bernoulli, Exponential, Gaussian, Poisson
+from allocopt.algorithms.rules._lucb_step import lucb_state
+from kernel_calls import compiled_select
 
 
 # ------------------------------------------------------------------------------------------ references
@@ -187,12 +189,12 @@ def test_lil_rand_lucb_pulls_h_with_probability_n_l_over_n_h_plus_n_l():
     below, above = np.nextafter(probability, 0), probability
     assert rule.select(context, view, {}, np.array([0.3, 0.3, below])) == h
     assert rule.select(context, view, {}, np.array([0.3, 0.3, above])) == l
-    # the frequency over a grid of uniforms is the probability, and the batched form agrees
+    # the frequency over a grid of uniforms is the probability, and the compiled step agrees
     grid = (np.arange(4000) + 0.5) / 4000
-    batch_view = RunView(np.full(4000, view.t), np.tile(view.counts, (4000, 1)), np.tile(view.sums, (4000, 1)),
-                         np.tile(view.means, (4000, 1)), np.full(4000, np.nan), np.tile(view.top, (4000, 1)),
-                         np.tile(view.bottom, (4000, 1)), np.full(4000, -1), np.full(4000, -1))
-    arms = rule.select_batch(context, batch_view, {}, np.column_stack([grid, grid, grid]))
+    arms = np.array([compiled_select(rule, context, view, lucb_state(1, context.n_arms), np.array([u, u, u]))[0]
+                     for u in grid[::40]])
+    assert np.array_equal(arms, [rule.select(context, view, {}, np.array([u, u, u])) for u in grid[::40]])
+    arms = np.array([rule.select(context, view, {}, np.array([u, u, u])) for u in grid])
     assert np.mean(arms == h) == pytest.approx(probability, abs=1 / 4000)
 
 

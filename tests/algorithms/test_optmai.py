@@ -10,11 +10,12 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.algorithms import OPTMAI_BETA, OptMAI, identify, identify_fixed_budget, optmai_rounds
-from allocopt.algorithms.protocol import RuleContext, RunView
+from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.cli import main
 from allocopt.complexity import aggregate_regret
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
+from kernel_calls import compiled_select
 
 
 def _schedule(n_arms, k, budget):
@@ -66,10 +67,8 @@ def _one_round(n_arms, k, budget, means_times_16, priority):
     fresh = {name: values[0] for name, values in rule.init_state(context, 1).items()}
     fresh["priority"][:] = priority
     batch_state = {name: values[None].copy() for name, values in fresh.items()}
-    batch_view = RunView(np.array([16 * n_arms]), counts[None], sums[None], (sums / counts)[None], None, None, None,
-                         None, None)
-    batch_action = rule.select_batch(context, batch_view, batch_state, np.array([[0.5]]))
-    assert np.array_equal(batch_action.counts[0], action.counts)
+    _, _, compiled_counts = compiled_select(rule, context, view, batch_state, np.array([0.5]))
+    assert np.array_equal(compiled_counts, action.counts)
     assert np.array_equal(batch_state["active"][0], state["active"])
     assert np.array_equal(batch_state["accepted"][0], state["accepted"])
     return state, action, _schedule(n_arms, k, budget)[1]

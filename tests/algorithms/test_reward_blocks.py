@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allocopt.algorithms.rewards import (REWARD_BLOCK, RewardStreams, reward_generator, stream_entropy,
+from allocopt.algorithms.engine.rewards import (REWARD_BLOCK, RewardStreams, reward_generator, stream_entropy,
                                        stream_generators, stream_seed_states)
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family

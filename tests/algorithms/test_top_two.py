@@ -13,9 +13,10 @@ from scipy import stats
 
 from allocopt import TopKProblem
 from allocopt.algorithms import T3C, TTEI, TTTS, RuleContext, RunView, identify
-from allocopt.algorithms.top_two import log_expected_improvement
+from allocopt.algorithms.rules.top_two import log_expected_improvement
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
+from kernel_calls import compiled_select
 
 
 def _view(counts, sums):
@@ -135,13 +136,13 @@ def test_ttts_falls_back_to_the_t3c_challenger_after_bounded_resampling():
     state = {"resample_fallbacks": np.zeros(1, dtype=np.int64)}
     assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 1
     assert state["resample_fallbacks"][0] == 1
-    batch_state = {"resample_fallbacks": np.zeros((2, 1), dtype=np.int64)}
-    view = RunView(np.array([60, 60]), np.stack([counts] * 2), np.stack([sums] * 2), np.stack([means] * 2),
-                   None, None, None, None, None)
-    batch_uniforms = np.stack([uniforms, uniforms])
-    batch_uniforms[1, 4] = 0.1
-    assert rule.select_batch(_gaussian_context(3), view, batch_state, batch_uniforms).tolist() == [1, 0]
-    assert batch_state["resample_fallbacks"][:, 0].tolist() == [1, 0]
+    # the compiled step: the same fallback; with the second re-sample's uniform 0.1 arm 0 is beaten: no fallback
+    for changed, expected in ((0.5, 1), (0.1, 0)):
+        batch_state = {"resample_fallbacks": np.zeros((1, 1), dtype=np.int64)}
+        changed_uniforms = uniforms.copy()
+        changed_uniforms[4] = changed
+        arm, _, _ = compiled_select(rule, _gaussian_context(3), _view(counts, sums), batch_state, changed_uniforms)
+        assert arm == expected and batch_state["resample_fallbacks"][0, 0] == (expected == 1)
 
 
 @pytest.mark.parametrize("name", ["ttts", "t3c", "ttei"])

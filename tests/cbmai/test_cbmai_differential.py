@@ -229,7 +229,7 @@ def test_fast_feasibility_test_matches_the_shares():
     # The algorithms' hot loop judges feasibility without the shares (evaluate_bases(diagnostics=False)); it must
     # classify every basis as the full test does, including the bases it leaves to the full test (tiny negative
     # coordinates, as p_0 = -1e-12 in the first instance) and batches of empirical matrices.
-    from allocopt.algorithms._cbmai_common import empirical_matrices
+    from allocopt.algorithms.cbmai._common import empirical_matrices
     from allocopt.cbmai.bases import basis_layout, evaluate_bases
 
     def both(columns, objective, bounds, layout):

@@ -1,0 +1,1 @@
+"""The fixed-budget algorithms of the CBMAI layer (SFSR, SFSR-L, USLP) and their error rates."""
