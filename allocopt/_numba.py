@@ -7,7 +7,10 @@ and returns the same mapping of compiled kernels every time after.
 
 Every function is compiled with :data:`NJIT_OPTIONS`:
 
-- ``cache=True``: numba keeps the machine code on disk between processes;
+- ``cache=True``: numba keeps the machine code on disk between processes (in ``NUMBA_CACHE_DIR`` if set, else in
+  ``__pycache__`` beside the package's files, else in the user's cache folder; where none of these can be written,
+  a read-only install run without a writable home, :func:`numba_njit` points numba at a fresh temporary folder,
+  with one :class:`~allocopt.exceptions.PerformanceWarning`: each process then compiles once);
 - ``nogil=True``: the kernels release the GIL, so that thread pools run them side by side;
 - ``error_model="numpy"``: IEEE division (``inf``, ``nan``) as in numpy, without Python's zero-division checks
   (which raise, and keep the pair loops from vectorising).
@@ -29,7 +32,8 @@ from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
-           "kernel", "kernel_copy", "compile_kernels"]
+           "kernel", "kernel_copy", "compile_kernels", "numba_njit",
+           "ensure_cache_location"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -66,6 +70,55 @@ def compiled_kernels(enabled: bool):
         _SWITCH["enabled"] = previous
 
 
+_CACHE_CHECK = {"done": False}
+
+
+def _writable(directory: str) -> bool:
+    """Whether a file can be created in ``directory`` (created if missing)."""
+    import os
+    import tempfile
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory):
+            return True
+    except OSError:
+        return False
+
+
+def ensure_cache_location() -> None:
+    """Make sure numba can cache the package's functions (see the module docstring): where neither
+    ``NUMBA_CACHE_DIR``, the package's ``__pycache__`` nor the user's cache folder can be written, numba's cache
+    moves to a new temporary folder (numba would otherwise refuse ``cache=True``: "no locator available")."""
+    if _CACHE_CHECK["done"]:
+        return
+    import os
+    import tempfile
+    import warnings
+
+    from numba.core import config
+    from numba.misc.appdirs import AppDirs
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    if not (config.CACHE_DIR or _writable(os.path.join(package, "__pycache__"))
+            or _writable(AppDirs(appname="numba", appauthor=False).user_cache_dir)):
+        from .exceptions import PerformanceWarning
+
+        config.CACHE_DIR = tempfile.mkdtemp(prefix="allocopt-numba-")
+        warnings.warn(f"numba cannot write its cache beside allocopt ({package}) nor in the user's cache folder: "
+                      f"compiled code is cached in {config.CACHE_DIR} for this process only (set NUMBA_CACHE_DIR to "
+                      "a writable folder to keep it)", PerformanceWarning, stacklevel=3)
+    _CACHE_CHECK["done"] = True
+
+
+def numba_njit():
+    """``numba.njit`` with :data:`NJIT_OPTIONS`, once numba's cache has a place (:func:`ensure_cache_location`)."""
+    import numba
+
+    ensure_cache_location()
+    return numba.njit(**NJIT_OPTIONS)
+
+
 class CompiledOnce:
     """The compiled kernels of one module, built by the first call (see :func:`compile_once`)."""
 
@@ -97,15 +150,13 @@ class CompiledOnce:
         return kernels
 
     def _compile(self) -> dict[str, Any]:
-        import numba
-
         for need in self._needs:
             need()
         namespace = self._namespace
         for module, names in self._shared:
             for name in names:
                 namespace[name] = getattr(module, name)
-        njit = numba.njit(**NJIT_OPTIONS)
+        njit = numba_njit()
         rebound = {}
         for target, source in self._rebind:  # in this order: callees before their callers
             namespace[target] = rebound[target] = njit(namespace[source])
@@ -227,9 +278,7 @@ def compile_kernels() -> None:
         fresh = [function for function in _KERNELS if function not in _DISPATCHERS]
         if not fresh:
             return
-        import numba
-
-        njit = numba.njit(**NJIT_OPTIONS)
+        njit = numba_njit()
         for function in fresh:
             _DISPATCHERS[function] = njit(function)
         for module in list(sys.modules.values()):

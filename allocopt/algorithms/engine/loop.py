@@ -38,7 +38,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ... import _compiled_families as _families
-from ..._numba import NJIT_OPTIONS, compile_kernels, kernel
+from ..._numba import compile_kernels, kernel, numba_njit
 from .protocol import DEFER, EACH, GROW, NO_UNIFORMS, RunView
 
 __all__ = ["RUNNING", "STOPPED", "CAPPED", "NEED_REWARD", "NEED_UNIFORMS", "NEED_TABLE", "NEED_PYTHON", "NEED_GROW",
@@ -450,10 +450,8 @@ def build_loop(select: Callable, stop: Callable = never_stop, recommend: Callabl
     with _BUILD_LOCK:
         loop = _LOOPS.get(key)
         if loop is None:
-            import numba
-
             prepare_kernels()
-            njit = numba.njit(**NJIT_OPTIONS)
+            njit = numba_njit()
             namespace = dict(globals())
             namespace.update(rule_select=njit(select), rule_stop=njit(stop), rule_recommend=njit(recommend))
             template = types.FunctionType(_run_rows.__code__, namespace, "_run_rows")
