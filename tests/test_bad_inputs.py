@@ -109,3 +109,19 @@ def test_workers_are_at_most_the_chunks_and_the_cpus(monkeypatch):
     result = identify(GAUSSIAN, "uniform", delta=0.1, n_runs=10, rng=1, n_jobs=1000, chunk_size=5)
     assert asked and max(asked) <= min(2, joblib.cpu_count()) and result.n_runs == 10
 
+
+
+def test_a_rule_missing_a_method_is_told_which():
+    from allocopt import TopKProblem
+    from allocopt.algorithms import identify
+    from allocopt.exceptions import InvalidArgumentError
+
+    class NoUniforms:
+        def init_state(self, context, n_runs):
+            return {}
+
+        def select(self, context, view, state, uniforms):
+            return 0
+
+    with pytest.raises(InvalidArgumentError, match="has no uniforms_per_step method"):
+        identify(TopKProblem([1.0, 0.5], 1), NoUniforms(), delta=0.1)

@@ -62,7 +62,10 @@ from .rules.adaptive_topk import AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive
 from .rules.clucb_pac import CLUCBPAC, CLUCBPACFixedBudget
 from .pac import pac_identify
 
+from .._rng import random_candidate
+
 __all__ = [
+    "random_candidate",
     "OPTMAI_BETA",
     "OptMAI",
     "OptMAIRounds",

@@ -71,7 +71,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Runs a sampling rule (KKT-TS, Track-and-Stop, FWGA-TaS, uniform, ...) with the Chernoff stopping "
                     "rule on simulated arms with means --theta, for every confidence level of --delta from one run "
                     "per replication, and prints one row per delta: mean stopping time and standard error, error "
-                    "rate with a 95%% Clopper-Pearson interval, the lower bound T* kl(delta, 1-delta) and the ratio "
+                    "rate with a 95% Clopper-Pearson interval, the lower bound T* kl(delta, 1-delta) and the ratio "
                     "E[tau]/(T* log(1/delta)). With --budget it runs the fixed-budget setting (error rate of the "
                     "recommendation at every budget; e.g. --policy sar, nsar, successive-rejects, sequential-halving, "
                     "optmai, adaptive-topk-budget); with --pac --epsilon E --delta D the PAC setting (pulls and "

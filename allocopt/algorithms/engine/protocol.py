@@ -300,8 +300,11 @@ def get_policy(policy, func: str):
         fail(func, "policy", f"a rule object, not a class: pass {policy.__name__}() (an instance, with its options) "
              "or a registered rule name", policy)
     if not isinstance(policy, SamplingRule):
+        missing = [name for name in ("uniforms_per_step", "init_state", "select") if not callable(getattr(policy, name,
+                                                                                                          None))]
         fail(func, "policy", "a registered rule name (one of " + ", ".join(repr(name) for name in sorted(POLICIES))
-             + ") or an object with uniforms_per_step, init_state and select", policy)
+             + ") or an object with uniforms_per_step, init_state and select (this one has no "
+             + " and no ".join(missing) + " method)", policy)
     return policy
 
 
