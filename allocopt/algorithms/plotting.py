@@ -13,13 +13,14 @@ import numpy as np
 from .._validation import fail
 from .compare import PolicyComparison
 
+from .._deps import PLOT_EXTRA, require
+
 __all__ = ["plot_sample_complexity", "plot_error_rates", "plot_fixed_budget", "plot_allocations"]
 
 
 def _axes(ax):
     if ax is None:
-        import matplotlib.pyplot as plt
-
+        plt = require("matplotlib.pyplot", "plotting", PLOT_EXTRA)
         _, ax = plt.subplots()
     return ax
 

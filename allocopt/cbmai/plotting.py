@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import fail
-from ..exceptions import MissingDependencyError
+from .._deps import PLOT_EXTRA, require
 from .bases import enumerate_bases
 from .problem import CBMAIProblem
 from .scores import iv_scores
@@ -22,10 +22,7 @@ __all__ = ["plot_iv_scores", "plot_error_rates", "plot_arm_gaps"]
 
 
 def _axes(ax: Any):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise MissingDependencyError("plotting needs matplotlib: pip install 'allocopt[plot]'") from error
+    plt = require("matplotlib.pyplot", "plotting", PLOT_EXTRA)
     if ax is None:
         _, ax = plt.subplots()
     return ax

@@ -12,32 +12,9 @@ import importlib
 import sys
 from types import ModuleType
 
-from ..exceptions import MissingDependencyError
+from .._deps import DASK_EXTRA, EXPERIMENTS_EXTRA, PLOT_EXTRA, require
 
 __all__ = ["require", "toml_reader", "EXPERIMENTS_EXTRA", "PLOT_EXTRA", "DASK_EXTRA"]
-
-EXPERIMENTS_EXTRA = 'pip install "allocopt[experiments]"'
-PLOT_EXTRA = 'pip install "allocopt[plot]"'
-DASK_EXTRA = 'pip install "allocopt[dask]"'
-
-
-def require(module: str, feature: str, install: str = EXPERIMENTS_EXTRA) -> ModuleType:
-    """``import module``, or a :class:`~allocopt.exceptions.MissingDependencyError` that names ``feature`` and the
-    command that installs it.
-
-    Examples
-    --------
-    >>> require("json", "reading JSON").__name__
-    'json'
-    >>> require("no_such_module_here", "the store")
-    Traceback (most recent call last):
-    ...
-    allocopt.exceptions.MissingDependencyError: the store needs no_such_module_here, which is not installed: pip install "allocopt[experiments]"
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise MissingDependencyError(f"{feature} needs {module}, which is not installed: {install}") from error
 
 
 def toml_reader() -> ModuleType:

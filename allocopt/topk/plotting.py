@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._deps import PLOT_EXTRA, require
 from .result import TopKResult
 
 __all__ = ["plot_convergence"]
@@ -33,8 +34,7 @@ def plot_convergence(results: Mapping[str, TopKResult], ax=None, optimum: float 
     -------
     matplotlib.axes.Axes
     """
-    import matplotlib.pyplot as plt
-
+    plt = require("matplotlib.pyplot", "plotting", PLOT_EXTRA)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
     for label, result in results.items():
