@@ -16,16 +16,51 @@ A numba function calls another jitted function by its global name, resolved when
 callees are *rebound*, i.e. the module's global name is replaced by the compiled function, callees before their
 callers; functions that other compiled modules define are compiled there first and *shared* (copied into this
 module's globals under the same name).
+
+The compiled on/off switch lives here too (the lowest layer, which every layer may read): :data:`AVAILABLE`,
+:func:`compiled_enabled` and the context manager :func:`compiled_kernels`. Where it is off, the package takes its
+numpy and Python specification paths and calls no compiled kernel.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import sys
 import threading
 from types import ModuleType
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
-__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels"]
+__all__ = ["NJIT_OPTIONS", "CompiledOnce", "compile_once", "kernel", "compile_kernels", "AVAILABLE",
+           "compiled_enabled", "compiled_kernels"]
+
+AVAILABLE = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (a dependency; the numpy and Python paths keep the package working where it is not)."""
+
+_state = {"enabled": AVAILABLE}
+
+
+def compiled_enabled() -> bool:
+    """Whether the package uses its compiled kernels now."""
+    return _state["enabled"]
+
+
+@contextlib.contextmanager
+def compiled_kernels(enabled: bool) -> Iterator[None]:
+    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels.
+
+    Examples
+    --------
+    >>> with compiled_kernels(False):
+    ...     compiled_enabled()
+    False
+    """
+    previous = _state["enabled"]
+    _state["enabled"] = bool(enabled) and AVAILABLE
+    try:
+        yield
+    finally:
+        _state["enabled"] = previous
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""

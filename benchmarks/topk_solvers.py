@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from allocopt import TopKProblem, solve_topk, solve_topk_batch
-from allocopt.algorithms._compiled import compiled_kernels
+from allocopt._numba import compiled_kernels
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
 
 warnings.simplefilter("ignore")

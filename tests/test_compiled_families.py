@@ -1,4 +1,4 @@
-"""The compiled pair kernels of the families (allocopt._compiled_families) against the numpy kernels of
+"""The compiled pair kernels of the families (allocopt.families.kernels) against the numpy kernels of
 allocopt.families and against an independent 60-digit evaluation of the definitions with mpmath.
 
 The grids are adversarial: exact ties and ties to 1e-12, Bernoulli means within 1e-15 (and 1e-300) of 0 and 1,
@@ -11,8 +11,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from allocopt._compiled_families import pair_arrays
-from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt.families.kernels import pair_arrays
+from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
 from tolerance import assert_within
 

@@ -32,44 +32,14 @@ numpy path runs.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import compile_once
+from .._numba import AVAILABLE, compile_once, compiled_enabled, compiled_kernels
 
 __all__ = ["AVAILABLE", "compiled_enabled", "compiled_kernels", "GaussianGLR", "gaussian_glr",
            "gaussian_kkt_ts_arms", "gaussian_kkt_tracking", "GapIndexSets", "gap_index_sets", "ugape_choice"]
-
-AVAILABLE = importlib.util.find_spec("numba") is not None
-"""Whether numba is installed (a dependency; the numpy twins keep the engine working where it is not)."""
-
-_state = {"enabled": AVAILABLE}
-
-
-def compiled_enabled() -> bool:
-    """Whether the engine uses the compiled kernels now."""
-    return _state["enabled"]
-
-
-@contextlib.contextmanager
-def compiled_kernels(enabled: bool):
-    """Context manager: use (``True``, where numba is available) or bypass (``False``) the compiled kernels.
-
-    Examples
-    --------
-    >>> with compiled_kernels(False):
-    ...     compiled_enabled()
-    False
-    """
-    previous = _state["enabled"]
-    _state["enabled"] = bool(enabled) and AVAILABLE
-    try:
-        yield
-    finally:
-        _state["enabled"] = previous
 
 
 # The compiled kernels, built on first use (numba is imported, and the machine code loaded from numba's cache or

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _compiled_families as _families
+from ..families import kernels as _families
 from .._numba import compile_once
 from . import _compiled, _compiled_loop
 from ._compiled_dt_ts import drive_glr_rows

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _compiled_families as _families
+from ..families import kernels as _families
 from .._numba import compile_once
 from ..families import ExponentialFamily
 from ._compiled_family_tracking import tracking_pair_kernel

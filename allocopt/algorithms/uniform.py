@@ -72,7 +72,7 @@ class Uniform:
         pair kernel, a built-in threshold and no budget through
         :func:`~allocopt.algorithms._compiled_uniform.run_uniform_rows` (None otherwise, or for a subclass, whose
         steps may differ)."""
-        from .. import _compiled_families
+        from ..families import kernels as _compiled_families
         from ._compiled_family_glr import glr_pair_kernel
         from ._compiled_uniform import run_uniform_rows
 

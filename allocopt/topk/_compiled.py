@@ -12,34 +12,26 @@ every step) and :func:`~allocopt.topk.batch.solve_topk_batch` many; in numpy the
 instance is about sixty array operations on arrays of twenty numbers, dominated by call overhead, while the
 loops below touch each number a few times.
 
-The kernel follows :func:`allocopt.algorithms._compiled.compiled_enabled` (the engine's switch, also used to
+The kernel follows :func:`allocopt._numba.compiled_enabled` (the engine's switch, also used to
 time the numpy twins); without numba the numpy twin runs.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
-
 import numpy as np
 
-from .._numba import compile_once
+from .._numba import compile_once, compiled_enabled
 
 __all__ = ["star_kernel", "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
-_SWITCH: dict[str, Any] = {}
 
 
 def star_kernel():
     """The compiled row kernel (built on first use), or ``None`` when the compiled kernels are off or numba is
     unavailable (the caller then runs the numpy twin)."""
-    switch = _SWITCH.get("enabled")
-    if switch is None:  # imported on first use: allocopt.algorithms imports the top-k layer
-        from ..algorithms._compiled import compiled_enabled
-
-        switch = _SWITCH["enabled"] = compiled_enabled
-    if not switch():
+    if not compiled_enabled():
         return None
     return _kernel()
 

@@ -28,7 +28,7 @@ instances of every family, between 0.6 and 5 on random ones; each step is at mos
 before) and then found by the Illinois variant of regula falsi. The pair
 costs and their derivatives come from the family's compiled kernel
 (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`), called by its number
-(:func:`allocopt._compiled_families.pair_by_code`).
+(:func:`allocopt.families.kernels.pair_by_code`).
 
 Nothing here decides optimality: the exact solver (:mod:`allocopt.topk._exact`) returns the double star only
 when the certificate below is within its tolerance, and otherwise runs its general active-set path.
@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _compiled_families as _families
+from ..families import kernels as _families
 from .._numba import compile_once
 from . import certificate as _certificate_module
 from ._allpairs import _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
@@ -272,7 +272,7 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
 
 def _unit_variance(code, mean):
     # the unit variance function of the family whose pair kernel is numbered `code`
-    # (ExponentialFamily.unit_variance; allocopt._compiled_families._CODES)
+    # (ExponentialFamily.unit_variance; allocopt.families.kernels._CODES)
     if code == 0:  # Gaussian
         return 1.0
     if code <= 2:  # Bernoulli
@@ -285,7 +285,7 @@ def _unit_variance(code, mean):
 def _deviation_bound(code, low, high):
     # the square root of the largest unit variance function value between two means
     # (ExponentialFamily.unit_deviation_bound of the family whose pair kernel is numbered `code`,
-    # allocopt._compiled_families._CODES), nan where the variance is not a normal number (then no bound is used)
+    # allocopt.families.kernels._CODES), nan where the variance is not a normal number (then no bound is used)
     if code == 0:  # Gaussian
         return 1.0
     if code <= 4:
@@ -532,14 +532,14 @@ def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, 
 def _code(pair) -> int:
     code = _families.kernel_code(pair)
     if code is None:
-        raise ValueError("not a pair kernel of allocopt._compiled_families")
+        raise ValueError("not a pair kernel of allocopt.families.kernels")
     return code
 
 
 def star_kernel():
     """The fast path's compiled kernel ``_star_rows(code, theta, dispersion, k, start, max_iterations,
     negative_multiplier, psi, mu, keep, weight, top_sums, bottom_sums, out)``, with ``code`` the pair kernel's
-    number (:func:`allocopt._compiled_families.kernel_code`)."""
+    number (:func:`allocopt.families.kernels.kernel_code`)."""
     return _kernels()["rows"]
 
 

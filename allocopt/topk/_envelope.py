@@ -64,14 +64,14 @@ import math
 
 import numpy as np
 
-from .. import _compiled_families as _families
-from .._compiled_families import _entropy, _ratio_divergence, kernel_code  # noqa: F401 (compiled: shared below)
+from ..families import kernels as _families
+from ..families.kernels import _entropy, _ratio_divergence, kernel_code  # noqa: F401 (compiled: shared below)
 from .._numba import compile_once
 from ._groups import Reduced
 
 __all__ = ["envelope_pairs", "envelope_code"]
 
-# family kernel codes of allocopt._compiled_families: 0 Gaussian, 1/2 Bernoulli, 3/4 Poisson, 5/6 exponential
+# family kernel codes of allocopt.families.kernels: 0 Gaussian, 1/2 Bernoulli, 3/4 Poisson, 5/6 exponential
 # (odd: confidence, even: budget, except the Gaussian's 0 for both)
 _BUDGET_CODES = (2, 4, 6)
 
@@ -132,7 +132,7 @@ def envelope_pairs(reduced: Reduced, psi: np.ndarray, code: int | None = None) -
 # ------------------------------------------------------------------------------------------ compiled parts
 def _divergence(code, mean, x):
     # the unit divergence d(mean, x) (confidence codes) or d(x, mean) (budget codes), in the forms of the pair
-    # kernels (allocopt._compiled_families: a log(a/b) - (a - b) from the difference, t - 1 - log t from t - 1),
+    # kernels (allocopt.families.kernels: a log(a/b) - (a - b) from the difference, t - 1 - log t from t - 1),
     # which keep their relative precision for nearly equal arguments
     if code == 2 or code == 4 or code == 6:
         mean, x = x, mean

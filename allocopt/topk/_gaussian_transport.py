@@ -54,7 +54,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from .. import _compiled_families as _families
+from ..families import kernels as _families
 from .._numba import compile_once
 from ._allpairs import _BOUND_MARGIN, trusted
 from ._forest import ForestLayout
@@ -75,7 +75,7 @@ _BUNDLE = 12
 _ZERO_MASS = 1e-12
 _BINDING = 1e-12
 
-# the Gaussian pair kernel's number in the families' shared kernels (allocopt._compiled_families.pair_by_code)
+# the Gaussian pair kernel's number in the families' shared kernels (allocopt.families.kernels.pair_by_code)
 _GAUSSIAN_CODE = _families._CODES.index("_gaussian_pair")
 
 
@@ -323,7 +323,7 @@ def staircase_tree(down, cut):
 
 def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity):
     """Every pair's Gaussian cost :math:`C_{ij} = w_i d_i + w_j d_j`, formed by the families' shared scalar pair
-    kernel (:func:`allocopt._compiled_families.weighted_pair`, the Gaussian one), whose operations are those of
+    kernel (:func:`allocopt.families.kernels.weighted_pair`, the Gaussian one), whose operations are those of
     :meth:`allocopt.families.Gaussian.unit_confidence_pair` in the same order (shares
     :math:`s = w/(w_i + w_j)`, spreads :math:`s_j \\Delta` and :math:`-s_i\\Delta`, halves of their squares),
     so that each cost is the one the family computes, bit for bit. The means are in decreasing order on each

@@ -37,7 +37,7 @@ from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
 from ._batch_gaussian import double_star_edges, gaussian_double_star, gaussian_forest
-from .._compiled_families import kernel_code
+from ..families.kernels import kernel_code
 from ._compiled_star import star_batch_kernel
 from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
 from .certificate import certified_gap

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem, solve_topk
-from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.topk._batch_gaussian import _double_star_numpy, gaussian_double_star
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")

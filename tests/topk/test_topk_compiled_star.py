@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem, solve_topk
-from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
+from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Gamma
 from allocopt.topk.certificate import certify
 from allocopt.topk._batch_gaussian import double_star_edges

@@ -34,7 +34,7 @@ from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms import identify
 from allocopt.algorithms import kkt_ts as kkt_ts_module
 from allocopt.algorithms import stopping as stopping_module
-from allocopt.algorithms._compiled import compiled_enabled
+from allocopt._numba import compiled_enabled
 from allocopt.algorithms.kkt_ts import KKTTS
 from allocopt.algorithms.top_two import TTEI
 from allocopt.exceptions import InvalidArgumentError
