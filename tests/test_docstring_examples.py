@@ -25,7 +25,7 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.kkt_ts", "allocopt.algorithms.track_and_stop", "allocopt.algorithms.identify",
     "allocopt.algorithms._compiled",
     "allocopt.algorithms.dt_ts", "allocopt.algorithms.bts", "allocopt.algorithms.ocba", "allocopt.algorithms.top_two",
-    "allocopt.algorithms.posterior", "allocopt.topk._tracking",
+    "allocopt.algorithms.posterior", "allocopt.topk.tracking",
     "allocopt.algorithms.confidence_bounds", "allocopt.algorithms.lucb", "allocopt.algorithms.kl_racing",
     "allocopt.algorithms.ugape", "allocopt.algorithms.at_lucb",
 ]

@@ -46,11 +46,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..topk import _compiled as _topk_compiled
+from ..topk._exact import gaussian_star as _topk_compiled
 from ..topk import certificate as _certificate
 from ..topk.certificate import ROUNDING_ALLOWANCE
 from .._numba import compile_once
-from ..topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
+from ..topk._exact.gaussian_star import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from . import _compiled, _compiled_bts, _compiled_loop
 from ._compiled_loop import RUNNING, RowRecords, SolverRows, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
@@ -70,7 +70,7 @@ glr_check_row = _compiled_loop.glr_check_row
 pull_arm = _compiled_loop.pull_arm
 numpy_sum = _compiled_bts.numpy_sum
 _pick_tied = _compiled._pick_tied
-_star_rows = _topk_compiled._star_rows
+_star_rows = _topk_compiled._gaussian_star_rows
 scalar_certified_gap = _certificate.scalar_certified_gap
 
 

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_choice
-from ..topk._pairs import KINDS, pair_terms
+from ..topk.pairs import KINDS, pair_terms
 from ._pair_kernels import gather
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample, top_k_order

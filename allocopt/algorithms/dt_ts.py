@@ -46,7 +46,7 @@ import numpy as np
 
 from .._rng import random_candidate
 from .._validation import as_choice, as_int
-from ..topk._tracking import kkt_tracking_batch
+from ..topk.tracking import kkt_tracking_batch
 from ._compiled import compiled_enabled, gaussian_kkt_tracking
 from ._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
 from .protocol import RuleContext, RunView, register_policy

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_choice
-from ..topk._pairs import KINDS
+from ..topk.pairs import KINDS
 from ._compiled import compiled_enabled, gaussian_kkt_ts_arms
 from ._compiled_family_kkt_ts import family_kkt_ts_arms
 from ._pair_kernels import pair_cost_grid, pull_probability, sort_arms

@@ -39,7 +39,7 @@ from scipy import special
 
 from .._rng import random_candidate
 from .._validation import as_float, as_int, fail
-from ..topk._pairs import pair_terms
+from ..topk.pairs import pair_terms
 from .protocol import RuleContext, RunView, register_policy
 from .statistics import posterior_sample
 

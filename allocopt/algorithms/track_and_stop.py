@@ -48,7 +48,7 @@ import numpy as np
 
 from .._validation import as_choice, as_int, fail
 from ..exceptions import AllocoptError
-from ..topk._simplex import project_to_simplex
+from ..topk.simplex import project_to_simplex
 from ..topk.problem import TopKProblem
 from .protocol import RuleContext, RunView, register_policy
 from .._rng import random_candidate
@@ -240,7 +240,7 @@ class TrackAndStop:
         solver (with at most a ``tol``) at every step, a built-in threshold and no budget through
         :func:`~allocopt.algorithms._compiled_track_and_stop.run_track_and_stop_rows` (None otherwise, or for a
         subclass, whose steps may differ)."""
-        from ..topk._exact import FAST_PATH_PAIRS
+        from ..topk.batch import FAST_PATH_PAIRS
         from ..topk.batch import BATCH_TOL
         from ._compiled_track_and_stop import run_track_and_stop_rows
         from .stopping import HeuristicThreshold, TheoreticalThreshold

@@ -479,7 +479,7 @@ class ExponentialFamily(abc.ABC):
 
     def unit_deviation_bound(self, low: ArrayLike, high: ArrayLike) -> np.ndarray:
         r""":math:`\sqrt{\max_{z \in [\mathrm{low}, \mathrm{high}]} V_1(z)}`, the scale of the pruning bound
-        :math:`\tfrac12 ((x - y)/\sqrt{\max V_1})^2` (:mod:`allocopt.topk._allpairs`), formed without squaring the
+        :math:`\tfrac12 ((x - y)/\sqrt{\max V_1})^2` (:mod:`allocopt.topk._scan`), formed without squaring the
         means where the family can (exponential arms: the larger mean itself), so that it stays within the
         floating-point range for means near its ends. The default is the square root of
         :meth:`unit_variance_bound`, ``nan`` where that is not a normal floating-point number (the pruning then

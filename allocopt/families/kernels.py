@@ -140,7 +140,7 @@ def _pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom):
 
 
 def _weighted_pair(code, theta_top, theta_bottom, w_top, w_bottom):
-    # allocopt.topk._pairs.pair_terms for one pair of effective weights: the shares w / (w_i + w_j) (1/2 each at
+    # allocopt.topk.pairs.pair_terms for one pair of effective weights: the shares w / (w_i + w_j) (1/2 each at
     # zero total), the cost w_i d_top + w_j d_bottom, and d_top, d_bottom (its derivatives in w_i, w_j)
     total = w_top + w_bottom
     if total <= 0:

@@ -5,12 +5,12 @@ optimal allocation of every replication's current means at every step. :func:`so
 means of R instances sharing K, k, the family and the kind, and returns one certified answer per instance:
 
 * Gaussian instances whose optimum is Theorem 3.4's double star (Wang, Yang, You 2022) - the typical case -
-  are solved for all rows at once (:mod:`allocopt.topk._batch_gaussian`: a vectorised Newton iteration on
+  are solved for all rows at once (:mod:`allocopt.topk._exact.gaussian_star`: a vectorised Newton iteration on
   the balance equation, peeled multipliers, a vectorised all-pairs check); rows whose double star fails its
   check are solved, again all together, on the forests the active set pivots to first
-  (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`);
+  (:func:`~allocopt.topk._exact.gaussian_star.gaussian_forest`);
 * instances of the other families with a compiled pair kernel go through the exact solver's compiled double
-  star and its compiled certificate (:mod:`allocopt.topk._compiled_star`) row by row in one compiled call,
+  star and its compiled certificate (:mod:`allocopt.topk._exact.star`) row by row in one compiled call,
   without a problem or a result object per row; a row of distinct means certified optimal there is bit for
   bit the single solve's answer, and tied means are merged into groups first;
 * every other instance (a row the double star does not certify, or a family without a compiled kernel) is
@@ -36,14 +36,16 @@ from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
-from ._batch_gaussian import double_star_edges, gaussian_double_star, gaussian_forest
+from ._exact.forest import gaussian_forest
+from ._exact.gaussian_star import gaussian_double_star
 from ..families.kernels import kernel_code
-from ._compiled_star import star_batch_kernel
-from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
+from ._exact.star import double_star_edges, star_batch_kernel
+from ._exact._routing import FAST_PATH_PAIRS
+from ._exact.search import _NEGATIVE_MULTIPLIER
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem, _readonly
 
-__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES", "BATCH_TOL"]
+__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES", "BATCH_TOL", "FAST_PATH_PAIRS"]
 
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
 BATCH_TOL = 1e-9
@@ -182,7 +184,7 @@ def _pivoted_gaussian_rows(theta: np.ndarray, variance: np.ndarray, k: int, tol:
     the one the double star's peeling can make negative), which splits the double star into the star of
     :math:`i_k` over the other bottom arms and the star of :math:`j_1` over the other top arms; if a pair is
     then violated, the most violated one enters when it joins the two trees. Each forest is solved for all its
-    rows at once (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`); a row is accepted only when its
+    rows at once (:func:`~allocopt.topk._exact.gaussian_star.gaussian_forest`); a row is accepted only when its
     forest passes the exact checks and its certified relative gap is at most ``tol``. ``psi`` is in the sorted
     order; the other rows (NaN) are left to the single solve."""
     n_rows, n_arms = theta.shape
@@ -229,7 +231,7 @@ def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, ki
     certified relative gap at most ``tol``), so an accepted row is bit for bit the single solve's answer.
 
     Tied means (empirical means of Bernoulli arms often are) are merged into groups as the active set merges
-    them (:mod:`allocopt.topk._groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
+    them (:mod:`allocopt.topk._exact.groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
     :math:`n_g \phi_g w_g` in the objective, so the same kernel solves the grouped double star with
     dispersion :math:`n_g\phi_g`; its allocation of a group is the group's total, :math:`n_g\psi_a`, and its
     certificate is the arm-level one (:math:`w_g = n_g\psi_a / (n_g\phi_g)`, and each arm sum

@@ -12,7 +12,7 @@ from allocopt.algorithms._compiled import AVAILABLE, compiled_kernels
 from allocopt.algorithms._compiled_family_tracking import family_kkt_tracking, tracking_pair_kernel
 from allocopt.algorithms.statistics import top_k_order
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
-from allocopt.topk._tracking import TrackingIterations, kkt_tracking_batch
+from allocopt.topk.tracking import TrackingIterations, kkt_tracking_batch
 from tolerance import assert_within
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")

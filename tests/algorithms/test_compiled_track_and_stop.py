@@ -75,7 +75,7 @@ def assert_same(problem: TopKProblem, rule=None, **options):
 
 def test_the_clustered_instance_fails_the_double_star_check():
     # the premise of the hand-back tests: solve_topk_batch does not accept the double star of these means
-    from allocopt.topk._batch_gaussian import gaussian_double_star
+    from allocopt.topk._exact.gaussian_star import gaussian_double_star
 
     theta = np.asarray(PROBLEMS["clustered"].theta)
     assert not gaussian_double_star(theta[None, :], np.array([0.25]), 2).accepted[0]

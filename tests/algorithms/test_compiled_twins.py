@@ -138,7 +138,7 @@ def test_compiled_kkt_tracking_equals_its_numpy_twin_bit_for_bit(rng):
     # apart across the boundary and equal gaps (exact ties of pair costs, resolved to the first pair)
     from allocopt.algorithms._compiled import gaussian_kkt_tracking
     from allocopt.algorithms.statistics import top_k_order
-    from allocopt.topk._tracking import kkt_tracking_batch
+    from allocopt.topk.tracking import kkt_tracking_batch
 
     for trial in range(60):
         family, dispersion, k, _, _, _ = _random_state(rng, trial)
@@ -275,7 +275,7 @@ def test_incremental_kkt_tracking_equals_its_numpy_twin_on_tied_pair_costs(k_cho
     from allocopt.algorithms._compiled import gaussian_kkt_tracking
     from allocopt.algorithms.statistics import top_k_order
     from allocopt.families import get_family
-    from allocopt.topk._tracking import kkt_tracking_batch
+    from allocopt.topk.tracking import kkt_tracking_batch
 
     for n_arms in (2, 3, 7, 20):
         k = {"1": 1, "K-1": n_arms - 1, "middle": max(1, n_arms // 3)}[k_choice]
@@ -305,7 +305,7 @@ def test_compiled_kkt_tracking_does_not_depend_on_the_number_of_lanes(rng, monke
     from allocopt.algorithms import _compiled
     from allocopt.algorithms.statistics import top_k_order
     from allocopt.families import Gaussian
-    from allocopt.topk._tracking import kkt_tracking_batch
+    from allocopt.topk.tracking import kkt_tracking_batch
 
     dispersion = np.full(7, 0.25)
     theta = rng.integers(0, 5, size=(7, 7)).astype(float)

@@ -14,7 +14,7 @@ The costs are 1-homogeneous, so :math:`w_{i_k} = 1` fixes the scale. For a ratio
 common cost is :math:`c = C_{i_k j_1}(1, r)`; every other bottom arm's weight solves :math:`C_{i_k j}(1, w_j)
 = c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation, solved by Newton's
 method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surrogate of
-:mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
+:mod:`allocopt.topk._exact.forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
 affine in the inverse weights for the other families, so two or three steps reach the root), started one
 Newton step ahead of the weight at the previous ratio: that step needs only the cost and derivative the previous
 solve left, and it makes the leaves' solves near the root one or two pair evaluations each. At the first ratio
@@ -49,17 +49,28 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..families import kernels as _families
-from .._numba import compile_once
-from . import certificate as _certificate_module
-from ._allpairs import _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
+from ...families import kernels as _families
+from ..._numba import compile_once
+from .. import certificate as _certificate_module
+from .._scan import BOUND_MARGIN as _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
 
-__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
+__all__ = ["double_star_edges", "StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
            "star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
 # compiled with the kernels below (rebound), as allocopt.algorithms._compiled_track_and_stop compiles it
 scalar_certified_gap = _certificate_module.scalar_certified_gap
+
+
+def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Theorem 3.4's double star on k top and ``n_arms - k`` bottom nodes (arms, or tie groups), each side in
+    decreasing order of the means: positions (in the top / bottom orders) of its edges, :math:`(i_k, j)` for
+    every bottom node, then :math:`(i, j_1)` for the other top nodes (the column order of ``multipliers``).
+    The one definition of the double star's edges (the batch, the exact solver and its forest layout)."""
+    n_bottom = n_arms - k
+    rows = np.concatenate([np.full(n_bottom, k - 1), np.arange(k - 1)])
+    cols = np.concatenate([np.arange(n_bottom), np.zeros(k - 1, dtype=int)])
+    return rows, cols
 
 
 class StarSolution(NamedTuple):
@@ -103,7 +114,7 @@ def _inverse_step(z, cost, derivative, target):
 
 def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, target, start):
     # the leaf's weight z with C(z, other) = target (leaf_is_top) or C(other, z) = target: Newton's method on
-    # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._forest for one edge: exact in
+    # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._exact.forest for one edge: exact in
     # one step for harmonic costs; 1/C is nearly affine in the inverse weights for the other families, so a
     # step or two reaches the root). From either side the step keeps u > 0 where it starts at C > target (u
     # grows); where a step from C < target would leave u > 0, z doubles instead. Returns z and the two
@@ -310,7 +321,7 @@ def _pair_lower_bound(code, theta_top, theta_bottom, w_top, w_bottom):
     # - exponential arms, budget: x = 1 / (s_i / theta_i + s_j / theta_j), d_a = f(x / theta_a).
     # Above 1, log v >= (v - 1) / v >= (v - 1) / t, so u(t), f(t) >= (t - 1)^2 / (2 t); below 1, -log v >= 1 - v
     # and (1 - v) / v >= 1 - v, so u(t), f(t) >= (1 - t)^2 / 2. Other families and kinds: the bound of the
-    # all-pairs scans (allocopt.topk._allpairs), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
+    # all-pairs scans (allocopt.topk._scan), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
     # Vbar the largest unit variance between the means. Each is formed from ratios of the means and the weights'
     # harmonic term h = w_i (w_j / (w_i + w_j)) = w_i s_j = w_j s_i, and returned only where every factor and the
     # bound are normal numbers (_allpairs.trusted); 0 otherwise (the pair is evaluated)

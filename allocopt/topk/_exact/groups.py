@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..families import ExponentialFamily
-from ._pairs import PairTerms, allocation_pair_terms
-from .problem import TopKProblem
+from ...families import ExponentialFamily
+from ..pairs import PairTerms, allocation_pair_terms
+from ..problem import TopKProblem
 
 __all__ = ["Reduced", "reduce_problem"]
 
@@ -60,7 +60,7 @@ class Reduced:
     def terms(self, psi: np.ndarray, rows: np.ndarray, cols: np.ndarray, second_order: bool = False,
               compiled: bool = False) -> PairTerms:
         """Costs and psi-derivatives of the pairs ``(top_groups[rows], bottom_groups[cols])`` (``compiled``: see
-        :func:`~allocopt.topk._pairs.pair_terms`)."""
+        :func:`~allocopt.topk.pairs.pair_terms`)."""
         top, bottom = self.top_groups[rows], self.bottom_groups[cols]
         inverse_top, inverse_bottom = 1.0 / self.dispersion[top], 1.0 / self.dispersion[bottom]
         return allocation_pair_terms(self.family, self.kind, self.theta[top], self.theta[bottom], self.eta[top],
