@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-import allocopt.topk._exact.answer as answer
+import allocopt.topk._exact.answer as answer_module
 import allocopt.topk._exact.checks as checks
 from allocopt import Bernoulli, TopKProblem, solve_topk
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
@@ -184,7 +184,7 @@ def test_no_certificate_rests_on_a_checks_minimum(confirm_pairs, monkeypatch):
     every_pair_scan = TopKProblem.minimum_cost
     with monkeypatch.context() as patch:
         patch.setattr(TopKProblem, "minimum_cost", lambda *args, **kwargs: scans.append(1) or every_pair_scan(*args, **kwargs))
-        answer = answer.forest_result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(),
+        answer = answer_module.forest_result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(),
                                0, "test", blind)
     # the certificate scans every pair exactly when the problem has at most CONFIRM_PAIRS pairs
     assert bool(scans) == (reduced.n_top * reduced.n_bottom <= confirm_pairs)
@@ -349,9 +349,9 @@ def test_above_confirm_pairs_a_barrier_answer_is_valued_by_the_envelope(monkeypa
 
     monkeypatch.setattr(TopKProblem, "minimum_cost", spied)
     monkeypatch.setattr(checks, "CONFIRM_PAIRS", 500)
-    answer = answer.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    answer = answer_module.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
     assert not scanned
     assert gamma * (1 - 1e-11) <= answer.value <= gamma
     monkeypatch.setattr(checks, "CONFIRM_PAIRS", 10**12)  # the confirmed path: every pair scanned
-    confirmed = answer.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    confirmed = answer_module.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
     assert scanned and confirmed.value == pytest.approx(gamma, rel=1e-14)

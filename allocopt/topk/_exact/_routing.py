@@ -14,9 +14,10 @@ from ..certificate import ROUNDING_ALLOWANCE, scalar_certified_gap
 from ..multipliers import PairMultipliers
 from ..problem import TopKProblem
 from ..result import BindingForest, TopKResult, _ResultTemplate
-from .gaussian_star import gaussian_double_star_instance
+from .gaussian_star import _FEASIBILITY, MAX_NEWTON, gaussian_double_star_instance
+from .gaussian_star import tied_star_instance_kernel as tied_gaussian_star_kernel
 from .search import _NEGATIVE_MULTIPLIER, active_set
-from .star import double_star_edges, star_instance_kernel
+from .star import double_star_edges, star_instance_kernel, tied_star_instance_kernel
 
 __all__ = ["solve", "OPTIONS", "FAST_PATH_PAIRS"]
 
@@ -32,17 +33,18 @@ FAST_PATH_PAIRS = 1 << 18
 _DOUBLE_STAR_FORESTS = {kind: BindingForest(kind=kind, double_star=True) for kind in ("confidence", "budget")}
 
 
-# the fields that every answer of each fast path shares, by kind (both return only certified answers)
-_CLOSED_FORM_TEMPLATES = {
-    kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
-                          status="optimal", message="exact: double star (closed form), 0 pivot(s); forest of 1 tree(s)")
-    for kind in ("confidence", "budget")}
+def _templates(route: str) -> dict[tuple[str, bool], _ResultTemplate]:
+    """The fields that every answer of a fast path shares (both return only certified answers), by kind and by
+    whether tied arms were merged into groups."""
+    return {(kind, grouped): _ResultTemplate(
+        method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind], status="optimal",
+        message=(f"exact: double star{' of the tie groups' if grouped else ''} ({route}), 0 pivot(s); "
+                 "forest of 1 tree(s)"))
+        for kind in ("confidence", "budget") for grouped in (False, True)}
 
 
-_COMPILED_STAR_TEMPLATES = {
-    kind: _ResultTemplate(method="exact", kind=kind, iterations=0, forest=_DOUBLE_STAR_FORESTS[kind],
-                          status="optimal", message="exact: double star (compiled), 0 pivot(s); forest of 1 tree(s)")
-    for kind in ("confidence", "budget")}
+_CLOSED_FORM_TEMPLATES = _templates("closed form")
+_COMPILED_STAR_TEMPLATES = _templates("compiled")
 
 
 @functools.lru_cache(maxsize=64)
@@ -53,73 +55,119 @@ def _star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
+def _warm_ratio(problem: TopKProblem, warm_start: TopKResult | None, closed_form: bool) -> float | None:
+    r"""The previous allocation's :math:`\log(w_{j_1} / w_{i_k})`, :math:`w = \psi / \phi` (the same for the
+    arms and for their tie groups: a group's weight is its members'), or ``None``; ``closed_form``: as the
+    closed form's split :math:`y = \log(x_{i_k} / x_{j_1})`, :math:`x = \phi / \psi` (the same number, in the
+    order of operations each path has always used)."""
+    if warm_start is None:
+        return None
+    previous, dispersion = warm_start.psi, problem.dispersion
+    i_k, j_1 = problem.top[-1], problem.bottom[0]
+    if not (previous[i_k] > 0 and previous[j_1] > 0):
+        return None
+    if closed_form:
+        return float(np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1]))
+    start = float(np.log(previous[j_1] / dispersion[j_1] * dispersion[i_k] / previous[i_k]))
+    return start if np.isfinite(start) else None
+
+
+def _tied_answer(problem: TopKProblem, tied_kernel, *arguments: object) -> tuple[tuple[float, ...], np.ndarray,
+                                                                                   PairMultipliers | None]:
+    """Call a tied double star's kernel (:func:`~allocopt.topk._exact.star.tied_star_instance_kernel`, or its
+    Gaussian twin) with ``arguments`` and the output arrays; its scalars, the allocation and the member pairs'
+    multipliers (``None`` when it did not accept)."""
+    k, n_arms = problem.k, problem.n_arms
+    psi = np.empty(n_arms)
+    rows, cols, values = np.empty(problem.n_pairs, dtype=np.int64), np.empty(problem.n_pairs, dtype=np.int64), np.empty(
+        problem.n_pairs)
+    scalars = tied_kernel(*arguments, psi, rows, cols, values)
+    if scalars[0] != 1.0:
+        return scalars, psi, None
+    n_pairs = int(scalars[-1])
+    rows, cols, values = rows[:n_pairs], cols[:n_pairs], values[:n_pairs]
+    for array in (rows, cols, values):
+        array.setflags(write=False)
+    return scalars, psi, PairMultipliers(rows, cols, values, (k, n_arms - k))
+
+
 def _double_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
-                           warm_start: TopKResult | None) -> TopKResult | None:
-    """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._exact.gaussian_star`), checked
-    exactly, certified, and returned; ``None`` when the double star is not optimal or its certificate misses
-    ``tol`` (the active set takes over).
+                           warm_start: TopKResult | None, tied: bool = False) -> TopKResult | None:
+    """Gaussian arms: Theorem 3.4's double star in closed form (:mod:`allocopt.topk._exact.gaussian_star`), of
+    the arms or (``tied``) of their tie groups, checked exactly, certified, and returned; ``None`` when the
+    double star is not optimal or its certificate misses ``tol`` (the active set takes over).
     Costs and gradients are the same for both kinds (:math:`B_{ij} = C_{ij}` for Gaussian arms)."""
     dispersion = problem.dispersion
     k, n_arms = problem.k, problem.n_arms
-    start = None
-    if warm_start is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
-        previous = warm_start.psi
-        i_k, j_1 = problem.top[-1], problem.bottom[0]
-        if previous[i_k] > 0 and previous[j_1] > 0:
-            start = float(np.log(previous[j_1] / previous[i_k] * dispersion[i_k] / dispersion[j_1]))
-    star = gaussian_double_star_instance(problem.theta, problem.order, dispersion, k, start)
-    if not star.accepted:
-        return None
-    psi, value, bound = star.psi, star.value, star.bound
-    gap = scalar_certified_gap(bound, value, ROUNDING_ALLOWANCE, 1)  # certified_gap(bound, value) on two floats
+    start = _warm_ratio(problem, warm_start, closed_form=True)
+    extras: dict[str, object] = {"pivots": 0, "components": 1}
+    if tied:
+        tied_kernel = tied_gaussian_star_kernel()
+        if tied_kernel is None:
+            return None
+        scalars, psi, multipliers = _tied_answer(
+            problem, tied_kernel, problem.theta, problem.order, dispersion, k, 0.0 if start is None else start,
+            start is not None, MAX_NEWTON, _FEASIBILITY, _NEGATIVE_MULTIPLIER, ROUNDING_ALLOWANCE)
+        if multipliers is None:
+            return None
+        _, value, bound, gap, stationarity, complementarity, _ = scalars
+    else:
+        star = gaussian_double_star_instance(problem.theta, problem.order, dispersion, k, start)
+        if not star.accepted:
+            return None
+        psi, value, bound = star.psi, star.value, star.bound
+        stationarity, complementarity = star.stationarity, star.complementarity
+        gap = scalar_certified_gap(bound, value, ROUNDING_ALLOWANCE, 1)  # certified_gap(bound, value) on two floats
+        rows, cols = _star_edges(k, n_arms)
+        mu = star.multipliers
+        if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+            positive = mu > 0
+            rows, cols, mu = rows[positive], cols[positive], mu[positive]
+        mu.setflags(write=False)
+        multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
     if not (value > 0 and gap <= tol * value):  # (variances over many decades: the active set polishes it)
         return None
-    rows, cols = _star_edges(k, n_arms)
-    mu = star.multipliers
-    if not star.smallest_multiplier > 0:  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
-        positive = mu > 0
-        rows, cols, mu = rows[positive], cols[positive], mu[positive]
-    mu.setflags(write=False)
-    multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
-    return _CLOSED_FORM_TEMPLATES[kind].build(
-        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap, stationarity=star.stationarity,
-        complementarity=star.complementarity, time=time.perf_counter() - started, problem=problem,
-        extras={"pivots": 0, "components": 1})
+    return _CLOSED_FORM_TEMPLATES[kind, tied].build(
+        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap, stationarity=stationarity,
+        complementarity=complementarity, time=time.perf_counter() - started, problem=problem, extras=extras)
 
 
 def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, started: float,
-                             warm_start: TopKResult | None) -> TopKResult | None:
-    """Families with a compiled pair kernel (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`) and
-    distinct means: Theorem 3.4's double star solved by the compiled kernel of
-    :mod:`allocopt.topk._exact.star`, its certificate evaluated there by a separate kernel (what
-    :func:`~allocopt.topk.certificate.certify` computes, with the same evaluation-error allowance added here),
-    and returned only when certified optimal; ``None`` otherwise (the active set takes over)."""
+                             warm_start: TopKResult | None, tied: bool = False) -> TopKResult | None:
+    """Families with a compiled pair kernel (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`):
+    Theorem 3.4's double star of the arms (distinct means) or (``tied``) of their tie groups, solved by the
+    compiled kernel of :mod:`allocopt.topk._exact.star`, its certificate evaluated there by a separate kernel
+    (what :func:`~allocopt.topk.certificate.certify` computes, with the same evaluation-error allowance added
+    here), and returned only when certified optimal; ``None`` otherwise (the active set takes over)."""
     code = problem.family._compiled_pair_code(kind)
     if code is None:
         return None
-    top, bottom = problem.top, problem.bottom
     k, n_arms = problem.k, problem.n_arms
-    dispersion = problem.dispersion
-    start = 0.0
-    if warm_start is not None:  # the previous allocation's log(w_{j_1} / w_{i_k}), w = psi / phi
-        previous = warm_start.psi
-        i_k, j_1 = top[-1], bottom[0]
-        if previous[i_k] > 0 and previous[j_1] > 0:
-            start = float(np.log(previous[j_1] / dispersion[j_1] * dispersion[i_k] / previous[i_k]))
-            start = start if np.isfinite(start) else 0.0
-    # distinct means only (the kernel declines ties: the general path merges tied arms into groups)
-    psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=bool)
-    accepted, value, bound, gap, stationarity, complementarity, balance_residual, n_kept = star_instance_kernel()(
-        code, problem.theta, top, bottom, dispersion, start, 100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind),
-        psi, mu, keep)
-    if not (accepted == 1.0 and value > 0 and gap <= tol * value):
+    start = _warm_ratio(problem, warm_start, closed_form=False)
+    start = 0.0 if start is None else start
+    if tied:
+        scalars, psi, multipliers = _tied_answer(
+            problem, tied_star_instance_kernel(), code, problem.theta, problem.order, problem.dispersion, k, start,
+            100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind))
+        if multipliers is None:
+            return None
+    else:
+        psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=bool)
+        scalars = star_instance_kernel()(code, problem.theta, problem.top, problem.bottom, problem.dispersion, start,
+                                         100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind), psi, mu, keep)
+        if scalars[0] != 1.0:
+            return None
+        n_kept = int(scalars[-1])
+        rows, cols = _star_edges(k, n_arms)
+        if n_kept < n_arms - 1:  # a multiplier zero to rounding (Theorem 3.4's condition (14) with equality)
+            rows, cols, mu = rows[keep], cols[keep], mu[:n_kept]  # the kept multipliers come first
+        mu.setflags(write=False)
+        multipliers = PairMultipliers(rows, cols, mu, (k, n_arms - k))
+    _, value, bound, gap, stationarity, complementarity, balance_residual, _ = scalars
+    if not (value > 0 and gap <= tol * value):
         return None
-    rows, cols = _star_edges(k, n_arms)
-    if n_kept < n_arms - 1:  # a multiplier zero to rounding (Theorem 3.4's condition (14) with equality)
-        rows, cols, mu = rows[keep], cols[keep], mu[:int(n_kept)]  # the kept multipliers come first
-    mu.setflags(write=False)
-    return _COMPILED_STAR_TEMPLATES[kind].build(
-        psi, value=value, multipliers=PairMultipliers(rows, cols, mu, (k, n_arms - k)), upper_bound=bound, gap=gap,
+    return _COMPILED_STAR_TEMPLATES[kind, tied].build(
+        psi, value=value, multipliers=multipliers, upper_bound=bound, gap=gap,
         stationarity=stationarity, complementarity=complementarity, time=time.perf_counter() - started,
         problem=problem, extras={"pivots": 0, "components": 1, "balance_residual": balance_residual})
 
@@ -157,10 +205,10 @@ def _solve(problem: TopKProblem, kind: str, tol: float, warm_start: TopKResult |
             warm_start is None or (isinstance(warm_start, TopKResult) and warm_start.forest is not None
                                    and warm_start.forest.double_star and warm_start.problem.n_arms == problem.n_arms
                                    and warm_start.problem.k == problem.k)):
-        if problem.family.harmonic_costs(kind):
-            fast = _double_star_fast_path(problem, kind, tol, started, warm_start)
-        else:
-            fast = _compiled_star_fast_path(problem, kind, tol, started, warm_start)
+        fast_path = _double_star_fast_path if problem.family.harmonic_costs(kind) else _compiled_star_fast_path
+        fast = fast_path(problem, kind, tol, started, warm_start)
+        if fast is None:  # tied means: the double star of the tie groups (the batch's merging, on one instance)
+            fast = fast_path(problem, kind, tol, started, warm_start, tied=True)
         if fast is not None:
             return fast
     return active_set(problem, kind, tol, warm_start, max_pivots, barrier_pairs, started)

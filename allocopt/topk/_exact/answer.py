@@ -15,7 +15,7 @@ from ..problem import TopKProblem
 from ..result import BindingForest, TopKResult, build_result
 from .barrier import BarrierRound
 from .checks import _FEASIBILITY, Checker
-from .groups import Reduced
+from .groups import Reduced, spread_edge
 from .star import double_star_edges
 
 __all__ = ["expand_multipliers", "forest_result", "barrier_result", "best_seen", "is_double_star", "forest_signature"]
@@ -44,27 +44,25 @@ def _members(arms: np.ndarray, arm_group: np.ndarray, groups: np.ndarray) -> _Me
 
 
 def expand_multipliers(problem: TopKProblem, reduced: Reduced, layout, nu: np.ndarray) -> PairMultipliers:
-    """Arm-level multipliers: a group pair's multiplier spread over its member pairs so that every member of
-    the top group carries 1/n_g of it and every member of the bottom group 1/n_h (the arm sums of the
-    certificate are then the group's, by symmetry). The north-west corner rule of this transport problem
-    uses at most n_g + n_h - 1 member pairs, not n_g n_h (massive ties would otherwise expand a forest into
-    tens of millions of pairs)."""
+    """Arm-level multipliers: a group pair's multiplier spread over its member pairs by
+    :func:`~allocopt.topk._exact.groups.spread_edge` (every member of the top group carries 1/n_g of it, every
+    member of the bottom group 1/n_h, on at most n_g + n_h - 1 member pairs: massive ties would otherwise expand
+    a forest into tens of millions of pairs); the pairs of single arms first, then the others edge by edge."""
     top_order, top_starts, top_counts = _members(problem.top, reduced.arm_group, layout.edge_top)
     bottom_order, bottom_starts, bottom_counts = _members(problem.bottom, reduced.arm_group, layout.edge_bottom)
     single = (top_counts == 1) & (bottom_counts == 1)
-    top_index = [top_order[top_starts[single]]]
-    bottom_index = [bottom_order[bottom_starts[single]]]
-    values = [nu[single]]
-    for edge in np.flatnonzero(~single).tolist():
-        n_top, n_bottom = int(top_counts[edge]), int(bottom_counts[edge])
-        # breakpoints of the supplies (i n_h) and demands (j n_g) on [0, n_g n_h]; each segment is one pair
-        breaks = np.union1d(np.arange(n_top + 1) * n_bottom, np.arange(n_bottom + 1) * n_top)
-        lower, length = breaks[:-1], np.diff(breaks)
-        top_index.append(top_order[top_starts[edge] + lower // n_bottom])
-        bottom_index.append(bottom_order[bottom_starts[edge] + lower // n_top])
-        values.append(nu[edge] * length / (n_top * n_bottom))
-    return PairMultipliers.from_triplets(np.concatenate(top_index), np.concatenate(bottom_index),
-                                         np.concatenate(values), (problem.k, problem.n_arms - problem.k))
+    tied = np.flatnonzero(~single)
+    size = int(np.sum(top_counts[tied] + bottom_counts[tied] - 1))
+    top_slot, bottom_slot, spread = np.empty(size, dtype=int), np.empty(size, dtype=int), np.empty(size)
+    position = 0
+    for edge in tied.tolist():
+        position = spread_edge(int(top_counts[edge]), int(bottom_counts[edge]), int(top_starts[edge]),
+                               int(bottom_starts[edge]), nu[edge], top_slot, bottom_slot, spread, position)
+    top_slot, bottom_slot, spread = top_slot[:position], bottom_slot[:position], spread[:position]
+    return PairMultipliers.from_triplets(np.concatenate([top_order[top_starts[single]], top_order[top_slot]]),
+                                         np.concatenate([bottom_order[bottom_starts[single]],
+                                                         bottom_order[bottom_slot]]),
+                                         np.concatenate([nu[single], spread]), (problem.k, problem.n_arms - problem.k))
 
 
 def barrier_result(problem: TopKProblem, reduced: Reduced, kind: str, rows, cols, point, tol: float,

@@ -50,6 +50,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._numba import compile_once, compiled_enabled
+from ..certificate import scalar_certified_gap
+from . import groups as _groups
+from .groups import merge_ties, spread_star
 from .star import double_star_edges
 
 __all__ = ["DoubleStarBatch", "DoubleStarInstance", "gaussian_double_star", "gaussian_double_star_instance", "MAX_NEWTON"]
@@ -350,6 +353,10 @@ def star_kernel():
 
 
 _STAR = compile_once(globals(), rebind=("_gaussian_star_rows",), kernels={"star": "_gaussian_star_rows", "instance": "_star_instance"})
+# compiled at the first tie only
+_TIED = compile_once(globals(), needs=(_STAR, _groups.TIE_KERNELS),
+                     shared=((_groups, ("merge_ties", "spread_star")),), rebind=("scalar_certified_gap",),
+                     kernels={"tied": "_tied_instance"})
 
 
 def _kernel():
@@ -394,6 +401,53 @@ def _star_instance(theta, order, dispersion, k, start, has_start, max_newton, fe
         if smallest != smallest:
             break
     return value[0], bound[0], stationarity[0], complementarity[0], 1.0 if accepted[0] else 0.0, smallest
+
+
+def tied_star_instance_kernel():
+    """The compiled kernel on one instance with tied means, ``_tied_instance(theta, order, dispersion, k, start,
+    has_start, max_newton, feasibility, negative_multiplier, relative_error, psi, rows, cols, values) ->
+    (accepted, value, bound, gap, stationarity, complementarity, n_pairs)`` (built at its first use), or
+    ``None`` as :func:`star_kernel`: the tied arms merged into groups
+    (:func:`~allocopt.topk._exact.groups.merge_ties`), the row kernel on the groups, the multipliers zero to
+    rounding dropped, and the answer expanded to the arms (:func:`~allocopt.topk._exact.groups.spread_star`,
+    written as :func:`allocopt.topk._exact.star.tied_star_instance_kernel` writes it), with the certified gap
+    (the members' largest degree plus one rounding term, for the division by :math:`n_g`). Not accepted (and
+    nothing written) when no two arms tie or tied arms differ in variance."""
+    if star_kernel() is None:
+        return None
+    return _TIED()["tied"]
+
+
+def _tied_instance(theta, order, dispersion, k, start, has_start, max_newton, feasibility, negative_multiplier,
+                   relative_error, psi, rows, cols, values):
+    n_arms = theta.shape[0]
+    group_theta, group_variance = np.empty((1, n_arms)), np.empty((1, n_arms))
+    first, count = np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    n_groups, n_top = merge_ties(theta, order, dispersion, k, group_theta[0], group_variance[0], first, count)
+    if n_groups < 2 or n_groups == n_arms:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    starts = np.empty(1)
+    starts[0] = start
+    group_psi, mu = np.empty((1, n_groups)), np.empty((1, n_groups - 1))
+    value, bound, stationarity, complementarity = np.empty(1), np.empty(1), np.empty(1), np.empty(1)
+    accepted = np.empty(1, dtype=np.bool_)
+    _gaussian_star_rows(group_theta[:, :n_groups].copy(), group_variance[:, :n_groups].copy(), n_top, starts,
+                        has_start, max_newton, feasibility, negative_multiplier, group_psi, mu, value, bound,
+                        stationarity, complementarity, accepted)
+    if not accepted[0]:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    keep = np.empty(n_groups - 1, dtype=np.bool_)
+    kept = np.empty(n_groups - 1)
+    n_kept = 0
+    for edge in range(n_groups - 1):  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+        keep[edge] = mu[0, edge] > 0
+        if keep[edge]:
+            kept[n_kept] = mu[0, edge]
+            n_kept += 1
+    n_pairs, degree = spread_star(order, k, n_top, n_groups, first, count, group_psi[0], kept, keep, psi, rows, cols,
+                                  values)
+    gap = scalar_certified_gap(bound[0], value[0], relative_error, degree + 1)
+    return 1.0, value[0], bound[0], gap, stationarity[0], complementarity[0], float(n_pairs)
 
 
 def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasibility, negative_multiplier, psi_out, mu_out,

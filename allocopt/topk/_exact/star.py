@@ -53,9 +53,11 @@ from ...families import kernels as _families
 from ..._numba import compile_once
 from .. import certificate as _certificate_module
 from .._scan import BOUND_MARGIN as _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
+from . import groups as _groups
+from .groups import merge_ties, spread_star
 
 __all__ = ["double_star_edges", "StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
-           "star_instance_kernel"]
+           "star_instance_kernel", "tied_star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
 # compiled with the kernels below (rebound), as allocopt.algorithms._compiled_track_and_stop compiles it
@@ -540,6 +542,37 @@ def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, 
     return 1.0, out[1], out[2], gap, out[3], out[4], out[6], float(n_kept)
 
 
+def _tied_instance(code, theta, order, dispersion, k, start, max_iterations, negative_multiplier, relative_error,
+                   psi, rows, cols, values):
+    # _star_rows on the tie groups of an instance given in its arms' order (merge_ties; `order` as
+    # TopKProblem.order), expanded to the arms (spread_star: psi in the arms' order, the member pairs' positions
+    # and multipliers in rows, cols, values), with the certified gap: the groups' degree or the members' (the
+    # larger) plus one rounding term, for the division by n_g (as solve_topk_batch allows). Returns the scalars
+    # of _star_instance, the number of member pairs last; not accepted when no two arms tie, or tied arms
+    # differ in dispersion
+    n_arms = theta.shape[0]
+    group_theta, group_dispersion = np.empty(n_arms), np.empty(n_arms)
+    first, count = np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    n_groups, n_top = merge_ties(theta, order, dispersion, k, group_theta, group_dispersion, first, count)
+    if n_groups < 2 or n_groups == n_arms:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    group_psi, mu, out = np.empty(n_groups), np.empty(n_groups - 1), np.empty(7)
+    keep = np.empty(n_groups - 1, dtype=np.bool_)
+    _star_rows(code, group_theta[:n_groups], group_dispersion[:n_groups], n_top, start, max_iterations,
+               negative_multiplier, group_psi, mu, keep, np.ones(n_groups), np.empty(n_top), np.empty(n_groups - n_top),
+               out)
+    if out[0] != 1.0:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, out[6], 0.0
+    n_pairs, degree = spread_star(order, k, n_top, n_groups, first, count, group_psi, mu, keep, psi, rows, cols, values)
+    gap = scalar_certified_gap(out[2], out[1], relative_error, max(degree, int(out[5])) + 1)
+    return 1.0, out[1], out[2], gap, out[3], out[4], out[6], float(n_pairs)
+
+
+# compiled at the first tie only (the distinct-means kernels first: it calls _star_rows by its global name)
+_tied_kernels = compile_once(globals(), needs=(_kernels, _groups.TIE_KERNELS),
+                             shared=((_groups, ("merge_ties", "spread_star")),), kernels={"tied": "_tied_instance"})
+
+
 def _code(pair) -> int:
     code = _families.kernel_code(pair)
     if code is None:
@@ -566,6 +599,18 @@ def star_instance_kernel():
     calling :func:`star_kernel` and scattering in Python, with one call; when it does not accept, ``psi`` is
     not written and the value, bound and gap are NaN."""
     return _kernels()["instance"]
+
+
+def tied_star_instance_kernel():
+    """The fast path's compiled kernel on one instance with tied means, ``_tied_instance(code, theta, order,
+    dispersion, k, start, max_iterations, negative_multiplier, relative_error, psi, rows, cols, values) ->
+    (accepted, value, bound, gap, stationarity, complementarity, balance_residual, n_pairs)``: the tied arms
+    merged into groups (:func:`~allocopt.topk._exact.groups.merge_ties`), :func:`star_kernel` on the groups,
+    and the answer expanded to the arms (:func:`~allocopt.topk._exact.groups.spread_star`: ``psi`` in the
+    arms' order, the multipliers on the member pairs ``rows[:n_pairs]``, ``cols[:n_pairs]`` (positions in the
+    top and bottom orders), ``values[:n_pairs]``, arrays of length k(K - k) at most), with the certified gap.
+    Not accepted (and nothing written) when no two arms tie or tied arms differ in dispersion."""
+    return _tied_kernels()["tied"]
 
 
 def star_batch_kernel():
