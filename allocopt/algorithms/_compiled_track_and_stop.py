@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..topk._exact import gaussian_star as _topk_compiled
+from ..topk import kernels as _topk_kernels
 from ..topk import certificate as _certificate
 from ..topk.certificate import ROUNDING_ALLOWANCE
 from .._numba import compile_once
-from ..topk._exact.gaussian_star import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
+from ..topk.kernels import FEASIBILITY as _FEASIBILITY, NEGATIVE_MULTIPLIER as _NEGATIVE_MULTIPLIER
+from ..topk.kernels import NO_START as _NO_START, MAX_NEWTON
 from . import _compiled, _compiled_bts, _compiled_loop
 from ._compiled_loop import RUNNING, RowRecords, SolverRows, drive_rows, empty_records
 from ._compiled_uniform import threshold_table
@@ -70,7 +71,7 @@ glr_check_row = _compiled_loop.glr_check_row
 pull_arm = _compiled_loop.pull_arm
 numpy_sum = _compiled_bts.numpy_sum
 _pick_tied = _compiled._pick_tied
-_star_rows = _topk_compiled._gaussian_star_rows
+_star_rows = _topk_kernels.gaussian_star_rows
 scalar_certified_gap = _certificate.scalar_certified_gap
 
 
@@ -179,7 +180,7 @@ def _track_and_stop_rows(rows, k, max_samples, tol, dispersion, counts, sums, t,
 
 def _bind_star_kernel() -> None:
     """The batch solver's compiled double-star kernel under the name the loop calls it by."""
-    globals()["_star_rows"] = _topk_compiled._kernel()
+    globals()["_star_rows"] = _topk_kernels.gaussian_star_rows_kernel()
 
 
 # the row functions of _compiled_loop (and, through it, of _compiled), _compiled_bts's numpy_sum and the batch
