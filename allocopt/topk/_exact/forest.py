@@ -640,6 +640,26 @@ class ForestBatch(NamedTuple):
     weakest: np.ndarray
 
 
+def _trees(n_arms: int, k: int, edge_top: np.ndarray, edge_bottom: np.ndarray) -> tuple | None:
+    """The trees of :func:`gaussian_forest`'s edges: the number of trees, each arm's tree, parent and edge to
+    its parent (rooted at each tree's first arm), the arms ordered root first, and whether each arm is on its
+    root's side of the top-k boundary; ``None`` when the edges are not a forest whose every tree has a top and a
+    bottom arm."""
+    n_components, component = connected_components(n_arms, edge_top, edge_bottom)
+    if edge_top.shape[0] != n_arms - n_components:
+        return None  # cycles or repeated edges
+    is_top = np.arange(n_arms) < k
+    if not (np.all(np.bincount(component, weights=is_top, minlength=n_components) > 0)
+            and np.all(np.bincount(component, weights=~is_top, minlength=n_components) > 0)):
+        return None
+    roots = np.array([np.flatnonzero(component == tree)[0] for tree in range(n_components)])
+    parent, parent_edge = _bfs_small(n_arms, edge_top, edge_bottom, roots)
+    order, _ = tree_levels(parent)
+    # the root's side of each tree: the arms on the same side of the top-k boundary as their root
+    plus = is_top == is_top[roots[component]]
+    return n_components, component, parent, parent_edge, order, plus
+
+
 def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: np.ndarray,
                     edge_bottom: np.ndarray, max_newton: int = MAX_NEWTON) -> ForestBatch | None:
     r"""The KKT solution of every row on one binding forest, in closed form up to one balance per tree.
@@ -689,18 +709,11 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
     n_rows, n_arms = theta.shape
     edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
     n_edges = edge_top.shape[0]
-    n_components, component = connected_components(n_arms, edge_top, edge_bottom)
-    if n_edges != n_arms - n_components:
-        return None  # cycles or repeated edges
-    is_top = np.arange(n_arms) < k
-    if not (np.all(np.bincount(component, weights=is_top, minlength=n_components) > 0)
-            and np.all(np.bincount(component, weights=~is_top, minlength=n_components) > 0)):
+    trees = _trees(n_arms, k, edge_top, edge_bottom)
+    if trees is None:
         return None
-    roots = np.array([np.flatnonzero(component == tree)[0] for tree in range(n_components)])
-    parent, parent_edge = _bfs_small(n_arms, edge_top, edge_bottom, roots)
-    order, _ = tree_levels(parent)
-    # the root's side of each tree: the arms on the same side of the top-k boundary as their root
-    plus = is_top == is_top[roots[component]]
+    n_components, component, parent, parent_edge, order, plus = trees
+    is_top = np.arange(n_arms) < k
     variance = np.broadcast_to(variance, theta.shape)
     scale = theta[:, k - 1:k] - theta[:, k:k + 1]  # the instance with boundary gap 1 and theta_{j_1} = 0
     theta = (theta - theta[:, k:k + 1]) / scale
