@@ -708,7 +708,6 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
 
     n_rows, n_arms = theta.shape
     edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
-    n_edges = edge_top.shape[0]
     trees = _trees(n_arms, k, edge_top, edge_bottom)
     if trees is None:
         return None
@@ -742,16 +741,7 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
         top_factor, bottom_factor = ratio * weight[:, edge_bottom], ratio * weight[:, edge_top]
         grad_top = top_factor * top_factor * (0.5 / variance[:, edge_top])
         grad_bottom = bottom_factor * bottom_factor * (0.5 / variance[:, edge_bottom])
-        # peeling: every non-root arm's stationarity equation gives the multiplier of the edge to its parent
-        inflow = np.zeros((n_rows, n_arms))
-        nu = np.empty((n_rows, n_edges))
-        for node in order[::-1].tolist():
-            edge = parent_edge[node]
-            if edge < 0:
-                continue
-            own, far = (grad_top, grad_bottom) if is_top[node] else (grad_bottom, grad_top)
-            nu[:, edge] = (1.0 - inflow[:, node]) / own[:, edge]
-            inflow[:, parent[node]] += nu[:, edge] * far[:, edge]
+        nu = _peel_rows(order, parent, parent_edge, is_top, grad_top, grad_bottom)
         nonnegative = np.all(nu >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1, keepdims=True), axis=1)
         nu = np.maximum(nu, 0.0)
         mu = nu / nu.sum(axis=1, keepdims=True)
@@ -763,6 +753,23 @@ def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: n
         accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound) & np.all(x > 0, axis=1)
     return ForestBatch(psi=psi, value=value, bound=bound, multipliers=mu, nonnegative=nonnegative,
                        feasible=feasible, accepted=accepted, weakest=weakest)
+
+
+def _peel_rows(order: np.ndarray, parent: np.ndarray, parent_edge: np.ndarray, is_top: np.ndarray,
+               grad_top: np.ndarray, grad_bottom: np.ndarray) -> np.ndarray:
+    """The forest's multipliers by peeling (:func:`gaussian_forest`): every non-root arm's stationarity equation,
+    leaves first, gives the multiplier of the edge to its parent."""
+    n_rows, n_edges = grad_top.shape
+    inflow = np.zeros((n_rows, is_top.shape[0]))
+    nu = np.empty((n_rows, n_edges))
+    for node in order[::-1].tolist():
+        edge = parent_edge[node]
+        if edge < 0:
+            continue
+        own, far = (grad_top, grad_bottom) if is_top[node] else (grad_bottom, grad_top)
+        nu[:, edge] = (1.0 - inflow[:, node]) / own[:, edge]
+        inflow[:, parent[node]] += nu[:, edge] * far[:, edge]
+    return nu
 
 
 @np.errstate(divide="ignore", invalid="ignore", over="ignore")  # rows without a positive solution: NaN, rejected

@@ -352,7 +352,8 @@ def star_kernel():
     return _kernel()
 
 
-_STAR = compile_once(globals(), rebind=("_gaussian_star_rows",), kernels={"star": "_gaussian_star_rows", "instance": "_star_instance"})
+_STAR = compile_once(globals(), rebind=("_balance_root", "_pairs_minimum", "_arm_sums", "_smallest", "_largest_deviation",
+                                    "_gaussian_star_rows"), kernels={"star": "_gaussian_star_rows", "instance": "_star_instance"})
 # compiled at the first tie only
 _TIED = compile_once(globals(), needs=(_STAR, _groups.TIE_KERNELS),
                      shared=((_groups, ("merge_ties", "spread_star")),), rebind=("scalar_certified_gap",),
@@ -450,6 +451,124 @@ def _tied_instance(theta, order, dispersion, k, start, has_start, max_newton, fe
     return 1.0, value[0], bound[0], gap, stationarity[0], complementarity[0], float(n_pairs)
 
 
+def _balance_root(offset, var, k, a, y, max_newton, limit):
+    # the balance root y of the double star by safeguarded Newton from y (the numpy twin's steps)
+    n_arms = offset.shape[0]
+    lower, upper = -np.inf, np.inf
+    for _ in range(max_newton):
+        s = a / (1.0 + math.exp(-y))
+        t = a / (1.0 + math.exp(y))
+        top_sum = top_slope = bottom_sum = bottom_slope = 0.0
+        for arm in range(n_arms):
+            if arm < k:
+                x = offset[arm] + s
+            else:
+                x = offset[arm] + t
+            term = var[arm] / (x * x)
+            slope = term / x
+            if arm == 0 or arm == k:  # the first term of a sum is the sum so far (cumsum)
+                if arm == 0:
+                    top_sum, top_slope = term, slope
+                else:
+                    bottom_sum, bottom_slope = term, slope
+            elif arm < k:
+                top_sum += term
+                top_slope += slope
+            else:
+                bottom_sum += term
+                bottom_slope += slope
+        residual = math.log(top_sum / bottom_sum)
+        derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
+        if residual > 0:
+            lower = y
+        if residual < 0:
+            upper = y
+        candidate = y - residual / derivative
+        if not (candidate > lower and candidate < upper):
+            if math.isfinite(lower) and math.isfinite(upper):
+                candidate = 0.5 * (lower + upper)
+            elif math.isfinite(lower):
+                candidate = lower + 4.0
+            else:
+                candidate = upper - 4.0
+        magnitude = abs(y)
+        if not magnitude >= 1.0:  # np.maximum(1.0, |y|): NaN stays NaN
+            magnitude = 1.0 if magnitude == magnitude else magnitude
+        converged = abs(candidate - y) <= limit * magnitude or residual == 0
+        if residual != 0:
+            y = candidate
+        if converged:
+            break
+    return y
+
+
+def _pairs_minimum(mean, weight, k):
+    # Gamma over every pair (NaN propagates, as numpy's min)
+    n_arms = mean.shape[0]
+    value = np.inf
+    for top in range(k):
+        for bottom in range(k, n_arms):
+            difference = mean[top] - mean[bottom]
+            cost = 0.5 * difference * difference * (weight[top] * weight[bottom]) / (weight[top] + weight[bottom])
+            if cost < value or cost != cost:
+                value = cost
+            if value != value:
+                break
+        if value != value:
+            break
+    return value
+
+
+def _arm_sums(mu, grad_top, grad_bottom, k, sums):
+    # per-arm sums of mu_p dC_p/dpsi_a, each in edge order, into sums; returns their maximum (NaN propagates)
+    n_edges = mu.shape[0]
+    n_bottom = n_edges + 1 - k
+    n_arms = n_edges + 1
+    for top in range(k - 1):
+        sums[top] = mu[n_bottom + top] * grad_top[n_bottom + top]
+    hub = 0.0
+    for edge in range(n_bottom):
+        term = mu[edge] * grad_top[edge]
+        hub = term if edge == 0 else hub + term
+    sums[k - 1] = hub
+    hub = mu[0] * grad_bottom[0]
+    for edge in range(n_bottom, n_edges):
+        hub = hub + mu[edge] * grad_bottom[edge]
+    sums[k] = hub
+    for bottom in range(1, n_bottom):
+        sums[k + bottom] = mu[bottom] * grad_bottom[bottom]
+    bound = -np.inf
+    for arm in range(n_arms):
+        if sums[arm] > bound or sums[arm] != sums[arm]:
+            bound = sums[arm]
+        if bound != bound:
+            break
+    return bound
+
+
+def _smallest(values):
+    # the smallest of values (NaN propagates, as numpy's min)
+    smallest = np.inf
+    for index in range(values.shape[0]):
+        if values[index] < smallest or values[index] != values[index]:
+            smallest = values[index]
+        if smallest != smallest:
+            break
+    return smallest
+
+
+def _largest_deviation(sums, value):
+    # the largest |sums[a] - value| (NaN propagates, as numpy's max)
+    worst = -np.inf
+    for arm in range(sums.shape[0]):
+        deviation = abs(sums[arm] - value)
+        if deviation > worst or deviation != deviation:
+            worst = deviation
+        if worst != worst:
+            break
+    return worst
+
+
 def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasibility, negative_multiplier, psi_out, mu_out,
                value_out, bound_out, stationarity_out, complementarity_out, accepted_out):
     n_rows, n_arms = theta.shape
@@ -485,53 +604,7 @@ def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasib
             else:
                 distance = (mean[arm] - best_bottom) * -1.0
             offset[arm] = 0.5 * distance * (distance + 2.0 * boundary)
-        # the balance root y by safeguarded Newton
-        y = start[row] if has_start else 0.0
-        lower, upper = -np.inf, np.inf
-        for _ in range(max_newton):
-            s = a / (1.0 + math.exp(-y))
-            t = a / (1.0 + math.exp(y))
-            top_sum = top_slope = bottom_sum = bottom_slope = 0.0
-            for arm in range(n_arms):
-                if arm < k:
-                    x = offset[arm] + s
-                else:
-                    x = offset[arm] + t
-                term = var[arm] / (x * x)
-                slope = term / x
-                if arm == 0 or arm == k:  # the first term of a sum is the sum so far (cumsum)
-                    if arm == 0:
-                        top_sum, top_slope = term, slope
-                    else:
-                        bottom_sum, bottom_slope = term, slope
-                elif arm < k:
-                    top_sum += term
-                    top_slope += slope
-                else:
-                    bottom_sum += term
-                    bottom_slope += slope
-            residual = math.log(top_sum / bottom_sum)
-            derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
-            if residual > 0:
-                lower = y
-            if residual < 0:
-                upper = y
-            candidate = y - residual / derivative
-            if not (candidate > lower and candidate < upper):
-                if math.isfinite(lower) and math.isfinite(upper):
-                    candidate = 0.5 * (lower + upper)
-                elif math.isfinite(lower):
-                    candidate = lower + 4.0
-                else:
-                    candidate = upper - 4.0
-            magnitude = abs(y)
-            if not magnitude >= 1.0:  # np.maximum(1.0, |y|): NaN stays NaN
-                magnitude = 1.0 if magnitude == magnitude else magnitude
-            converged = abs(candidate - y) <= limit * magnitude or residual == 0
-            if residual != 0:
-                y = candidate
-            if converged:
-                break
+        y = _balance_root(offset, var, k, a, start[row] if has_start else 0.0, max_newton, limit)
         s = a / (1.0 + math.exp(-y))
         t = a / (1.0 + math.exp(y))
         total = 0.0
@@ -542,18 +615,7 @@ def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasib
             psi[arm] = psi[arm] / total
             weight[arm] = psi[arm] / var[arm]
             psi_out[row, arm] = psi[arm]
-        # Gamma over every pair (NaN propagates, as numpy's min)
-        value = np.inf
-        for top in range(k):
-            for bottom in range(k, n_arms):
-                difference = mean[top] - mean[bottom]
-                cost = 0.5 * difference * difference * (weight[top] * weight[bottom]) / (weight[top] + weight[bottom])
-                if cost < value or cost != cost:
-                    value = cost
-                if value != value:
-                    break
-            if value != value:
-                break
+        value = _pairs_minimum(mean, weight, k)
         # the star's edges: (i_k, j) for every bottom j, then (i, j_1) for the other top arms
         largest_nu = -np.inf
         for edge in range(n_edges):
@@ -588,42 +650,11 @@ def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasib
         for edge in range(n_edges):
             mu[edge] = nu[edge] / nu_total
             mu_out[row, edge] = mu[edge]
-        # per-arm sums of mu_p dC_p/dpsi_a, each in edge order
-        for top in range(k - 1):
-            sums[top] = mu[n_bottom + top] * grad_top[n_bottom + top]
-        hub = 0.0
-        for edge in range(n_bottom):
-            term = mu[edge] * grad_top[edge]
-            hub = term if edge == 0 else hub + term
-        sums[k - 1] = hub
-        hub = mu[0] * grad_bottom[0]
-        for edge in range(n_bottom, n_edges):
-            hub = hub + mu[edge] * grad_bottom[edge]
-        sums[k] = hub
-        for bottom in range(1, n_bottom):
-            sums[k + bottom] = mu[bottom] * grad_bottom[bottom]
-        bound = -np.inf
-        for arm in range(n_arms):
-            if sums[arm] > bound or sums[arm] != sums[arm]:
-                bound = sums[arm]
-            if bound != bound:
-                break
-        smallest_edge = np.inf
-        for edge in range(n_edges):
-            if edge_cost[edge] < smallest_edge or edge_cost[edge] != edge_cost[edge]:
-                smallest_edge = edge_cost[edge]
-            if smallest_edge != smallest_edge:
-                break
-        feasible = value >= (1.0 - feasibility) * smallest_edge
+        bound = _arm_sums(mu, grad_top, grad_bottom, k, sums)
+        feasible = value >= (1.0 - feasibility) * _smallest(edge_cost)
         accepted_out[row] = nonnegative and feasible and value > 0 and math.isfinite(bound)
         value_scale = value if value > 0 else np.inf
-        worst = -np.inf
-        for arm in range(n_arms):
-            deviation = abs(sums[arm] - value)
-            if deviation > worst or deviation != deviation:
-                worst = deviation
-            if worst != worst:
-                break
+        worst = _largest_deviation(sums, value)
         slack = 0.0
         for edge in range(n_edges):
             term = mu[edge] * edge_cost[edge]
