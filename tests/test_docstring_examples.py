@@ -15,6 +15,7 @@ import pytest
 MODULES_WITH_EXAMPLES = [
     "allocopt._json", "allocopt._result", "allocopt.families", "allocopt.simulate",
     "allocopt.topk.problem", "allocopt.topk.solve", "allocopt.topk.batch", "allocopt.topk.kkt",
+    "allocopt.topk.kernels",
     "allocopt.cbmai.problem", "allocopt.cbmai.bases", "allocopt.cbmai.solve", "allocopt.cbmai.scores",
     "allocopt.cbmai.hardness",
     "allocopt.complexity", "allocopt.complexity.top_m", "allocopt.complexity.fixed_budget",
