@@ -19,6 +19,10 @@ A numba function calls another jitted function by its global name, resolved when
 callees are *rebound*, i.e. the module's global name is replaced by the compiled function, callees before their
 callers; functions that other compiled modules define are compiled there first and *shared* (copied into this
 module's globals under the same name).
+
+The compiled on/off switch lives here too (the lowest layer, which every layer may read): :data:`AVAILABLE`,
+:func:`compiled_enabled` and the context manager :func:`compiled_kernels`. Where it is off, the package takes its
+numpy and Python specification paths and calls no compiled kernel.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import sys
 import threading
 import types
 from types import ModuleType
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
            "kernel", "kernel_copy", "compile_kernels", "numba_njit",

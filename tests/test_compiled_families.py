@@ -1,4 +1,4 @@
-"""The compiled pair kernels of the families (allocopt._compiled_families) against the numpy kernels of
+"""The compiled pair kernels of the families (allocopt.families.kernels) against the numpy kernels of
 allocopt.families and against an independent 60-digit evaluation of the definitions with mpmath.
 
 The grids are adversarial: exact ties and ties to 1e-12, Bernoulli means within 1e-15 (and 1e-300) of 0 and 1,
@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from allocopt._compiled_families import pair_arrays
+from allocopt.families.kernels import pair_arrays
 from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Exponential, Gamma, Gaussian, Poisson
 from tolerance import assert_within
@@ -159,7 +159,7 @@ def test_families_hand_out_their_kernels_and_only_their_own(kind):
 def test_pair_terms_from_the_compiled_kernel_match_the_numpy_ones(family, kind):
     # pair_terms(compiled=True) (the barrier's evaluations) against the numpy kernel through the same function,
     # first and second order, on the adversarial grid with weights on several scales
-    from allocopt.topk._pairs import pair_terms
+    from allocopt.topk.pairs import pair_terms
 
     rng = np.random.default_rng(18)
     theta_top, theta_bottom, share_top, share_bottom = _grid(family, rng)
@@ -177,7 +177,7 @@ def test_pair_terms_from_the_compiled_kernel_match_the_numpy_ones(family, kind):
 
 
 def test_pair_terms_of_a_family_without_a_compiled_kernel_stay_numpy():
-    from allocopt.topk._pairs import pair_terms
+    from allocopt.topk.pairs import pair_terms
 
     class Custom(Poisson):  # overrides the numpy kernel: compiled_pair is None, so compiled=True runs this one
         def unit_confidence_pair(self, theta_top, theta_bottom, share_top, share_bottom):

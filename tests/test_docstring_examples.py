@@ -15,6 +15,7 @@ import pytest
 MODULES_WITH_EXAMPLES = [
     "allocopt._json", "allocopt._result", "allocopt.families", "allocopt.simulate",
     "allocopt.topk.problem", "allocopt.topk.solve", "allocopt.topk.batch", "allocopt.topk.kkt",
+    "allocopt.topk.kernels",
     "allocopt.cbmai.problem", "allocopt.cbmai.bases", "allocopt.cbmai.solve", "allocopt.cbmai.scores",
     "allocopt.cbmai.hardness",
     "allocopt.complexity", "allocopt.complexity.top_m", "allocopt.complexity.fixed_budget",
@@ -26,7 +27,7 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.rules.uniform", "allocopt.algorithms.rules.kkt_ts", "allocopt.algorithms.rules.track_and_stop",
     "allocopt.algorithms.rules.dt_ts", "allocopt.algorithms.rules.bts", "allocopt.algorithms.rules.ocba",
     "allocopt.algorithms.rules.top_two", "allocopt.algorithms.rules.lucb", "allocopt.algorithms.rules.kl_racing",
-    "allocopt.algorithms.rules.ugape", "allocopt.algorithms.rules.at_lucb", "allocopt.topk._tracking",
+    "allocopt.algorithms.rules.ugape", "allocopt.algorithms.rules.at_lucb", "allocopt.topk.tracking",
     "allocopt.algorithms.chunks",
     "allocopt.experiments", "allocopt.experiments.spec", "allocopt.experiments.store", "allocopt.experiments.runner",
     "allocopt.experiments.status", "allocopt.experiments.tables", "allocopt.experiments.report",

@@ -58,11 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def exit_status(result) -> ExitStatus:
     """1 when an optimal allocation of the report is not certified within the exact solver's tolerance
     (the criterion of its status ``"optimal"``), 0 otherwise."""
-    import inspect
+    from ..topk import method_options
 
-    from ..topk import _exact
-
-    tolerance = inspect.signature(_exact.solve).parameters["tol"].default
+    tolerance = method_options("exact")["tol"]
     for key in ("gamma_star", "gamma_b_star"):
         if key in result and not result[f"{key}.gap"] <= tolerance * result[key]:
             return ExitStatus.NOT_CERTIFIED

@@ -5,12 +5,12 @@ optimal allocation of every replication's current means at every step. :func:`so
 means of R instances sharing K, k, the family and the kind, and returns one certified answer per instance:
 
 * Gaussian instances whose optimum is Theorem 3.4's double star (Wang, Yang, You 2022) - the typical case -
-  are solved for all rows at once (:mod:`allocopt.topk._batch_gaussian`: a vectorised Newton iteration on
+  are solved for all rows at once (:mod:`allocopt.topk._exact.gaussian_star`: a vectorised Newton iteration on
   the balance equation, peeled multipliers, a vectorised all-pairs check); rows whose double star fails its
   check are solved, again all together, on the forests the active set pivots to first
-  (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`);
+  (:func:`~allocopt.topk._exact.gaussian_star.gaussian_forest`);
 * instances of the other families with a compiled pair kernel go through the exact solver's compiled double
-  star and its compiled certificate (:mod:`allocopt.topk._compiled_star`) row by row in one compiled call,
+  star and its compiled certificate (:mod:`allocopt.topk._exact.star`) row by row in one compiled call,
   without a problem or a result object per row; a row of distinct means certified optimal there is bit for
   bit the single solve's answer, and tied means are merged into groups first;
 * every other instance (a row the double star does not certify, or a family without a compiled kernel) is
@@ -36,14 +36,16 @@ from .._json import jsonable
 from .._validation import as_choice, as_float, as_float_matrix, as_int, fail
 from ..exceptions import AllocoptError, InvalidArgumentError
 from ..families import ExponentialFamily, get_family
-from ._batch_gaussian import double_star_edges, gaussian_double_star, gaussian_forest
-from .._compiled_families import kernel_code
-from ._compiled_star import star_batch_kernel
-from ._exact import _NEGATIVE_MULTIPLIER, FAST_PATH_PAIRS
+from ._exact.forest import gaussian_forest
+from ._exact.gaussian_star import gaussian_double_star
+from ..families.kernels import kernel_code
+from ._exact.star import double_star_edges, star_batch_kernel
+from ._exact._routing import FAST_PATH_PAIRS
+from ._exact.search import _NEGATIVE_MULTIPLIER
 from .certificate import certified_gap
 from .problem import KINDS, TopKProblem, _readonly
 
-__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES", "BATCH_TOL"]
+__all__ = ["TopKBatchResult", "solve_topk_batch", "BATCH_STATUSES", "BATCH_TOL", "FAST_PATH_PAIRS"]
 
 BATCH_STATUSES = ("optimal", "not_certified", "invalid_instance")
 BATCH_TOL = 1e-9
@@ -182,7 +184,7 @@ def _pivoted_gaussian_rows(theta: np.ndarray, variance: np.ndarray, k: int, tol:
     the one the double star's peeling can make negative), which splits the double star into the star of
     :math:`i_k` over the other bottom arms and the star of :math:`j_1` over the other top arms; if a pair is
     then violated, the most violated one enters when it joins the two trees. Each forest is solved for all its
-    rows at once (:func:`~allocopt.topk._batch_gaussian.gaussian_forest`); a row is accepted only when its
+    rows at once (:func:`~allocopt.topk._exact.gaussian_star.gaussian_forest`); a row is accepted only when its
     forest passes the exact checks and its certified relative gap is at most ``tol``. ``psi`` is in the sorted
     order; the other rows (NaN) are left to the single solve."""
     n_rows, n_arms = theta.shape
@@ -229,7 +231,7 @@ def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, ki
     certified relative gap at most ``tol``), so an accepted row is bit for bit the single solve's answer.
 
     Tied means (empirical means of Bernoulli arms often are) are merged into groups as the active set merges
-    them (:mod:`allocopt.topk._groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
+    them (:mod:`allocopt.topk._exact.groups`): a group of :math:`n_g` arms with a common weight :math:`w_g` costs
     :math:`n_g \phi_g w_g` in the objective, so the same kernel solves the grouped double star with
     dispersion :math:`n_g\phi_g`; its allocation of a group is the group's total, :math:`n_g\psi_a`, and its
     certificate is the arm-level one (:math:`w_g = n_g\psi_a / (n_g\phi_g)`, and each arm sum
@@ -278,6 +280,116 @@ def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, ki
     with np.errstate(invalid="ignore"):
         accepted &= (value > 0) & (gap <= tol * value)
     return _FamilyStars(psi=psi, value=value, bound=bound, gap=gap, accepted=accepted)
+
+
+@dataclass
+class _Answers:
+    """The batch's answers, row by row, filled by each route in turn (status: codes into
+    :data:`BATCH_STATUSES`, turned into words at the end)."""
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    gap: np.ndarray
+    status: np.ndarray
+    individually: np.ndarray
+    messages: list[str]
+
+    @classmethod
+    def empty(cls, n_rows: int, n_arms: int, messages: list[str]) -> "_Answers":
+        return cls(psi=np.full((n_rows, n_arms), np.nan), value=np.full(n_rows, np.nan),
+                   bound=np.full(n_rows, np.nan), gap=np.full(n_rows, np.nan),
+                   status=np.full(n_rows, _INVALID, dtype=np.int8), individually=np.zeros(n_rows, dtype=bool),
+                   messages=messages)
+
+
+def _gaussian_rows(answers: _Answers, theta: np.ndarray, remaining: np.ndarray, k: int, dispersion: np.ndarray,
+                   heteroscedastic: bool, tol: float, warm: np.ndarray | None) -> np.ndarray:
+    """Harmonic costs (Gaussian arms): the double star of Theorem 3.4 in closed form, vectorised over the
+    ``remaining`` rows, then the exact solver's first pivots from it on the rows it declines; returns the rows
+    left to the single solve."""
+    n_arms = theta.shape[1]
+    order = np.argsort(-theta[remaining], axis=1, kind="stable")  # top then bottom, as TopKProblem orders
+    index = np.arange(remaining.size)[:, None]
+    sorted_theta = theta[remaining][index, order]
+    sorted_variance = dispersion[order] if heteroscedastic else dispersion[:1]
+    start = None
+    if warm is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
+        previous = warm[remaining][index, order]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            start = np.log(previous[:, k] / previous[:, k - 1] * (sorted_variance[..., k - 1] if
+                           sorted_variance.ndim == 2 else 1.0) / (sorted_variance[..., k] if
+                           sorted_variance.ndim == 2 else 1.0))
+        start = np.where(np.isfinite(start), start, 0.0)
+    psi, value, bound, gap, status = answers.psi, answers.value, answers.bound, answers.gap, answers.status
+    # rows in chunks, so that the cost matrices of a chunk hold about 2^21 pairs
+    chunk = max(1, (1 << 21) // (k * (n_arms - k)))
+    accepted = np.zeros(remaining.size, dtype=bool)
+    for begin in range(0, remaining.size, chunk):
+        part = slice(begin, begin + chunk)
+        star = gaussian_double_star(sorted_theta[part], sorted_variance[part] if sorted_variance.ndim == 2
+                                    else sorted_variance, k, None if start is None else start[part])
+        accepted[part] = star.accepted
+        rows = remaining[part][star.accepted]
+        psi[rows[:, None], order[part][star.accepted]] = star.psi[star.accepted]
+        value[rows] = star.value[star.accepted]
+        bound[rows] = star.bound[star.accepted]
+        gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
+        status[rows] = np.where(gap[rows] <= tol * value[rows], _OPTIMAL, _NOT_CERTIFIED)
+    failed = np.flatnonzero(~accepted)
+    for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
+        # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
+        block = failed[begin:begin + chunk]
+        pivoted = _pivoted_gaussian_rows(sorted_theta[block], sorted_variance[block] if sorted_variance.ndim
+                                         == 2 else sorted_variance, k, tol)
+        done = block[pivoted.accepted]
+        rows = remaining[done]
+        psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
+        value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
+        gap[rows] = pivoted.gap[pivoted.accepted]
+        status[rows] = _OPTIMAL
+        accepted[done] = True
+    return remaining[~accepted]
+
+
+def _family_rows(answers: _Answers, theta: np.ndarray, remaining: np.ndarray, k: int, dispersion: np.ndarray,
+                 kind: str, tol: float, family: ExponentialFamily) -> np.ndarray:
+    """Other families with a compiled pair kernel: the exact solver's compiled double star, row by row in one
+    compiled call; the rows it certifies optimal are final, the others (returned) go to the single solve."""
+    code = kernel_code(family.compiled_pair(kind))
+    if code is None:
+        return remaining
+    stars = _compiled_double_stars(theta[remaining], dispersion, k, kind, tol, family, code)
+    rows = remaining[stars.accepted]
+    answers.psi[rows] = stars.psi[stars.accepted]
+    answers.value[rows], answers.bound[rows] = stars.value[stars.accepted], stars.bound[stars.accepted]
+    answers.gap[rows] = stars.gap[stars.accepted]
+    answers.status[rows] = _OPTIMAL
+    return remaining[~stars.accepted]
+
+
+def _individual_rows(answers: _Answers, theta: np.ndarray, remaining: np.ndarray, k: int, kind: str, tol: float,
+                     family: ExponentialFamily) -> None:
+    """The rows no batched route certified, each by :func:`~allocopt.topk.solve_topk` (an instance the exact
+    solver cannot handle is reported in its row's message, not raised)."""
+    if not remaining.size:
+        return
+    from .solve import solve_topk
+
+    for row in remaining.tolist():
+        answers.individually[row] = True
+        try:
+            result = solve_topk(TopKProblem(theta[row], k, family=family), method="exact", kind=kind, tol=tol)
+        except AllocoptError as error:
+            if isinstance(error, InvalidArgumentError):
+                raise
+            answers.status[row] = _NOT_CERTIFIED
+            answers.messages[row] = str(error)
+            continue
+        answers.psi[row], answers.value[row] = result.psi, result.value
+        answers.bound[row], answers.gap[row] = result.upper_bound, result.gap
+        answers.status[row] = _OPTIMAL if result.status == "optimal" else _NOT_CERTIFIED
+        answers.messages[row] = result.message
 
 
 def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily = "gaussian",
@@ -334,89 +446,20 @@ def solve_topk_batch(theta: ArrayLike, k: int, family: str | ExponentialFamily =
     if warm_start is not None:
         warm = as_float_matrix(warm_start, func, "warm_start", shape=(n_rows, n_arms))
     valid, messages = _row_problems_valid(theta, k, resolved)
-
-    psi = np.full((n_rows, n_arms), np.nan)
-    value = np.full(n_rows, np.nan)
-    bound = np.full(n_rows, np.nan)
-    gap = np.full(n_rows, np.nan)
-    status = np.full(n_rows, _INVALID, dtype=np.int8)  # codes into BATCH_STATUSES, turned into words at the end
-    individually = np.zeros(n_rows, dtype=bool)
-
+    answers = _Answers.empty(n_rows, n_arms, messages)
     remaining = np.flatnonzero(valid)
-    # harmonic costs (Gaussian arms): the double star of Theorem 3.4 in closed form, vectorised over rows
-    if resolved.harmonic_costs(kind) and remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
-        order = np.argsort(-theta[remaining], axis=1, kind="stable")  # top then bottom, as TopKProblem orders
-        index = np.arange(remaining.size)[:, None]
-        sorted_theta = theta[remaining][index, order]
-        sorted_variance = dispersion[order] if resolved.is_heteroscedastic else dispersion[:1]
-        start = None
-        if warm is not None:  # the previous allocation's split y = log(x_{i_k} / x_{j_1}), x = sigma^2 / psi
-            previous = warm[remaining][index, order]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                start = np.log(previous[:, k] / previous[:, k - 1] * (sorted_variance[..., k - 1] if
-                               sorted_variance.ndim == 2 else 1.0) / (sorted_variance[..., k] if
-                               sorted_variance.ndim == 2 else 1.0))
-            start = np.where(np.isfinite(start), start, 0.0)
-        # rows in chunks, so that the cost matrices of a chunk hold about 2^21 pairs
-        chunk = max(1, (1 << 21) // (k * (n_arms - k)))
-        accepted = np.zeros(remaining.size, dtype=bool)
-        for begin in range(0, remaining.size, chunk):
-            part = slice(begin, begin + chunk)
-            star = gaussian_double_star(sorted_theta[part], sorted_variance[part] if sorted_variance.ndim == 2
-                                        else sorted_variance, k, None if start is None else start[part])
-            accepted[part] = star.accepted
-            rows = remaining[part][star.accepted]
-            psi[rows[:, None], order[part][star.accepted]] = star.psi[star.accepted]
-            value[rows] = star.value[star.accepted]
-            bound[rows] = star.bound[star.accepted]
-            gap[rows] = certified_gap(star.bound[star.accepted], star.value[star.accepted])
-            status[rows] = np.where(gap[rows] <= tol * value[rows], _OPTIMAL, _NOT_CERTIFIED)
-        failed = np.flatnonzero(~accepted)
-        for begin in range(0, failed.size if k >= 2 and n_arms - k >= 2 else 0, chunk):
-            # the exact solver's first pivots from the double star, on those rows together (in chunks as above)
-            block = failed[begin:begin + chunk]
-            pivoted = _pivoted_gaussian_rows(sorted_theta[block], sorted_variance[block] if sorted_variance.ndim
-                                             == 2 else sorted_variance, k, tol)
-            done = block[pivoted.accepted]
-            rows = remaining[done]
-            psi[rows[:, None], order[done]] = pivoted.psi[pivoted.accepted]
-            value[rows], bound[rows] = pivoted.value[pivoted.accepted], pivoted.bound[pivoted.accepted]
-            gap[rows] = pivoted.gap[pivoted.accepted]
-            status[rows] = _OPTIMAL
-            accepted[done] = True
-        remaining = remaining[~accepted]
-    elif remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
-        code = kernel_code(resolved.compiled_pair(kind))
-        if code is not None:
-            # other families with a compiled pair kernel: the exact solver's compiled double star, row by row in
-            # one compiled call; the rows it certifies optimal are final, the others go to the active set
-            stars = _compiled_double_stars(theta[remaining], dispersion, k, kind, tol, resolved, code)
-            rows = remaining[stars.accepted]
-            psi[rows] = stars.psi[stars.accepted]
-            value[rows], bound[rows] = stars.value[stars.accepted], stars.bound[stars.accepted]
-            gap[rows] = stars.gap[stars.accepted]
-            status[rows] = _OPTIMAL
-            remaining = remaining[~stars.accepted]
-    if remaining.size:
-        from .solve import solve_topk
-
-        for row in remaining.tolist():
-            individually[row] = True
-            try:
-                result = solve_topk(TopKProblem(theta[row], k, family=resolved), method="exact", kind=kind, tol=tol)
-            except AllocoptError as error:  # an instance the exact solver cannot handle: reported, not raised
-                if isinstance(error, InvalidArgumentError):
-                    raise
-                status[row] = _NOT_CERTIFIED
-                messages[row] = str(error)
-                continue
-            psi[row], value[row], bound[row], gap[row] = result.psi, result.value, result.upper_bound, result.gap
-            status[row] = _OPTIMAL if result.status == "optimal" else _NOT_CERTIFIED
-            messages[row] = result.message
+    if remaining.size and k * (n_arms - k) <= FAST_PATH_PAIRS:
+        if resolved.harmonic_costs(kind):
+            remaining = _gaussian_rows(answers, theta, remaining, k, dispersion, resolved.is_heteroscedastic, tol, warm)
+        else:
+            remaining = _family_rows(answers, theta, remaining, k, dispersion, kind, tol, resolved)
+    _individual_rows(answers, theta, remaining, k, kind, tol, resolved)
+    psi, value, bound, gap, status, individually = (answers.psi, answers.value, answers.bound, answers.gap,
+                                                     answers.status, answers.individually)
     n_individual = int(individually.sum())
     n_invalid = int((~valid).sum())
     message = (f"exact batch: {n_rows - n_individual - n_invalid} instance(s) solved together, "
                f"{n_individual} instance(s) solved one by one, {n_invalid} invalid instance(s)")
     return TopKBatchResult(psi=psi, value=value, upper_bound=bound, gap=gap, status=_STATUS_WORDS[status],
                            solved_individually=individually, method="exact", kind=kind, tol=tol,
-                           time=time.perf_counter() - started, message=message, messages=tuple(messages))
+                           time=time.perf_counter() - started, message=message, messages=tuple(answers.messages))

@@ -166,6 +166,33 @@ def upper_bound(problem: TopKProblem, psi: np.ndarray, mu, kind: str = "confiden
 
 
 
+def _newton_step(terms, weights: np.ndarray, local_top: np.ndarray, local_bottom: np.ndarray, incidence,
+                 gradient: np.ndarray) -> np.ndarray | None:
+    r"""The Newton step of :func:`dual_refinement` (the KKT system of :math:`\max f` under one unit-mass
+    constraint per component, ``incidence`` the arms-by-components matrix), or ``None`` when the system is
+    singular or the step not finite."""
+    from scipy.sparse import bmat, coo_matrix
+    from scipy.sparse.linalg import MatrixRankWarning, spsolve
+
+    n_vars, n_components = incidence.shape
+    hessian = coo_matrix(
+        (np.concatenate([weights * terms.hess_top, weights * terms.hess_bottom,
+                         weights * terms.hess_cross, weights * terms.hess_cross]),
+         (np.concatenate([local_top, local_bottom, local_top, local_bottom]),
+          np.concatenate([local_top, local_bottom, local_bottom, local_top]))),
+        shape=(n_vars, n_vars)).tocsc()
+    system = bmat([[hessian, incidence], [incidence.T, None]], format="csc")
+    rhs = np.concatenate([-gradient, np.zeros(n_components)])
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", MatrixRankWarning)
+            solution = spsolve(system, rhs)
+    except (RuntimeError, ValueError):
+        return None
+    step = solution[:n_vars]
+    return step if np.all(np.isfinite(step)) else None
+
+
 def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: Any, kind: str = "confidence",
                     max_steps: int = 30) -> tuple[float, np.ndarray]:
     r"""Tightest linearised bound :math:`\min_{\psi_0} U(\mu, \psi_0)` found by Newton's method.
@@ -184,8 +211,7 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: Any, kind: str = 
     psi0 : ndarray, shape (K,)
         The linearisation point (component masses normalised to one; arms outside the support keep ``psi``).
     """
-    from scipy.sparse import coo_matrix, csc_matrix, bmat
-    from scipy.sparse.linalg import MatrixRankWarning, spsolve
+    from scipy.sparse import csc_matrix
 
     multipliers = PairMultipliers.from_any(mu)
     if multipliers.size == 0:
@@ -230,22 +256,8 @@ def dual_refinement(problem: TopKProblem, psi: np.ndarray, mu: Any, kind: str = 
     objective, gradient, terms = evaluate(current, True)
     best_bound, best_point = split_bound(gradient), current.copy()
     for _ in range(max_steps):
-        hessian = coo_matrix(
-            (np.concatenate([weights * terms.hess_top, weights * terms.hess_bottom,
-                             weights * terms.hess_cross, weights * terms.hess_cross]),
-             (np.concatenate([local_top, local_bottom, local_top, local_bottom]),
-              np.concatenate([local_top, local_bottom, local_bottom, local_top]))),
-            shape=(n_vars, n_vars)).tocsc()
-        system = bmat([[hessian, incidence], [incidence.T, None]], format="csc")
-        rhs = np.concatenate([-gradient, np.zeros(n_components)])
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", MatrixRankWarning)
-                solution = spsolve(system, rhs)
-        except (RuntimeError, ValueError):  # singular system: keep the best bound found so far
-            break
-        step = solution[:n_vars]
-        if not np.all(np.isfinite(step)):
+        step = _newton_step(terms, weights, local_top, local_bottom, incidence, gradient)
+        if step is None:  # singular system: keep the best bound found so far
             break
         # fraction to the boundary keeps every covered arm's allocation positive
         shrinking = step < 0

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from .._validation import as_choice, as_int, describe, fail
 from ..exceptions import InvalidInstanceError
 from ..families import ExponentialFamily, get_family
-from ._pairs import KINDS, PairTerms, allocation_pair_terms
+from .pairs import KINDS, PairTerms, allocation_pair_terms
 
 __all__ = ["TopKProblem", "KINDS", "sampling_function_top"]
 
@@ -344,10 +344,10 @@ class TopKProblem:
 
     def minimum_cost(self, psi: np.ndarray, kind: str = "confidence", threshold: float | None = None,
                      limit: int = 1_000_000):
-        """``(minimum cost, scan)``: the minimum over all pairs and the :class:`~allocopt.topk._allpairs.PairScan`
+        """``(minimum cost, scan)``: the minimum over all pairs and the :class:`~allocopt.topk._scan.PairScan`
         of the (at most ``limit``) pairs below ``threshold`` (unchecked arguments; see
-        :func:`~allocopt.topk._allpairs.scan_pairs`)."""
-        from ._allpairs import scan_pairs
+        :func:`~allocopt.topk._scan.scan_pairs`)."""
+        from ._scan import scan_pairs
 
         weights = psi / self._dispersion
 

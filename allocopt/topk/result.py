@@ -6,20 +6,65 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._json import jsonable
 from .._result import Result
-from ._forest import BindingForest
 from .certificate import Certificate, certify
 from .multipliers import PairMultipliers
 from .problem import TopKProblem
 
+if TYPE_CHECKING:
+    from ._exact.forest import ForestLayout
+    from ._exact.groups import Reduced
+
 __all__ = ["TopKResult", "IterationHistory", "STATUSES", "build_result"]
 
 STATUSES = ("optimal", "iteration_limit", "inaccurate", "not_certified")
+
+
+@dataclass(frozen=True)
+class BindingForest:
+    """The exact solver's final binding forest, kept on its result so that the next solve of a nearby
+    instance can start from it (``solve_topk(..., warm_start=result)``).
+
+    Attributes
+    ----------
+    kind : str
+        The cost type it was solved for.
+    double_star : bool
+        Whether it is Theorem 3.4's double star (then only that fact is needed: the next instance's double
+        star is built directly).
+    arm_group, top_groups : ndarray of int or None
+        The tie groups of the instance (group of each arm; top groups in order): the forest and its layout
+        carry over only to an instance with the same groups.
+    layout : ForestLayout or None
+        The forest's breadth-first layout over the groups.
+    psi : ndarray or None
+        The group allocation on the homogeneous scale (every forest cost equal to one).
+    """
+
+    kind: str
+    double_star: bool
+    arm_group: np.ndarray | None = None
+    top_groups: np.ndarray | None = None
+    layout: "ForestLayout | None" = None
+    psi: np.ndarray | None = None
+
+    def carries_over(self, reduced: "Reduced") -> bool:
+        """Whether the forest and its layout apply as they are to ``reduced`` (same kind and tie groups)."""
+        return (self.layout is not None and self.psi is not None and self.kind == reduced.kind
+                and self.arm_group is not None and np.array_equal(self.arm_group, reduced.arm_group)
+                and self.top_groups is not None and np.array_equal(self.top_groups, reduced.top_groups))
+
+    def rescaled(self, exponent: int) -> BindingForest:
+        """The forest of the same instance with its costs scaled by :math:`2^{exponent}`: the homogeneous
+        allocation (forest costs equal to one) scales by :math:`2^{-exponent}`."""
+        if self.psi is None:
+            return self
+        return dataclasses.replace(self, psi=np.ldexp(self.psi, -exponent))
 
 
 def _frozen(array: Any) -> np.ndarray:

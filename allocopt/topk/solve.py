@@ -4,8 +4,8 @@ Methods (each in its own private module):
 
 * ``"exact"`` (default) - active set of binding forests solved to machine precision, :mod:`allocopt.topk._exact`;
 * ``"cvxpy"`` - the convex model in CVXPY (verification oracle), :mod:`allocopt.topk._cvx`;
-* ``"fwga"`` - Frank-Wolfe gradient ascent, Algorithm 1 of the paper, :mod:`allocopt.topk._fwga`;
-* ``"kkt-tracking"`` - Algorithm 3 of the paper, :mod:`allocopt.topk._tracking`.
+* ``"fwga"`` - Frank-Wolfe gradient ascent, Algorithm 1 of the paper, :mod:`allocopt.topk._iterative.fwga`;
+* ``"kkt-tracking"`` - Algorithm 3 of the paper, :mod:`allocopt.topk._iterative.kkt_tracking`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ __all__ = ["solve_topk", "characteristic_time", "TOPK_METHODS", "DEFAULT_METHOD"
 
 # method name -> private module implementing `solve(problem, kind, **options)` and `OPTIONS`
 METHODS = MethodRegistry("solve_topk", {
-    "exact": "allocopt.topk._exact",
+    "exact": "allocopt.topk._exact._routing",
     "cvxpy": "allocopt.topk._cvx",
-    "fwga": "allocopt.topk._fwga",
-    "kkt-tracking": "allocopt.topk._tracking",
+    "fwga": "allocopt.topk._iterative.fwga",
+    "kkt-tracking": "allocopt.topk._iterative.kkt_tracking",
 })
 TOPK_METHODS: tuple[str, ...] = METHODS.names
 DEFAULT_METHOD = "exact"

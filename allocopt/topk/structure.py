@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._forest import ForestLayout, _peel, edge_end_coefficients, layout_tree, tree_null_vector
+from ._exact.forest import ForestLayout, _peel, edge_end_coefficients, layout_tree, tree_null_vector
 from ._graph import connected_components
 from .multipliers import PairMultipliers
 from .problem import TopKProblem

@@ -11,8 +11,8 @@ from allocopt import TopKProblem, solve_topk
 from allocopt.algorithms import DTTS, RuleContext, RunView, identify
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
-from allocopt.topk import _tracking
-from allocopt.topk._tracking import kkt_tracking_batch
+from allocopt.topk._iterative import kkt_tracking as _tracking
+from allocopt.topk.tracking import kkt_tracking_batch
 
 
 def _view(counts, sums):

@@ -1,10 +1,10 @@
-"""The envelope check of the exact solver (allocopt.topk._envelope) and the compiled forest sweeps
-(allocopt.topk._forest_sweeps).
+"""The envelope check of the exact solver (allocopt.topk._exact.checks) and the compiled forest sweeps
+(allocopt.topk._exact.forest).
 
 Reference for the envelope: the smallest cost over *every* (top, bottom) pair, each evaluated by the family's
 pair kernel (tested against 60-digit mpmath in test_topk_precision.py); the envelope must find a pair of that
 same cost, bit for bit, since it evaluates its pairs by the same kernel. Reference for the sweeps: the numpy
-level sweeps of allocopt.topk._forest, bit for bit.
+level sweeps of allocopt.topk._exact.forest, bit for bit.
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-import allocopt.topk._exact as exact
+import allocopt.topk._exact.answer as answer_module
+import allocopt.topk._exact.checks as checks
 from allocopt import Bernoulli, TopKProblem, solve_topk
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
-from allocopt.topk import _forest
-from allocopt.topk._envelope import envelope_code, envelope_pairs
-from allocopt.topk._forest import layout_forest
-from allocopt.topk._forest_sweeps import DEEP_FOREST, affine_propagation, null_vector, peel
-from allocopt.topk._groups import reduce_problem
+from allocopt.topk._exact import forest as _forest
+from allocopt.topk._exact.checks import envelope_code, envelope_pairs
+from allocopt.topk._exact.forest import layout_forest
+from allocopt.topk._exact.forest import DEEP_FOREST, affine_propagation, null_vector, peel
+from allocopt.topk._exact.groups import reduce_problem
 
 FAMILIES = ("gaussian", "bernoulli", "poisson", "exponential")
 
@@ -112,19 +113,19 @@ def test_envelope_does_not_apply_to_a_family_without_a_compiled_kernel():
 def test_the_exact_solver_checks_large_instances_on_the_envelopes(monkeypatch):
     # premise: above ENVELOPE_PAIRS group pairs the pivots' checks are the envelope scan, which is counted here
     calls = []
-    original = exact._Checker._envelope_scan
+    original = checks.Checker._envelope_scan
 
     def counted(self, psi, threshold, limit):
         calls.append(psi.shape[0])
         return original(self, psi, threshold, limit)
 
-    monkeypatch.setattr(exact._Checker, "_envelope_scan", counted)
+    monkeypatch.setattr(checks.Checker, "_envelope_scan", counted)
     problem = topk_instance_class("two clusters", 400, family="bernoulli")
-    assert (problem.k * (400 - problem.k)) > exact.ENVELOPE_PAIRS
+    assert (problem.k * (400 - problem.k)) > checks.ENVELOPE_PAIRS
     with_envelopes = solve_topk(problem)
     assert calls
     # the same problem with the all-pairs scans: the same optimum, each answer certified independently
-    monkeypatch.setattr(exact, "ENVELOPE_PAIRS", 10**12)
+    monkeypatch.setattr(checks, "ENVELOPE_PAIRS", 10**12)
     calls.clear()
     with_scans = solve_topk(problem)
     assert not calls
@@ -138,7 +139,7 @@ def test_a_pair_the_envelopes_miss_is_found_by_the_confirming_scan(monkeypatch):
     # because every answer is confirmed by the scan over every pair
     problem = topk_instance_class("two clusters", 400, family="bernoulli")
     reference = solve_topk(problem)
-    original = exact.envelope_pairs
+    original = checks.envelope_pairs
     removed = []
 
     def missing_the_cheapest(reduced, psi, code=None):
@@ -149,14 +150,14 @@ def test_a_pair_the_envelopes_miss_is_found_by_the_confirming_scan(monkeypatch):
         removed.append(int(np.count_nonzero(~keep)))
         return rows[keep], cols[keep]
 
-    monkeypatch.setattr(exact, "envelope_pairs", missing_the_cheapest)
+    monkeypatch.setattr(checks, "envelope_pairs", missing_the_cheapest)
     answer = solve_topk(problem)
     assert sum(removed) > 0  # premise: the simulated misses happened
     assert answer.status == reference.status == "optimal"
     assert answer.value == pytest.approx(reference.value, rel=2e-9)
 
 
-@pytest.mark.parametrize("confirm_pairs", [exact.CONFIRM_PAIRS, 1000])
+@pytest.mark.parametrize("confirm_pairs", [checks.CONFIRM_PAIRS, 1000])
 def test_no_certificate_rests_on_a_checks_minimum(confirm_pairs, monkeypatch):
     # an allocation that is not optimal (the Gaussian surrogate's forest solution of two Bernoulli clusters,
     # perturbed; premise: some pair is violated), reported with a check that saw no violated pair, as envelopes that missed them
@@ -165,10 +166,10 @@ def test_no_certificate_rests_on_a_checks_minimum(confirm_pairs, monkeypatch):
     # minimum at the answer, computed afresh, less its rounding allowance)
     import time
 
-    from allocopt.topk._allpairs import PairScan
-    from allocopt.topk._surrogate_start import surrogate_forest
+    from allocopt.topk._scan import PairScan
+    from allocopt.topk._exact.starts import surrogate_forest
 
-    monkeypatch.setattr(exact, "CONFIRM_PAIRS", confirm_pairs)
+    monkeypatch.setattr(checks, "CONFIRM_PAIRS", confirm_pairs)
     problem = topk_instance_class("two clusters", 400, family="bernoulli")
     reduced = reduce_problem(problem, "confidence")
     located = surrogate_forest(reduced)
@@ -183,7 +184,7 @@ def test_no_certificate_rests_on_a_checks_minimum(confirm_pairs, monkeypatch):
     every_pair_scan = TopKProblem.minimum_cost
     with monkeypatch.context() as patch:
         patch.setattr(TopKProblem, "minimum_cost", lambda *args, **kwargs: scans.append(1) or every_pair_scan(*args, **kwargs))
-        answer = exact._result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(),
+        answer = answer_module.forest_result(problem, reduced, "confidence", located.layout, solution, 1e-9, time.perf_counter(),
                                0, "test", blind)
     # the certificate scans every pair exactly when the problem has at most CONFIRM_PAIRS pairs
     assert bool(scans) == (reduced.n_top * reduced.n_bottom <= confirm_pairs)
@@ -199,15 +200,15 @@ def test_above_confirm_pairs_the_envelope_minimum_certifies(monkeypatch):
     problem = topk_instance_class("two clusters", 400, family="bernoulli")
     reference = solve_topk(problem)
     confirming = []
-    original = exact._Checker.scan
+    original = checks.Checker.scan
 
     def spied(self, psi, every_pair=False):
         if every_pair:
             confirming.append(psi.shape[0])
         return original(self, psi, every_pair)
 
-    monkeypatch.setattr(exact._Checker, "scan", spied)
-    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 1000)
+    monkeypatch.setattr(checks.Checker, "scan", spied)
+    monkeypatch.setattr(checks, "CONFIRM_PAIRS", 1000)
     answer = solve_topk(problem)
     assert not confirming
     assert answer.status == reference.status == "optimal"
@@ -223,7 +224,7 @@ def test_means_ulps_apart_at_the_envelopes_scale():
     problem = TopKProblem(theta, 200, family="bernoulli")
     answer = solve_topk(problem)
     assert answer.status == "optimal"
-    import allocopt.topk._exact as module
+    import allocopt.topk._exact.checks as module
 
     saved = module.ENVELOPE_PAIRS
     try:
@@ -301,7 +302,7 @@ def test_tree_levels_are_the_depths_walked_up_one_parent_at_a_time(seed):
     # reference: each node's depth counted by walking its parent chain to the root (plain Python), then the nodes
     # stably sorted by depth and split by depth; forests mixing long paths (depth in the thousands, as the binding
     # paths of two tight clusters) and bushy trees
-    from allocopt.topk._forest import tree_levels
+    from allocopt.topk._exact.forest import tree_levels
 
     rng = np.random.default_rng(seed)
     n_nodes = 3000
@@ -328,9 +329,9 @@ def test_above_confirm_pairs_a_barrier_answer_is_valued_by_the_envelope(monkeypa
     # the fallback that returns a barrier point certifies it as a forest answer is certified: above CONFIRM_PAIRS
     # (lowered here to 500, and ENVELOPE_PAIRS to 100, so that the envelopes serve 900 group pairs) its Gamma is the
     # envelope minimum less ENVELOPE_ROUNDING, with no scan over every pair
-    from allocopt.topk._barrier import barrier_path
+    from allocopt.topk._exact.barrier import barrier_path
 
-    monkeypatch.setattr(exact, "ENVELOPE_PAIRS", 100)
+    monkeypatch.setattr(checks, "ENVELOPE_PAIRS", 100)
     problem = topk_instance_class("two clusters", 60, family="bernoulli")
     reduced = reduce_problem(problem, "confidence")
     rows, cols = (grid.ravel() for grid in np.meshgrid(np.arange(reduced.n_top), np.arange(reduced.n_bottom),
@@ -347,10 +348,10 @@ def test_above_confirm_pairs_a_barrier_answer_is_valued_by_the_envelope(monkeypa
         return original(self, *arguments, **options)
 
     monkeypatch.setattr(TopKProblem, "minimum_cost", spied)
-    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 500)
-    answer = exact._barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    monkeypatch.setattr(checks, "CONFIRM_PAIRS", 500)
+    answer = answer_module.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
     assert not scanned
     assert gamma * (1 - 1e-11) <= answer.value <= gamma
-    monkeypatch.setattr(exact, "CONFIRM_PAIRS", 10**12)  # the confirmed path: every pair scanned
-    confirmed = exact._barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
+    monkeypatch.setattr(checks, "CONFIRM_PAIRS", 10**12)  # the confirmed path: every pair scanned
+    confirmed = answer_module.barrier_result(problem, reduced, "confidence", rows, cols, point, 1e-9, 0.0, 0)
     assert scanned and confirmed.value == pytest.approx(gamma, rel=1e-14)

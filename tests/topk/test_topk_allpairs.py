@@ -1,4 +1,4 @@
-"""The all-pairs scan on blocks of consecutive means (allocopt.topk._allpairs._scan_blocks) against the full cost
+"""The all-pairs scan on blocks of consecutive means (allocopt.topk._scan._scan_blocks) against the full cost
 matrix evaluated here (TopKProblem.pair_terms on the whole grid of positions at once, no pruning): the same
 exact minimum and exactly the pairs below the threshold, for every instance class, both families and both
 kinds, at allocations where the block bounds prune (near the heuristic allocation) and where they do not (the
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
-from allocopt.topk import _allpairs
+from allocopt.topk import _scan as _allpairs
 
 CASES = [(name, family) for name in TOPK_INSTANCE_CLASSES
          for family in (("gaussian",) if name == "heteroscedastic" else ("gaussian", "bernoulli"))]

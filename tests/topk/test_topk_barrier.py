@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from allocopt import TopKProblem
-from allocopt.topk import _barrier
-from allocopt.topk._groups import reduce_problem
+from allocopt.topk._exact import barrier as _barrier
+from allocopt.topk._exact.groups import reduce_problem
 
 
 @pytest.mark.parametrize("fraction", [0.0, 1.0])  # 0: always the dense path, 1: sparse (candidate pairs)
@@ -50,8 +50,8 @@ def test_newton_step_matches_the_full_hessian_solve(monkeypatch, fraction):
 
 
 def test_column_generation_adds_the_cheapest_partners_of_every_group():
-    from allocopt.topk._allpairs import PairScan
-    from allocopt.topk._exact import _grown
+    from allocopt.topk._scan import PairScan
+    from allocopt.topk._exact.barrier import grown as _grown
 
     rng = np.random.default_rng(11)
     problem = TopKProblem(rng.uniform(0.0, 1.0, 40), 20, variance=0.25)

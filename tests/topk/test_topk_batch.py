@@ -200,7 +200,7 @@ def test_gaussian_rows_a_pivot_or_two_from_the_double_star(heteroscedastic):
 
 def gaussian_double_star_accepted(theta, k, variance):
     """Rows whose double star passes its exact check (the closed form on the rows sorted top then bottom)."""
-    from allocopt.topk._batch_gaussian import gaussian_double_star
+    from allocopt.topk._exact.gaussian_star import gaussian_double_star
 
     order = np.argsort(-theta, axis=1, kind="stable")
     sorted_theta = np.take_along_axis(theta, order, axis=1)

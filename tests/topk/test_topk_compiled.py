@@ -15,7 +15,7 @@ import pytest
 
 from allocopt import TopKProblem, solve_topk
 from allocopt._numba import AVAILABLE, compiled_kernels
-from allocopt.topk._batch_gaussian import _double_star_numpy, gaussian_double_star
+from allocopt.topk._exact.gaussian_star import _double_star_numpy, gaussian_double_star
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
 
@@ -79,7 +79,7 @@ def test_compiled_double_star_equals_numpy_twin():
 def test_one_instance_in_its_arms_order_equals_the_batch_row():
     # gaussian_double_star_instance sorts, solves and scatters inside one compiled call; the batch row of the
     # sorted instance (the twins above) is the reference, with the arms shuffled and sorted back by `order`
-    from allocopt.topk._batch_gaussian import gaussian_double_star_instance
+    from allocopt.topk._exact.gaussian_star import gaussian_double_star_instance
 
     rng = np.random.default_rng(21)
     compared = 0
@@ -131,13 +131,13 @@ def test_switching_the_kernel_off_runs_the_twin():
 def test_double_star_matches_the_general_forest_solver(variance, monkeypatch):
     # the fast path (the kernel) against the active-set solver (calibrated surrogates on the forest, its own
     # all-pairs scan and the shared certificate), to which every instance goes when the fast path is off
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import _routing
 
     rng = np.random.default_rng(4)
     variances = rng.uniform(0.1, 2.0, 12) if variance == "per-arm" else variance
     problems = [TopKProblem(rng.normal(0.0, 1.0, 12), 4, variance=variances) for _ in range(20)]
     fast = [solve_topk(problem) for problem in problems]
-    monkeypatch.setattr(_exact, "FAST_PATH_PAIRS", 0)
+    monkeypatch.setattr(_routing, "FAST_PATH_PAIRS", 0)
     compared = 0
     for problem, quick in zip(problems, fast):
         general = solve_topk(problem)

@@ -1,5 +1,5 @@
 """The exact solver's compiled double star for the families with a compiled pair kernel
-(allocopt.topk._compiled_star): its answers against the general active-set path (compiled kernels off), its
+(allocopt.topk._exact.star): its answers against the general active-set path (compiled kernels off), its
 certificate against the numpy certifier (allocopt.topk.certificate.certify) evaluated on the returned allocation
 and multipliers, and the cases it must leave to the general path."""
 
@@ -12,7 +12,7 @@ from allocopt import TopKProblem, solve_topk
 from allocopt._numba import AVAILABLE, compiled_kernels
 from allocopt.families import Bernoulli, Gamma
 from allocopt.topk.certificate import certify
-from allocopt.topk._batch_gaussian import double_star_edges
+from allocopt.topk._exact.star import double_star_edges
 from allocopt.topk.multipliers import PairMultipliers
 
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not importable")
@@ -68,9 +68,9 @@ def test_compiled_double_star_agrees_with_the_general_path_and_the_numpy_certifi
 
 
 def test_ties_and_non_double_star_instances_go_to_the_general_path():
-    # tied arms: the general path merges them into groups
+    # tied arms: not this kernel's instance; the double star of their groups (tests/topk/test_topk_tied_fast_path.py)
     tied = solve_topk(TopKProblem([0.9, 0.9, 0.5, 0.3, 0.2], 2, family="bernoulli"))
-    assert tied.status == "optimal" and COMPILED not in tied.message
+    assert tied.status == "optimal" and COMPILED not in tied.message and "of the tie groups" in tied.message
     # instances whose optimal forest is not the double star (the general path pivots away from it): the fast
     # path's certificate fails there, and the answer is the general path's
     rng = np.random.default_rng(4)
@@ -120,7 +120,7 @@ def test_the_certificates_minimum_skips_only_pairs_that_cannot_be_smallest(famil
     # Gamma must still be the minimum over every pair, here each evaluated by the numpy kernel, on allocations
     # where many pairs nearly tie (Bernoulli means around 1/2, where the variance bound 1/4 is tight; close
     # Poisson and exponential means, where the bound tends to the cost) and on random ones
-    from allocopt.topk._compiled_star import star_certificate
+    from allocopt.topk._exact.star import star_certificate
 
     rng = np.random.default_rng(31)
     pair = _family_object(family).compiled_pair(kind)
@@ -151,7 +151,7 @@ def test_the_balance_solve_reaches_the_same_root_from_far_starts(family, kind):
     # before) until they bracket its root, then by regula falsi; from starts far on either side of the root, and
     # on instances whose root lies far from 0 (means spread over many orders of magnitude, k = 1 and K - 1), it
     # must converge to the same double star, whose stationarity the numpy certifier checks
-    from allocopt.topk._compiled_star import solve_star
+    from allocopt.topk._exact.star import solve_star
 
     rng = np.random.default_rng(57)
     pair = _family_object(family).compiled_pair(kind)
@@ -179,7 +179,7 @@ def test_a_hub_multiplier_zero_to_rounding_is_dropped_from_the_certified_answer(
     # multiplier of the pair (i_k, j_1) changes sign; bisected to the last float, it is zero to rounding
     # (|nu| <= 1e-12 of the largest), the fast path drops the pair and certifies the rest, and the numpy
     # certifier confirms the answer with the pairs it returns
-    from allocopt.topk._compiled_star import solve_star
+    from allocopt.topk._exact.star import solve_star
 
     pair = _family_object("poisson").compiled_pair("confidence")
     positive = np.array([6.75230134, 3.72296972, 3.0, 0.9470896, 0.7, 0.5, 0.34788593])
@@ -208,12 +208,12 @@ def test_a_hub_multiplier_zero_to_rounding_is_dropped_from_the_certified_answer(
 @pytest.mark.parametrize("family", ["bernoulli", "poisson", "exponential"])
 def test_the_certificates_pair_bounds_are_below_every_cost_and_tight_for_close_means(family, kind):
     # the certificate skips a pair whose closed-form lower bound (less 1e-9) is at least the smallest cost so far,
-    # so each bound must stay below the pair's cost, here evaluated by the numpy kernel (allocopt.topk._pairs),
+    # so each bound must stay below the pair's cost, here evaluated by the numpy kernel (allocopt.topk.pairs),
     # at means from nearly tied to orders of magnitude apart and weights from balanced to 1e6 apart; and where
     # the means nearly tie the bound's quadratics are the cost's own second-order terms (the bound tends to the
     # cost), so a bound made 1% too large fails here
-    from allocopt.topk import _compiled_star
-    from allocopt.topk._pairs import pair_terms
+    from allocopt.topk._exact import star as _compiled_star
+    from allocopt.topk.pairs import pair_terms
 
     _compiled_star._kernels()  # rebinds _pair_lower_bound to its compiled version
     family_object = _family_object(family)

@@ -165,9 +165,9 @@ def test_near_ties_at_the_boundary_are_certified(family, gap):
 def test_spanning_forest_from_one_dominant_pair_is_a_valid_forest():
     # one pair (neither end i_k nor j_1) carrying all the weight, as when a barrier pair sits at rounding-level
     # slack: completing it joins i_k and j_1 to each other once, never twice, and the layout accepts it
-    from allocopt.topk._exact import _spanning_forest
-    from allocopt.topk._forest import layout_forest
-    from allocopt.topk._groups import reduce_problem
+    from allocopt.topk._exact.forest import spanning_forest as _spanning_forest
+    from allocopt.topk._exact.forest import layout_forest
+    from allocopt.topk._exact.groups import reduce_problem
 
     problem = TopKProblem([0.9, 0.8, 0.7, 0.3, 0.2, 0.1], 3)
     reduced = reduce_problem(problem, "confidence")
@@ -192,9 +192,9 @@ def _group_value(reduced, psi_groups):
 def _record_every_allocation(monkeypatch, seen):
     """Record Gamma (dense, independent of the solver's scans) of every forest solution and every barrier point
     the exact solver computes."""
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import barrier, search
 
-    original_forest, original_barrier = _exact.solve_forest, _exact.barrier_path
+    original_forest, original_barrier = search.solve_forest, barrier.barrier_path
 
     def recording_forest(reduced, *args, **kwargs):
         solution = original_forest(reduced, *args, **kwargs)
@@ -207,15 +207,15 @@ def _record_every_allocation(monkeypatch, seen):
         seen.append(_group_value(reduced, point.psi))
         return point
 
-    monkeypatch.setattr(_exact, "solve_forest", recording_forest)
-    monkeypatch.setattr(_exact, "barrier_path", recording_barrier)
+    monkeypatch.setattr(search, "solve_forest", recording_forest)
+    monkeypatch.setattr(barrier, "barrier_path", recording_barrier)
 
 
 def test_uncertified_fallback_is_never_worse_than_an_allocation_seen(monkeypatch):
     # force every search to fail (as if no forest could be certified): the answer must be at least as good as
     # every barrier point and every forest solution the solver computed, with an honest certificate
     from allocopt.testing.topk_classes import topk_instance_class
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import search as _exact
 
     problem = topk_instance_class("staircase", 40, seed=2)
     assert "closed form" not in solve_topk(problem).message  # the double star is not optimal here
@@ -246,7 +246,7 @@ def test_fallback_at_tol_zero_returns_the_best_allocation_seen(monkeypatch, fami
     problem = topk_instance_class("staircase", 40, family, seed=2)
     # the transport route's first forest (Gaussian arms) and the Gaussian surrogate's (Bernoulli arms) are the
     # optimum: the general path is tested
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import search as _exact
 
     monkeypatch.setattr(_exact, "transport_forest", lambda *arguments, **options: None)
     monkeypatch.setattr(_exact, "surrogate_forest", lambda *arguments, **options: None)
@@ -264,7 +264,7 @@ def test_without_any_forest_solution_the_solver_refuses(monkeypatch):
     # answer; the refusal names the oracle to use instead
     from allocopt import SolverError
     from allocopt.testing.topk_classes import topk_instance_class
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import search as _exact
 
     problem = topk_instance_class("staircase", 40, seed=2)
     monkeypatch.setattr(_exact, "transport_forest", lambda *args, **kwargs: None)  # (Gaussian arms' first start)
@@ -296,8 +296,8 @@ def test_instances_whose_fallback_returned_the_double_star_are_certified(name, n
     # resp. a relative gap of 0.67): the barrier's forest is now repaired and certified; the double star's
     # own value (Theorem 3.4's allocation, computed on the forest directly) is a lower bound it must reach
     from allocopt.testing.topk_classes import topk_instance_class
-    from allocopt.topk._exact import layout_double_star, solve_forest
-    from allocopt.topk._groups import reduce_problem
+    from allocopt.topk._exact.forest import layout_double_star, solve_forest
+    from allocopt.topk._exact.groups import reduce_problem
 
     problem = topk_instance_class(name, n_arms, family)
     result = solve_topk(problem, kind=kind)

@@ -124,7 +124,7 @@ def test_cvxpy_at_extreme_means_is_right_within_its_gap(name):
 
 def test_pair_bounds_never_exceed_the_costs_at_extreme_magnitudes():
     # the numpy bound of the scans against mpmath costs, for means from 1e-300 to 1e300 and weights down to 1e-300
-    from allocopt.topk._allpairs import _pair_bound
+    from allocopt.topk._scan import _pair_bound
 
     rng = np.random.default_rng(28)
     for family_name in ("bernoulli", "poisson", "exponential"):
@@ -189,7 +189,7 @@ def test_a_warm_start_never_loses_the_certificate():
 
 
 def test_a_warm_start_that_does_not_certify_falls_back_to_the_cold_solve(monkeypatch):
-    from allocopt.topk import _exact
+    from allocopt.topk._exact import _routing as _exact
 
     problem = TopKProblem([0.9, 0.6, 0.4, 0.1], 2, variance=[1.0, 2.0, 0.5, 1.5])
     cold = solve_topk(problem)

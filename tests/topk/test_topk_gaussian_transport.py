@@ -1,4 +1,4 @@
-"""The transport route of the exact solver for Gaussian arms (allocopt.topk._gaussian_transport).
+"""The transport route of the exact solver for Gaussian arms (allocopt.topk._exact.starts).
 
 Reference values: scipy's linear-programming solver for the transport problems (an independent solver of
 the same linear programs), a brute-force evaluation of every pair for the potentials' feasibility, Wang,
@@ -15,9 +15,9 @@ from scipy.optimize import linprog
 
 from allocopt import TopKProblem, solve_topk
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
-from allocopt.topk import _exact
-from allocopt.topk._gaussian_transport import transport_forest, transport_kernels
-from allocopt.topk._groups import reduce_problem
+from allocopt.topk._exact import checks, search
+from allocopt.topk._exact.starts import transport_forest, transport_kernels
+from allocopt.topk._exact.groups import reduce_problem
 
 PURE = transport_kernels(compiled=False)
 
@@ -126,7 +126,7 @@ def test_example_1_of_the_paper():
 def general_path(monkeypatch, problem, kind):
     """The exact solver with the transport route switched off (its double star, pivots and barrier)."""
     with monkeypatch.context() as patch:
-        patch.setattr(_exact, "transport_forest", lambda *arguments, **options: None)
+        patch.setattr(search, "transport_forest", lambda *arguments, **options: None)
         return solve_topk(problem, kind=kind)
 
 
@@ -244,21 +244,21 @@ def test_staircase_tree_is_the_forest_of_the_cells_kept(seed):
 def test_compiled_scan_equals_the_numpy_scan(name, threshold):
     # the exact solver's checker with the compiled kernel against scan_pairs on the family's own costs,
     # at an allocation near the optimum (many pairs near binding) and at the heuristic one
-    from allocopt.topk._allpairs import scan_pairs
+    from allocopt.topk._scan import scan_pairs
 
     problem = topk_instance_class(name, 301, seed=3)
     reduced = reduce_problem(problem, "confidence")
     located = transport_forest(reduced)
     heuristic = np.bincount(reduced.arm_group, weights=problem.heuristic_allocation(),
                             minlength=reduced.n_groups) / reduced.multiplicity
-    checker = _exact._Checker(reduced)
+    checker = checks.Checker(reduced)
     for psi in (located.psi, heuristic / heuristic.min() * located.psi.min()):
         weights = psi / reduced.dispersion
         expected = scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family,
                               checker.theta_top, checker.theta_bottom, weights[reduced.top_groups],
                               weights[reduced.bottom_groups], threshold, limit=10**6)
         for compiled in (True, False):
-            kernel = transport_kernels(compiled)["scan"]
+            kernel = checks._SCAN()["scan"] if compiled else checks.harmonic_scan
             top, bottom = reduced.top_groups, reduced.bottom_groups
             best, row, col, count, rows, cols, costs = kernel(
                 checker.theta_top, checker.theta_bottom, psi[top] * (1.0 / reduced.dispersion[top]),

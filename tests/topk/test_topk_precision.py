@@ -14,7 +14,7 @@ import pytest
 
 from allocopt import TopKProblem
 from allocopt.families import get_family
-from allocopt.topk._pairs import pair_terms
+from allocopt.topk.pairs import pair_terms
 
 from precision_grid import grid
 from topk_reference import mp_hessian, mp_pair

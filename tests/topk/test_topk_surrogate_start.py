@@ -1,4 +1,4 @@
-"""The Gaussian surrogate start of the exact solver for the other families (allocopt.topk._surrogate_start).
+"""The Gaussian surrogate start of the exact solver for the other families (allocopt.topk._exact.starts).
 
 Reference values: the exact solver's general path (double star, pivots, barrier) with the surrogate start
 switched off, the CVXPY oracle (an independent convex model and solver) on the smallest instances, the
@@ -13,10 +13,10 @@ import pytest
 
 from allocopt import TopKProblem, solve_topk
 from allocopt.testing.topk_classes import TOPK_INSTANCE_CLASSES, topk_instance_class
-from allocopt.topk import _exact
-from allocopt.topk._forest import layout_forest, solve_forest
-from allocopt.topk._groups import reduce_problem
-from allocopt.topk._surrogate_start import north_west_staircase, surrogate_forest, surrogate_variance
+from allocopt.topk._exact import search as _exact
+from allocopt.topk._exact.forest import layout_forest, solve_forest
+from allocopt.topk._exact.groups import reduce_problem
+from allocopt.topk._exact.starts import north_west_staircase, surrogate_forest, surrogate_variance
 
 FAMILIES = ("bernoulli", "poisson", "exponential")
 CLASSES = [name for name in TOPK_INSTANCE_CLASSES if name != "heteroscedastic"]  # (Gaussian only)

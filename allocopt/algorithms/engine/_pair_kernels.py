@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...families import ExponentialFamily
-from ...topk._pairs import pair_terms
+from ...topk.pairs import pair_terms
 from ...topk.problem import sampling_function_top
 from .statistics import top_k_order
 

@@ -37,7 +37,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ... import _compiled_families as _families
+from ...families import kernels as _families
 from ..._numba import compile_kernels, kernel, numba_njit
 from .protocol import DEFER, EACH, GROW, NO_UNIFORMS, RunView
 

@@ -103,7 +103,7 @@ def statistic_code(family: ExponentialFamily) -> int | None:
     """The number under which the compiled statistic evaluates the family's confidence costs
     (:data:`allocopt.algorithms.engine.loop.GAUSSIAN_STATISTIC` for the Gaussian closed form), or None (no compiled
     kernel, or the compiled kernels are off)."""
-    from ... import _compiled_families
+    from ...families import kernels as _compiled_families
     from .loop import GAUSSIAN_STATISTIC
 
     if not compiled_enabled():

@@ -39,12 +39,12 @@ import numpy as np
 
 from typing import Any, NamedTuple
 
-from ... import _compiled_families
+from ...families import kernels as _compiled_families
 from ..._numba import kernel
 from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_choice
-from ...topk._pairs import KINDS, pair_terms
+from ...topk.pairs import KINDS, pair_terms
 from ..engine.loop import split_top_k
 from ..engine._pair_kernels import gather
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy

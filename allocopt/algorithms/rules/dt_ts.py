@@ -10,7 +10,7 @@ Solvers
     * ``"kkt-tracking"`` (default, as in the paper's experiments, Appendix D): ``iterations`` = 100 iterations
       of KKT-Tracking (Algorithm 3) from the uniform allocation, run for all active replications at once by the
       kernel that :func:`~allocopt.solve_topk` (method ``"kkt-tracking"``) also runs
-      (:func:`allocopt.topk._tracking.kkt_tracking_batch`; no certificate, no early stop): the specification,
+      (:func:`allocopt.topk.tracking.kkt_tracking_batch`; no certificate, no early stop): the specification,
       what :meth:`DTTS.select` runs. Its cost is ``iterations`` evaluations of the :math:`k(K-k)` pair costs per
       replication and per step.
     * ``"exact"``: the exact certified solver, one :func:`allocopt.solve_topk_batch` call per step for all
@@ -23,7 +23,7 @@ Compiled step
     engine's compiled loop runs :func:`dt_ts_step`: the same three steps, the tracking by
     :func:`gaussian_tracking` (Gaussian arms: only the :math:`K - 1` costs that touch the chosen pair are
     recomputed at each iteration) or :func:`family_tracking` (the families' pair kernels), each the
-    operations of :func:`~allocopt.topk._tracking.kkt_tracking_batch` in its order. The exact solver runs in
+    operations of :func:`~allocopt.topk.tracking.kkt_tracking_batch` in its order. The exact solver runs in
     Python (:meth:`DTTS.select_batch`).
 
 Degenerate samples
@@ -44,12 +44,12 @@ import numpy as np
 
 from typing import Any, NamedTuple
 
-from ... import _compiled_families
+from ...families import kernels as _compiled_families
 from ..._numba import kernel
 from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_choice, as_int
-from ...topk._tracking import kkt_tracking_batch
+from ...topk.tracking import kkt_tracking_batch
 from ..engine.loop import GAUSSIAN_STATISTIC, pick_among, split_top_k
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample, top_k_order
@@ -397,7 +397,7 @@ def tracking_answer(top, bottom, iterations, work, psi):
 
 @kernel
 def gaussian_tracking(theta, dispersion, top, bottom, iterations, work, psi):
-    """KKT-Tracking on Gaussian arms: the operations of :class:`~allocopt.topk._tracking.TrackingIterations` in the
+    """KKT-Tracking on Gaussian arms: the operations of :class:`~allocopt.topk.tracking.TrackingIterations` in the
     same order, on the unnormalised iterates, recomputing only the costs of the chosen pair's row and column."""
     k, n_bottom = top.shape[0], bottom.shape[0]
     tracking_start(theta, dispersion, top, bottom, work)
@@ -452,7 +452,7 @@ def family_minimal_pair(code, work):
 
 @kernel
 def family_tracking(code, theta, dispersion, top, bottom, iterations, work, psi):
-    """KKT-Tracking (the operations of :class:`~allocopt.topk._tracking.TrackingIterations` in the same order, on
+    """KKT-Tracking (the operations of :class:`~allocopt.topk.tracking.TrackingIterations` in the same order, on
     the unnormalised iterates) with the families' compiled pair kernel number ``code``."""
     tracking_start(theta, dispersion, top, bottom, work)
     for t in range(1, iterations + 1):

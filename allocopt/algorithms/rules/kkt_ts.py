@@ -28,11 +28,11 @@ import numpy as np
 
 from typing import Any, NamedTuple
 
-from ... import _compiled_families
+from ...families import kernels as _compiled_families
 from ..._numba import kernel
 from ..._special import special_functions
 from ..._validation import as_choice
-from ...topk._pairs import KINDS
+from ...topk.pairs import KINDS
 from ..engine.loop import GAUSSIAN_STATISTIC, split_top_k
 from ..engine._pair_kernels import pair_cost_grid, pull_probability, sort_arms
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import _compiled_families
+from ...families import kernels as _compiled_families
 from ..._rng import random_candidate
 from ..._validation import as_int, fail
 from ..engine.loop import GAUSSIAN_STATISTIC

@@ -38,12 +38,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import special
 
-from ... import _compiled_families
+from ...families import kernels as _compiled_families
 from ..._numba import kernel
 from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_float, as_int, fail
-from ...topk._pairs import pair_terms
+from ...topk.pairs import pair_terms
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample
 

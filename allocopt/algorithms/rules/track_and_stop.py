@@ -52,10 +52,10 @@ from ..._numba import kernel, kernel_copy
 from ..._rng import random_candidate
 from ..._validation import as_choice, as_int, fail
 from ...exceptions import AllocoptError
-from ...topk import _compiled as _topk_compiled
+from ...topk import kernels as _topk_kernels
 from ...topk import certificate as _certificate
-from ...topk._batch_gaussian import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
-from ...topk._simplex import project_to_simplex
+from ...topk.kernels import FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER, NO_START
+from ...topk.simplex import project_to_simplex
 from ...topk.certificate import ROUNDING_ALLOWANCE
 from ...topk.problem import TopKProblem
 from ..engine.loop import pick_among
@@ -248,7 +248,7 @@ class TrackAndStop:
         """:func:`track_and_stop_step` for the engine's compiled loop: Gaussian arms, D-tracking, the exact solver
         (with at most a ``tol``) at every step, and a double star small enough for the batch's fast path; None
         otherwise (the step then runs in Python, batched by :meth:`select_batch`)."""
-        from ...topk._exact import FAST_PATH_PAIRS
+        from ...topk.batch import FAST_PATH_PAIRS
         from ...topk.batch import BATCH_TOL
 
         n_arms, k = context.n_arms, context.k
@@ -256,7 +256,7 @@ class TrackAndStop:
                 or context.family.name != "gaussian" or not context.family.harmonic_costs("confidence")
                 or k * (n_arms - k) > FAST_PATH_PAIRS):
             return None
-        _topk_compiled.star_kernel()  # the batch's compiled double star, whose helpers the copy calls by name
+        _topk_kernels.gaussian_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
         tol = float(self.solver_options.get("tol", BATCH_TOL))  # solve_allocations leaves it to solve_topk_batch
         dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
         return StepKernel(track_and_stop_step, state=TrackAndStopState, params=TrackAndStopParams(
@@ -357,7 +357,7 @@ SOLVED, FALLBACK, HAND_BACK = range(3)
 star the batch does not accept (it solves the row on other forests)."""
 
 # the batch solver's compiled double star and the certificate's gap, called by name from compiled code
-star_rows = kernel_copy(_topk_compiled._star_rows)
+star_rows = kernel_copy(_topk_kernels.gaussian_star_rows)
 certified_gap = kernel_copy(_certificate.scalar_certified_gap)
 
 
@@ -383,7 +383,7 @@ def exact_allocation(means, dispersion, k, tol, work, out):
     for position in range(n_arms):
         work.theta[0, position] = means[order[position]]
         work.variance[0, position] = dispersion[order[position]]
-    star_rows(work.theta, work.variance, k, _NO_START, False, MAX_NEWTON, _FEASIBILITY, _NEGATIVE_MULTIPLIER,
+    star_rows(work.theta, work.variance, k, NO_START, False, MAX_NEWTON, FEASIBILITY, NEGATIVE_MULTIPLIER,
               work.psi, work.mu, work.value, work.bound, work.stationarity, work.complementarity, work.accepted)
     if not work.accepted[0]:
         return HAND_BACK

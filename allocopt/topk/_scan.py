@@ -37,16 +37,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-
-__all__ = ["PairScan", "scan_pairs", "trusted", "CHUNK_PAIRS", "BLOCK_PAIRS", "BLOCK"]
+__all__ = ["PairScan", "scan_pairs", "trusted", "BOUND_MARGIN", "CHUNK_PAIRS", "BLOCK_PAIRS", "BLOCK"]
 
 CHUNK_PAIRS = 1 << 21
+
+
 # above this many pairs the scan works on blocks of BLOCK x BLOCK pairs of consecutive means, bounded as a whole
 BLOCK_PAIRS = 1 << 20
+
+
 BLOCK = 64
+
+
 # the lower bounds are compared with a margin of rounding: a bound that equals a cost (Gaussian arms) can
 # exceed it by a few ulps
-_BOUND_MARGIN = 1.0 - 1e-9
+BOUND_MARGIN = 1.0 - 1e-9
+
+
 # the blocks are used only when, after the first batch, at most this fraction of the pairs remains to evaluate
 _BLOCKS_WORTHWHILE = 0.2
 
@@ -58,7 +65,7 @@ class PairScan:
     ``minimum`` is the smallest cost over all pairs (exact), at pair ``(argmin_row, argmin_col)``;
     ``rows, cols, costs`` list the pairs with cost below the threshold (at most ``limit`` of them, the
     smallest), positions in the top/bottom orders of the scanned problem. ``every_pair`` is False for the
-    exact solver's envelope checks (:mod:`allocopt.topk._envelope`), whose minimum no certificate relies on.
+    exact solver's envelope checks (:mod:`allocopt.topk._exact.checks`), whose minimum no certificate relies on.
     """
 
     minimum: float
@@ -94,7 +101,7 @@ def _pair_bound(family, gap, w_top, w_bottom, low, high):
         harmonic = w_top * (w_bottom / (w_top + w_bottom))
         bound = half_square * harmonic
     usable = trusted(deviation) & trusted(half_square) & trusted(harmonic) & trusted(bound)
-    return np.where(usable, bound * _BOUND_MARGIN, 0.0)
+    return np.where(usable, bound * BOUND_MARGIN, 0.0)
 
 
 def scan_pairs(evaluate, family, theta_top, theta_bottom, w_top, w_bottom, threshold: float | None,

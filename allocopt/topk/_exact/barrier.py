@@ -16,20 +16,29 @@ its active-set pivots do not; the answer is then polished exactly on that forest
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from .._threads import single_blas_thread
-from ._groups import Reduced
+from ..._threads import single_blas_thread
+from .._scan import PairScan
+from .checks import Checker
+from .forest import spanning_forest
+from .groups import Reduced
+from .star import double_star_edges
 
-__all__ = ["BarrierPoint", "barrier_path"]
+__all__ = ["BarrierPoint", "barrier_path", "BarrierRound", "barrier_forest", "grown"]
 
 # below this fraction of all pairs (and above 256 groups on the smaller side) the Newton systems are sparse
 _SPARSE_FRACTION = 0.05
+
+
 # a point resumed on a grown set of pairs is scaled until every cost is at least 1 + _REENTRY times its relative
 # duality gap: the new pairs' slacks are then of the size of the binding pairs' slacks on the path
 _REENTRY = 10.0
+
+
 # above this scale factor the path is started afresh from the (scaled) point instead
 _REENTRY_LIMIT = 1.1
 
@@ -221,3 +230,127 @@ def _barrier_path(reduced, rows, cols, psi_start, target_gap, max_newton, reduct
     slack = reduced.terms(psi, rows, cols, compiled=True).cost - 1.0
     nu = tau * weights / slack
     return BarrierPoint(psi=psi, nu=nu, relative_gap=n_pairs * tau / float(multiplicity @ psi), newton_steps=steps)
+
+
+# ------------------------------------------------------------- the binding forest located by the barrier
+# barrier rounds after the first: the binding pairs are those whose slack is at most this factor times the median
+# slack of the n_groups - 1 smallest (see _small_slacks)
+_SLACK_SPREAD = 1e4
+
+
+# duality gap of the barrier during column generation (the pair set only has to contain the binding pairs)
+_GENERATION_GAP = 1e-4
+
+
+# ... and while more pairs than groups are violated (the point then only guides the choice of the next pairs)
+_FIRST_GENERATION_GAP = 1e-2
+
+
+# column generation: the cheapest partners of every group in the first candidate set, and the most violated
+# partners of every group added per round
+_PARTNERS = 4
+
+
+_PARTNERS_ADDED = 16
+
+
+class BarrierRound(NamedTuple):
+    """The pairs the barrier ran on and the point it reached (continued by the next round)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    point: BarrierPoint
+
+
+class _BarrierForest(NamedTuple):
+    """The binding forest located by a barrier round, the allocation to start its passes at, and the round."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    psi: np.ndarray
+    round: BarrierRound
+
+
+@np.errstate(all="ignore")  # see _Search.run: the points it returns are checked the same way
+def barrier_forest(reduced: Reduced, checker: Checker, psi: np.ndarray, barrier_pairs: int, round_index: int,
+                    previous: BarrierRound | None = None) -> _BarrierForest:
+    """Binding forest located by the barrier method over all pairs or, above ``barrier_pairs`` pairs, over
+    candidate pairs grown by column generation; ``psi`` selects the first candidates (pairs of small cost at a
+    good allocation) and starts the column generation's path (the path over all pairs starts from the uniform
+    allocation); ``previous`` is the previous round, whose path is continued."""
+    n_pairs = reduced.n_top * reduced.n_bottom
+    target_gap = 10.0 ** (-8 - 2 * round_index)
+    start = np.ones(reduced.n_groups)
+    resume = previous.point if previous is not None else None
+    if previous is not None:
+        rows, cols = previous.rows, previous.cols
+    elif n_pairs <= barrier_pairs:
+        rows, cols = np.divmod(np.arange(n_pairs), reduced.n_bottom)
+    else:
+        rows, cols = _candidate_pairs(reduced, checker, psi, barrier_pairs)
+    if previous is None and rows.shape[0] < n_pairs:
+        # column generation at a loose duality gap: the barrier point is feasible for the candidates (costs
+        # >= 1 on the homogeneous scale); the most violated pairs outside them (a few per group) are added and
+        # the path continues from that point, until no pair is violated; then it is followed to the target
+        # (at a looser gap while many pairs are violated: the point is only a guide to the next pairs)
+        point = barrier_path(reduced, rows, cols, psi, target_gap=_FIRST_GENERATION_GAP)
+        for _ in range(50):
+            violated = checker.scan_below(point.psi, 1.0, limit=max(64 * reduced.n_groups, 4096))
+            if violated.costs.size == 0 and point.relative_gap <= _GENERATION_GAP:
+                break
+            gap = _FIRST_GENERATION_GAP if violated.costs.size > reduced.n_groups else _GENERATION_GAP
+            rows, cols = grown(reduced, rows, cols, violated, _PARTNERS_ADDED)
+            point = barrier_path(reduced, rows, cols, point.psi, target_gap=gap, resume=point)
+        resume = point
+    weights = None
+    if previous is not None:  # (module docstring of _barrier: binding pairs' slacks of order tau)
+        estimate = np.maximum(previous.point.nu, 1e-12 * float(np.max(previous.point.nu)))
+        weights = estimate / float(np.mean(estimate))
+    point = barrier_path(reduced, rows, cols, start, target_gap=target_gap, resume=resume, weights=weights)
+    # a forest has at most n_groups - 1 edges: the multipliers are compared with the (n_groups - 1)-th largest,
+    # so that one pair at rounding-level slack (a huge tau / slack) cannot hide all the others
+    edges = min(reduced.n_groups - 1, point.nu.size)
+    reference = np.partition(point.nu, point.nu.size - edges)[point.nu.size - edges]
+    nu_weights = point.nu / reference
+    active = nu_weights >= 1e-5
+    if weights is not None:
+        active &= _small_slacks(reduced, rows, cols, point, edges)
+    forest_rows, forest_cols = spanning_forest(reduced, rows[active], cols[active], nu_weights[active])
+    return _BarrierForest(forest_rows, forest_cols, point.psi, BarrierRound(rows, cols, point))
+
+
+def _small_slacks(reduced: Reduced, rows, cols, point: BarrierPoint, edges: int) -> np.ndarray:
+    r"""The pairs of a point on a path weighted by the previous round's multipliers whose slack is at most
+    ``_SLACK_SPREAD`` times the median slack of the ``edges`` smallest. On that path every binding pair's slack is
+    of order :math:`\tau` (its weight estimates its multiplier) while a non-binding pair keeps its slack at the
+    optimum. On the unweighted path (the first round) the slack of a binding pair is :math:`\tau/\nu_p`, and on
+    heteroscedastic Gaussian instances whose variances span ten decades the binding pairs' multipliers span as
+    many: their slacks mix with those of non-binding pairs, and the forest chosen by the multipliers alone joined
+    two binding trees by a non-binding pair, whose forest system had no positive solution."""
+    slack = reduced.terms(point.psi, rows, cols).cost - 1.0
+    smallest = np.partition(slack, edges - 1)[:edges]
+    return slack <= _SLACK_SPREAD * float(np.median(smallest))
+
+
+def _candidate_pairs(reduced: Reduced, checker: Checker, psi: np.ndarray, limit: int):
+    """The double star and, for every group, its ``_PARTNERS`` cheapest partners at ``psi`` among the pairs
+    within a factor 2 of the smallest cost (at most ``limit`` pairs listed)."""
+    minimum = checker.scan_below(psi, None).minimum
+    scan = checker.scan_below(psi, 2.0 * minimum, limit=limit)
+    double_rows, double_cols = double_star_edges(reduced.n_top, reduced.n_groups)
+    return grown(reduced, double_rows, double_cols, scan, _PARTNERS)
+
+
+def grown(reduced: Reduced, rows, cols, scan: PairScan, partners: int):
+    """The pairs (rows, cols) and, of the pairs listed by ``scan``, the ``partners`` cheapest of every top group
+    and of every bottom group (a few per group: the binding forest has at most two edges per group on
+    average, and a global cut of the cheapest pairs would give some groups hundreds and others none)."""
+    keep = np.zeros(scan.costs.shape[0], dtype=bool)
+    for side in (scan.rows, scan.cols):
+        order = np.lexsort((scan.costs, side))
+        ranked = side[order]
+        first = np.searchsorted(ranked, ranked)  # position of each group's cheapest pair in the sorted order
+        keep[order[np.arange(order.shape[0]) - first < partners]] = True
+    pairs = np.unique(np.stack([np.concatenate([rows, scan.rows[keep]]),
+                                np.concatenate([cols, scan.cols[keep]])], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]

@@ -17,7 +17,7 @@ What is guaranteed. Additions, multiplications, divisions and square roots are I
 fast-math, so no reassociation or fused multiply-add), so the two agree bit for bit wherever the transcendental
 functions (``log``, ``log1p``, ``exp``, ``expm1``) agree; numba calls the C library's, numpy its own loops, which
 on CPUs with AVX-512 differ in the last ulp for some inputs. Each kernel is a short fixed sequence of operations
-without cancellation beyond a factor 6 (see :func:`allocopt.families._entropy_divergence`), so each last-ulp
+without cancellation beyond a factor 6 (see :func:`allocopt.families.base._entropy_divergence`), so each last-ulp
 difference in a transcendental function moves the result by a few ulps (with numpy's results moved one ulp on half
 of the inputs, up to 19 ulps on the tests' grids). What holds on every machine: each kernel is within the family's
 :meth:`~allocopt.families.ExponentialFamily.pair_error_bound` of the exact value (tested against a 420-digit mpmath
@@ -35,17 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ._numba import compile_once
+from .._numba import compile_once, compiled_enabled
 
 __all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_code", "pair_by_code", "weighted_pair"]
 
 _LOG1PMX_SERIES_RADIUS = 0.05
-# the coefficients 1/(2n + 3), highest power first (allocopt.families._ATANH_TAIL)
+# the coefficients 1/(2n + 3), highest power first (allocopt.families.base._ATANH_TAIL)
 _T0, _T1, _T2, _T3, _T4, _T5 = (1.0 / (2 * n + 3) for n in range(5, -1, -1))
 
-_FAR_EXPONENT = 700.0  # allocopt.families._FAR_EXPONENT
-
-_SWITCH: dict[str, Any] = {}
+_FAR_EXPONENT = 700.0  # allocopt.families.base._FAR_EXPONENT
 
 # (family name, kind) -> name of the scalar function below
 _PAIR_FUNCTIONS = {
@@ -70,14 +68,7 @@ def pair_kernel(family_name: str, kind: str):
 
 
 def _enabled() -> bool:
-    """:func:`allocopt._numba.compiled_enabled`, imported on first use (allocopt.algorithms imports
-    the families)."""
-    switch = _SWITCH.get("enabled")
-    if switch is None:
-        from ._numba import compiled_enabled
-
-        switch = _SWITCH["enabled"] = compiled_enabled
-    return switch()
+    return compiled_enabled()
 
 
 # helpers first: the kernels call them by their global names, as they call the pair functions, pair_by_code and
@@ -149,7 +140,7 @@ def _pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom):
 
 
 def _weighted_pair(code, theta_top, theta_bottom, w_top, w_bottom):
-    # allocopt.topk._pairs.pair_terms for one pair of effective weights: the shares w / (w_i + w_j) (1/2 each at
+    # allocopt.topk.pairs.pair_terms for one pair of effective weights: the shares w / (w_i + w_j) (1/2 each at
     # zero total), the cost w_i d_top + w_j d_bottom, and d_top, d_bottom (its derivatives in w_i, w_j)
     total = w_top + w_bottom
     if total <= 0:
@@ -169,7 +160,7 @@ weighted_pair = _weighted_pair
 
 # ---------------------------------------------------------------------------------------------- helpers
 def _log1pmx(r):
-    # allocopt.families.log1pmx: log1p(r) - r, or the atanh series -r^2/(2 + r) + 2 z^3 sum z^(2n)/(2n + 3)
+    # allocopt.families.base.log1pmx: log1p(r) - r, or the atanh series -r^2/(2 + r) + 2 z^3 sum z^(2n)/(2n + 3)
     if abs(r) < _LOG1PMX_SERIES_RADIUS:
         denominator = r + 2.0
         z = r / denominator
@@ -190,7 +181,7 @@ def _log1pmx(r):
 
 
 def _entropy(numerator, denominator, difference, log_ratio, has_log_ratio):
-    # allocopt.families._entropy_divergence: a log(a/b) - (a - b)
+    # allocopt.families.base._entropy_divergence: a log(a/b) - (a - b)
     r = difference / denominator
     if r >= -0.5 and r <= 1.0:
         return _log1pmx(r) * numerator + r * difference
@@ -202,14 +193,14 @@ def _entropy(numerator, denominator, difference, log_ratio, has_log_ratio):
 
 
 def _ratio_divergence(ratio, relative_difference):
-    # allocopt.families._ratio_divergence: t - 1 - log t
+    # allocopt.families.base._ratio_divergence: t - 1 - log t
     if ratio < 0.5:
         return (ratio - 1.0) - math.log(ratio)
     return -_log1pmx(relative_difference)
 
 
 def _anchored(natural_gap, share_top, share_bottom):
-    # allocopt.families._anchored_exponents
+    # allocopt.families.base._anchored_exponents
     if share_bottom <= share_top:
         exponent_top = -share_bottom * natural_gap
         return exponent_top, exponent_top + natural_gap, True

@@ -23,29 +23,21 @@ One implementation for one instance and for many: :class:`TrackingIterations` ru
 ``R`` instances at once (shape ``(R, K)``, every array operation over all rows), and :func:`solve` (the
 ``"kkt-tracking"`` method of :func:`~allocopt.solve_topk`) is that kernel with ``R = 1`` plus the certified
 gap of every iterate. For Gaussian arms :func:`solve` runs the compiled twin of that loop
-(:mod:`allocopt.topk._compiled`: the same operations in the same order, equal bit for bit, tested), which
+(:mod:`allocopt.topk._iterative.gaussian_kernels`: the same operations in the same order, equal bit for bit, tested), which
 costs well under a microsecond per iteration at K = 20. :func:`kkt_tracking_batch` runs a fixed number of iterations on many instances (the
 solver of Thompson sampling with direct tracking, which calls it at every step for every replication).
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .._validation import as_float, as_int
 from ..families import ExponentialFamily
-from ._iterative import GapRecorder
-from ._compiled import tracking_kernel
-from ._pairs import PairTerms, pair_terms
-from .certificate import ROUNDING_ALLOWANCE
-from .problem import TopKProblem, sampling_function_top
-from .result import TopKResult, build_result
+from .pairs import PairTerms, pair_terms
+from .problem import sampling_function_top
 
-__all__ = ["solve", "OPTIONS", "TrackingIterations", "kkt_tracking_batch"]
+__all__ = ["TrackingIterations", "kkt_tracking_batch"]
 
-OPTIONS = {"iterations": 10_000, "tol": 1e-9}
 _BLOCK_ELEMENTS = 8192
 
 
@@ -174,39 +166,3 @@ def kkt_tracking_batch(family: ExponentialFamily, kind: str, theta: np.ndarray, 
             run.step()
         psi[rows] = run.psi
     return psi
-
-
-def solve(problem: TopKProblem, kind: str, iterations: int = 10_000, tol: float = 1e-9) -> TopKResult:
-    """Run KKT-Tracking for ``iterations`` steps (stopping early once the certified relative gap is <= ``tol``)."""
-    func = "solve_topk(method='kkt-tracking')"
-    iterations = as_int(iterations, func, "iterations", low=1)
-    tol = as_float(tol, func, "tol", low=0.0)
-    started = time.perf_counter()
-
-    run = TrackingIterations(problem.family, kind, problem.theta[None, :], problem.dispersion[None, :],
-                             problem.top[None, :], problem.bottom[None, :])
-    recorder = GapRecorder(iterations, problem.evaluation_error(kind), max(problem.k, problem.n_arms - problem.k))
-    status = "iteration_limit"
-    kernel = tracking_kernel() if problem.family.harmonic_costs(kind) else None
-    if kernel is not None:  # the compiled twin of the loop below (same numbers, bit for bit)
-        recorder.count = kernel(run.theta_top[0, :, 0], run.theta_bottom[0, 0, :], run.inverse_top[0, :, 0],
-                                run.inverse_bottom[0, 0, :], problem.top, problem.bottom, problem.dispersion,
-                                iterations, tol, recorder.relative_error, ROUNDING_ALLOWANCE, recorder.terms,
-                                run.cumulative[0], np.empty(problem.n_arms), run.pair_counts[0], recorder.values,
-                                recorder.bounds)
-        run.t = recorder.count
-        value, bound = float(recorder.values[recorder.count - 1]), float(recorder.bounds[recorder.count - 1])
-        if value > 0 and recorder.certified_gap(value, bound) <= tol * value:
-            status = "optimal"
-        iterations = 0  # the loop below has nothing left to do
-    for t in range(1, iterations + 1):
-        run.step()
-        terms = run.terms()
-        value, bound = recorder.record(PairTerms(terms.cost[0], terms.grad_top[0], terms.grad_bottom[0],
-                                                 terms.point[0]), run.pair_counts[0], float(t))
-        if value > 0 and recorder.certified_gap(value, bound) <= tol * value:
-            status = "optimal"
-            break
-    return build_result(problem, kind, "kkt-tracking", run.psi[0], run.pair_counts[0], iterations=recorder.count,
-                        started=started, tol=tol, history=recorder.history(), status=status,
-                        message=f"KKT-Tracking, {recorder.count} iterations")

@@ -20,7 +20,7 @@ The gaps reached with several :math:`c`, the paper's among them, are measured by
 Each iterate is certified with :math:`U(\mu_t, \psi_t)` (linearised at the iterate; recorded in the
 history), and the returned allocation with the refined certificate of
 :mod:`allocopt.topk.certificate`, which equals the paper's objective optimality gap (21) at convergence of
-the refinement. For Gaussian arms the loop runs as its compiled twin (:mod:`allocopt.topk._compiled`: the same
+the refinement. For Gaussian arms the loop runs as its compiled twin (:mod:`allocopt.topk._iterative.gaussian_kernels`: the same
 operations in the same order, equal bit for bit, tested).
 """
 
@@ -30,13 +30,13 @@ import time
 
 import numpy as np
 
-from .._validation import as_float, as_int
-from ._compiled import fwga_kernel
-from ._iterative import GapRecorder
-from ._simplex import project_to_simplex
-from .certificate import ROUNDING_ALLOWANCE
-from .problem import TopKProblem
-from .result import TopKResult, build_result
+from ..._validation import as_float, as_int
+from .gaussian_kernels import fwga_kernel
+from .history import GapRecorder
+from ..simplex import project_to_simplex
+from ..certificate import ROUNDING_ALLOWANCE
+from ..problem import TopKProblem
+from ..result import TopKResult, build_result
 
 __all__ = ["solve", "OPTIONS"]
 

@@ -28,27 +28,49 @@ nonnegativity is Theorem 3.4's condition (14)); a vectorised all-pairs check giv
 :math:`\Gamma(\psi)`, and the per-arm sums of the multiplier-weighted cost derivatives the certified upper
 bound of :mod:`allocopt.topk.certificate`. Instances whose double star is not optimal are reported so that
 the caller solves them one by one.
+
+
+The compiled twin.
+
+:func:`star_kernel` loops over the rows of a batch and does, row by row, exactly the floating-point
+operations of the numpy twin ``_double_star_numpy``, in the same order, so that both return bit-identical
+numbers: every sum runs left to right (the numpy twin sums with ``cumsum``), minima and maxima propagate NaN
+as numpy's do, ``exp`` and ``log`` are the C library's in both, and there is no fast-math (no reassociation,
+no fused multiply-add). The tests compare the twins on many random rows (common and per-arm variances, near
+ties at the boundary, k = 1 and k = K - 1).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from ._compiled import star_instance_kernel, star_kernel
+from ..._numba import compile_once, compiled_enabled
+from ..certificate import scalar_certified_gap
+from . import groups as _groups
+from .groups import merge_ties, spread_star
+from .star import double_star_edges
 
-__all__ = ["DoubleStarBatch", "DoubleStarInstance", "ForestBatch", "gaussian_double_star",
-           "gaussian_double_star_instance", "gaussian_forest", "double_star_edges"]
+__all__ = ["DoubleStarBatch", "DoubleStarInstance", "gaussian_double_star", "gaussian_double_star_instance", "MAX_NEWTON"]
 
 _EPS = np.finfo(float).eps
+
+
 # a row is handed back to the general solver when a pair outside the double star costs less than the star's
 # smallest edge by more than this (relatively) or a multiplier is negative beyond rounding
 _FEASIBILITY = 1e-10
+
+
 _NEGATIVE_MULTIPLIER = 1e-12
+
+
 _NO_START = np.zeros(1)  # the compiled kernel's start argument when there is none (not read)
+
+
 MAX_NEWTON = 60
 """Newton steps of the balance at most (:func:`gaussian_double_star`, :func:`gaussian_forest`)."""
 
@@ -79,17 +101,6 @@ class DoubleStarBatch(NamedTuple):
     complementarity: np.ndarray
     multipliers: np.ndarray
     accepted: np.ndarray
-
-
-def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
-    """Theorem 3.4's double star on k top and ``n_arms - k`` bottom nodes (arms, or tie groups), each side in
-    decreasing order of the means: positions (in the top / bottom orders) of its edges, :math:`(i_k, j)` for
-    every bottom node, then :math:`(i, j_1)` for the other top nodes (the column order of ``multipliers``).
-    The one definition of the double star's edges (the batch, the exact solver and its forest layout)."""
-    n_bottom = n_arms - k
-    rows = np.concatenate([np.full(n_bottom, k - 1), np.arange(k - 1)])
-    cols = np.concatenate([np.arange(n_bottom), np.zeros(k - 1, dtype=int)])
-    return rows, cols
 
 
 def _sequential_sum(values: np.ndarray) -> np.ndarray:
@@ -332,164 +343,323 @@ def _star_layout(k: int, n_arms: int) -> _StarLayout:
     return layout
 
 
-class ForestBatch(NamedTuple):
-    r"""Solutions of many Gaussian instances on one binding forest (each row sorted as for
-    :func:`gaussian_double_star`).
-
-    Attributes
-    ----------
-    psi : ndarray, shape (R, K)
-        Allocations, normalised to the simplex.
-    value, bound : ndarray, shape (R,)
-        :math:`\Gamma(\psi)` over all pairs and the upper bound :math:`U(\mu, \psi)` of the certificate.
-    multipliers : ndarray, shape (R, E)
-        Normalised multipliers of the forest's edges, in the order given.
-    nonnegative, feasible : ndarray of bool, shape (R,)
-        Multipliers nonnegative (beyond rounding) and every pair at least the forest's smallest edge cost.
-    accepted : ndarray of bool, shape (R,)
-        Both, with a positive value and a finite bound: the forest is optimal for the row.
-    weakest : ndarray of int, shape (R,)
-        The pair of smallest cost, as ``top * (K - k) + (bottom - k)`` (the pair that enters when the row is
-        infeasible).
-    """
-
-    psi: np.ndarray
-    value: np.ndarray
-    bound: np.ndarray
-    multipliers: np.ndarray
-    nonnegative: np.ndarray
-    feasible: np.ndarray
-    accepted: np.ndarray
-    weakest: np.ndarray
-
-
-def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: np.ndarray,
-                    edge_bottom: np.ndarray, max_newton: int = MAX_NEWTON) -> ForestBatch | None:
-    r"""The KKT solution of every row on one binding forest, in closed form up to one balance per tree.
-
-    On a tree the edge equations :math:`x_i + x_j = \Delta_{ij}^2/2` (homogeneous scale, :math:`x_a =
-    \sigma_a^2/\psi_a`) make every :math:`x_a` affine in the root's: :math:`x_a = u + \beta_a` on the root's
-    side of the tree's bipartition and :math:`x_a = -u + \beta_a` on the other side, with
-    :math:`\beta_{\text{child}} = \Delta_e^2/2 - \beta_{\text{parent}}` down the tree. Stationarity at the
-    root is the balance of Proposition 3.3 between the two sides, :math:`\sum_+ \sigma_a^2/x_a^2 =
-    \sum_- \sigma_a^2/x_a^2`; with :math:`L = \max_+ (-\beta_a)`, :math:`U = \min_- \beta_a` (the range of
-    :math:`u` where every :math:`x_a > 0`), :math:`s = u - L` and :math:`t = U - u` it is the double star's
-    balance (:func:`_balance_rows`) with offsets :math:`\beta_a + L` and :math:`\beta_a - U` and
-    :math:`s + t = U - L`. The double star (:func:`gaussian_double_star`) is the tree whose offsets are formed
-    without any cancellation; this general form serves the forests a few pivots away from it (the exact
-    solver's pivots on rows whose double star fails its check). The multipliers follow by peeling the leaves
-    up to each root, the certificate as for the double star.
-
-    Parameters
-    ----------
-    theta, variance : ndarray
-        As for :func:`gaussian_double_star` (rows sorted, top arms then bottom arms).
-    k : int
-    edge_top, edge_bottom : ndarray of int
-        The forest's edges as sorted positions (``edge_top < k <= edge_bottom``), covering every arm, each tree
-        with a top and a bottom arm.
-
-    Returns
-    -------
-    ForestBatch or None
-        ``None`` when the edges are not such a forest.
-
-    Examples
-    --------
-    On the double star it is the double star's closed form (Wang, Yang, You (2022), Example 1: variance 1/4,
-    k = 2, :math:`\Gamma^* \approx 0.0568`; there the multiplier of :math:`(i_k, j_1)` is zero, Theorem 3.4's
-    condition (14) with equality):
-
-    >>> theta = np.array([[0.51, 0.5, 0.0, -0.01, -0.092]])
-    >>> rows, cols = double_star_edges(2, 5)
-    >>> forest = gaussian_forest(theta, np.array([0.25]), 2, rows, 2 + cols)
-    >>> star = gaussian_double_star(theta, np.array([0.25]), 2)
-    >>> bool(np.allclose(forest.psi, star.psi, rtol=0, atol=1e-15)), round(float(forest.value[0]), 4)
-    (True, 0.0568)
-    """
-    from ._forest import _bfs_small, tree_levels
-    from ._graph import connected_components
-
-    n_rows, n_arms = theta.shape
-    edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
-    n_edges = edge_top.shape[0]
-    n_components, component = connected_components(n_arms, edge_top, edge_bottom)
-    if n_edges != n_arms - n_components:
-        return None  # cycles or repeated edges
-    is_top = np.arange(n_arms) < k
-    if not (np.all(np.bincount(component, weights=is_top, minlength=n_components) > 0)
-            and np.all(np.bincount(component, weights=~is_top, minlength=n_components) > 0)):
+# ------------------------------------------------------------------------------- the compiled twin
+def star_kernel():
+    """The compiled row kernel (built on first use), or ``None`` when the compiled kernels are off or numba is
+    unavailable (the caller then runs the numpy twin)."""
+    if not compiled_enabled():
         return None
-    roots = np.array([np.flatnonzero(component == tree)[0] for tree in range(n_components)])
-    parent, parent_edge = _bfs_small(n_arms, edge_top, edge_bottom, roots)
-    order, _ = tree_levels(parent)
-    # the root's side of each tree: the arms on the same side of the top-k boundary as their root
-    plus = is_top == is_top[roots[component]]
-    variance = np.broadcast_to(variance, theta.shape)
-    scale = theta[:, k - 1:k] - theta[:, k:k + 1]  # the instance with boundary gap 1 and theta_{j_1} = 0
-    theta = (theta - theta[:, k:k + 1]) / scale
-    variance = variance / scale / scale
-    edge_difference = theta[:, edge_top] - theta[:, edge_bottom]
-    half_square = 0.5 * edge_difference * edge_difference
-    beta = np.zeros((n_rows, n_arms))
-    for node in order.tolist():
-        if parent[node] >= 0:
-            beta[:, node] = half_square[:, parent_edge[node]] - beta[:, parent[node]]
-    x = np.empty((n_rows, n_arms))
-    _solve_trees(x, beta, variance, component, plus, n_components, max_newton)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows with x <= 0 are rejected below
-        psi = variance / x
-        psi = psi / psi.sum(axis=1, keepdims=True)
-        weight = psi / variance
-        w_top, w_bottom = weight[:, :k, None], weight[:, None, k:]
-        difference = theta[:, :k, None] - theta[:, None, k:]
-        costs = (0.5 * difference * difference * (w_top * w_bottom) / (w_top + w_bottom)).reshape(n_rows, -1)
-        value = costs.min(axis=1)
-        weakest = costs.argmin(axis=1)
-        # the forest's edges: costs and the derivatives dC/dpsi at both ends
-        edge_total = weight[:, edge_top] + weight[:, edge_bottom]
-        ratio = edge_difference / edge_total
-        edge_costs = 0.5 * edge_difference * ratio * weight[:, edge_top] * weight[:, edge_bottom]
-        top_factor, bottom_factor = ratio * weight[:, edge_bottom], ratio * weight[:, edge_top]
-        grad_top = top_factor * top_factor * (0.5 / variance[:, edge_top])
-        grad_bottom = bottom_factor * bottom_factor * (0.5 / variance[:, edge_bottom])
-        # peeling: every non-root arm's stationarity equation gives the multiplier of the edge to its parent
-        inflow = np.zeros((n_rows, n_arms))
-        nu = np.empty((n_rows, n_edges))
-        for node in order[::-1].tolist():
-            edge = parent_edge[node]
-            if edge < 0:
-                continue
-            own, far = (grad_top, grad_bottom) if is_top[node] else (grad_bottom, grad_top)
-            nu[:, edge] = (1.0 - inflow[:, node]) / own[:, edge]
-            inflow[:, parent[node]] += nu[:, edge] * far[:, edge]
-        nonnegative = np.all(nu >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1, keepdims=True), axis=1)
-        nu = np.maximum(nu, 0.0)
-        mu = nu / nu.sum(axis=1, keepdims=True)
-        sums = np.zeros((n_rows, n_arms))
-        np.add.at(sums.T, edge_top, (mu * grad_top).T)
-        np.add.at(sums.T, edge_bottom, (mu * grad_bottom).T)
-        bound = sums.max(axis=1)
-        feasible = value >= (1.0 - _FEASIBILITY) * edge_costs.min(axis=1)
-        accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound) & np.all(x > 0, axis=1)
-    return ForestBatch(psi=psi, value=value, bound=bound, multipliers=mu, nonnegative=nonnegative,
-                       feasible=feasible, accepted=accepted, weakest=weakest)
+    return _kernel()
 
 
-@np.errstate(divide="ignore", invalid="ignore", over="ignore")  # rows without a positive solution: NaN, rejected
-def _solve_trees(x, beta, variance, component, plus, n_components, max_newton):
-    """Each tree's balance (see :func:`gaussian_forest`), writing every arm's :math:`x_a` into ``x``."""
-    for tree in range(n_components):
-        members = component == tree
-        side, other = np.flatnonzero(members & plus), np.flatnonzero(members & ~plus)
-        lower = (-beta[:, side]).max(axis=1, keepdims=True)
-        upper = beta[:, other].min(axis=1, keepdims=True)
-        a = upper - lower
-        offset = np.concatenate([beta[:, side] + lower, beta[:, other] - upper], axis=1)
-        columns = np.concatenate([side, other])
-        y = _balance_rows(offset, variance[:, columns], side.shape[0], a, None, max_newton)
-        with np.errstate(over="ignore"):
-            s = a / (1.0 + np.exp(-y))
-            t = a / (1.0 + np.exp(y))
-        x[:, side] = offset[:, :side.shape[0]] + s
-        x[:, other] = offset[:, side.shape[0]:] + t
+_STAR = compile_once(globals(), rebind=("_balance_root", "_pairs_minimum", "_arm_sums", "_smallest", "_largest_deviation",
+                                    "_gaussian_star_rows"), kernels={"star": "_gaussian_star_rows", "instance": "_star_instance"})
+# compiled at the first tie only
+_TIED = compile_once(globals(), needs=(_STAR, _groups.TIE_KERNELS),
+                     shared=((_groups, ("merge_ties", "spread_star")),), rebind=("scalar_certified_gap",),
+                     kernels={"tied": "_tied_instance"})
+
+
+def _kernel():
+    return _STAR()["star"]
+
+
+def star_instance_kernel():
+    """The compiled kernel on one instance in its arms' order, ``_star_instance(theta, order, dispersion, k,
+    start, has_start, max_newton, feasibility, negative_multiplier, psi, mu) -> (value, bound, stationarity,
+    complementarity, accepted, smallest multiplier)`` (built on first use), or ``None`` as :func:`star_kernel`:
+    the row kernel on the arms sorted as ``order`` (top arms then bottom arms, each by decreasing mean, as
+    :attr:`~allocopt.topk.TopKProblem.order`), writing ``psi`` (shape (K,)) in the arms' order and the star's
+    multipliers ``mu`` (shape (K - 1,)), and returning the scalars as a tuple of floats (numba boxes it far
+    faster than new arrays). The same numbers as sorting, calling :func:`star_kernel` and scattering in
+    Python."""
+    if star_kernel() is None:
+        return None
+    return _STAR()["instance"]
+
+
+def _star_instance(theta, order, dispersion, k, start, has_start, max_newton, feasibility, negative_multiplier, psi,
+                   mu):
+    n_arms = theta.shape[0]
+    sorted_theta = np.empty((1, n_arms))
+    sorted_variance = np.empty((1, n_arms))
+    for position in range(n_arms):
+        sorted_theta[0, position] = theta[order[position]]
+        sorted_variance[0, position] = dispersion[order[position]]
+    starts = np.empty(1)
+    starts[0] = start
+    star_psi = np.empty((1, n_arms))
+    value, bound, stationarity, complementarity = np.empty(1), np.empty(1), np.empty(1), np.empty(1)
+    accepted = np.empty(1, dtype=np.bool_)
+    _gaussian_star_rows(sorted_theta, sorted_variance, k, starts, has_start, max_newton, feasibility, negative_multiplier,
+               star_psi, mu.reshape((1, n_arms - 1)), value, bound, stationarity, complementarity, accepted)
+    for position in range(n_arms):
+        psi[order[position]] = star_psi[0, position]
+    smallest = np.inf
+    for edge in range(n_arms - 1):  # NaN propagates, as numpy's min
+        if mu[edge] < smallest or mu[edge] != mu[edge]:
+            smallest = mu[edge]
+        if smallest != smallest:
+            break
+    return value[0], bound[0], stationarity[0], complementarity[0], 1.0 if accepted[0] else 0.0, smallest
+
+
+def tied_star_instance_kernel():
+    """The compiled kernel on one instance with tied means, ``_tied_instance(theta, order, dispersion, k, start,
+    has_start, max_newton, feasibility, negative_multiplier, relative_error, psi, rows, cols, values) ->
+    (accepted, value, bound, gap, stationarity, complementarity, n_pairs)`` (built at its first use), or
+    ``None`` as :func:`star_kernel`: the tied arms merged into groups
+    (:func:`~allocopt.topk._exact.groups.merge_ties`), the row kernel on the groups, the multipliers zero to
+    rounding dropped, and the answer expanded to the arms (:func:`~allocopt.topk._exact.groups.spread_star`,
+    written as :func:`allocopt.topk._exact.star.tied_star_instance_kernel` writes it), with the certified gap
+    (the members' largest degree plus one rounding term, for the division by :math:`n_g`). Not accepted (and
+    nothing written) when no two arms tie or tied arms differ in variance."""
+    if star_kernel() is None:
+        return None
+    return _TIED()["tied"]
+
+
+def _tied_instance(theta, order, dispersion, k, start, has_start, max_newton, feasibility, negative_multiplier,
+                   relative_error, psi, rows, cols, values):
+    n_arms = theta.shape[0]
+    group_theta, group_variance = np.empty((1, n_arms)), np.empty((1, n_arms))
+    first, count = np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    n_groups, n_top = merge_ties(theta, order, dispersion, k, group_theta[0], group_variance[0], first, count)
+    if n_groups < 2 or n_groups == n_arms:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    starts = np.empty(1)
+    starts[0] = start
+    group_psi, mu = np.empty((1, n_groups)), np.empty((1, n_groups - 1))
+    value, bound, stationarity, complementarity = np.empty(1), np.empty(1), np.empty(1), np.empty(1)
+    accepted = np.empty(1, dtype=np.bool_)
+    _gaussian_star_rows(group_theta[:, :n_groups].copy(), group_variance[:, :n_groups].copy(), n_top, starts,
+                        has_start, max_newton, feasibility, negative_multiplier, group_psi, mu, value, bound,
+                        stationarity, complementarity, accepted)
+    if not accepted[0]:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    keep = np.empty(n_groups - 1, dtype=np.bool_)
+    kept = np.empty(n_groups - 1)
+    n_kept = 0
+    for edge in range(n_groups - 1):  # a multiplier exactly zero (Theorem 3.4's condition (14) with equality)
+        keep[edge] = mu[0, edge] > 0
+        if keep[edge]:
+            kept[n_kept] = mu[0, edge]
+            n_kept += 1
+    n_pairs, degree = spread_star(order, k, n_top, n_groups, first, count, group_psi[0], kept, keep, psi, rows, cols,
+                                  values)
+    gap = scalar_certified_gap(bound[0], value[0], relative_error, degree + 1)
+    return 1.0, value[0], bound[0], gap, stationarity[0], complementarity[0], float(n_pairs)
+
+
+def _balance_root(offset, var, k, a, y, max_newton, limit):
+    # the balance root y of the double star by safeguarded Newton from y (the numpy twin's steps)
+    n_arms = offset.shape[0]
+    lower, upper = -np.inf, np.inf
+    for _ in range(max_newton):
+        s = a / (1.0 + math.exp(-y))
+        t = a / (1.0 + math.exp(y))
+        top_sum = top_slope = bottom_sum = bottom_slope = 0.0
+        for arm in range(n_arms):
+            if arm < k:
+                x = offset[arm] + s
+            else:
+                x = offset[arm] + t
+            term = var[arm] / (x * x)
+            slope = term / x
+            if arm == 0 or arm == k:  # the first term of a sum is the sum so far (cumsum)
+                if arm == 0:
+                    top_sum, top_slope = term, slope
+                else:
+                    bottom_sum, bottom_slope = term, slope
+            elif arm < k:
+                top_sum += term
+                top_slope += slope
+            else:
+                bottom_sum += term
+                bottom_slope += slope
+        residual = math.log(top_sum / bottom_sum)
+        derivative = -2.0 * (s * t / a) * (top_slope / top_sum + bottom_slope / bottom_sum)
+        if residual > 0:
+            lower = y
+        if residual < 0:
+            upper = y
+        candidate = y - residual / derivative
+        if not (candidate > lower and candidate < upper):
+            if math.isfinite(lower) and math.isfinite(upper):
+                candidate = 0.5 * (lower + upper)
+            elif math.isfinite(lower):
+                candidate = lower + 4.0
+            else:
+                candidate = upper - 4.0
+        magnitude = abs(y)
+        if not magnitude >= 1.0:  # np.maximum(1.0, |y|): NaN stays NaN
+            magnitude = 1.0 if magnitude == magnitude else magnitude
+        converged = abs(candidate - y) <= limit * magnitude or residual == 0
+        if residual != 0:
+            y = candidate
+        if converged:
+            break
+    return y
+
+
+def _pairs_minimum(mean, weight, k):
+    # Gamma over every pair (NaN propagates, as numpy's min)
+    n_arms = mean.shape[0]
+    value = np.inf
+    for top in range(k):
+        for bottom in range(k, n_arms):
+            difference = mean[top] - mean[bottom]
+            cost = 0.5 * difference * difference * (weight[top] * weight[bottom]) / (weight[top] + weight[bottom])
+            if cost < value or cost != cost:
+                value = cost
+            if value != value:
+                break
+        if value != value:
+            break
+    return value
+
+
+def _arm_sums(mu, grad_top, grad_bottom, k, sums):
+    # per-arm sums of mu_p dC_p/dpsi_a, each in edge order, into sums; returns their maximum (NaN propagates)
+    n_edges = mu.shape[0]
+    n_bottom = n_edges + 1 - k
+    n_arms = n_edges + 1
+    for top in range(k - 1):
+        sums[top] = mu[n_bottom + top] * grad_top[n_bottom + top]
+    hub = 0.0
+    for edge in range(n_bottom):
+        term = mu[edge] * grad_top[edge]
+        hub = term if edge == 0 else hub + term
+    sums[k - 1] = hub
+    hub = mu[0] * grad_bottom[0]
+    for edge in range(n_bottom, n_edges):
+        hub = hub + mu[edge] * grad_bottom[edge]
+    sums[k] = hub
+    for bottom in range(1, n_bottom):
+        sums[k + bottom] = mu[bottom] * grad_bottom[bottom]
+    bound = -np.inf
+    for arm in range(n_arms):
+        if sums[arm] > bound or sums[arm] != sums[arm]:
+            bound = sums[arm]
+        if bound != bound:
+            break
+    return bound
+
+
+def _smallest(values):
+    # the smallest of values (NaN propagates, as numpy's min)
+    smallest = np.inf
+    for index in range(values.shape[0]):
+        if values[index] < smallest or values[index] != values[index]:
+            smallest = values[index]
+        if smallest != smallest:
+            break
+    return smallest
+
+
+def _largest_deviation(sums, value):
+    # the largest |sums[a] - value| (NaN propagates, as numpy's max)
+    worst = -np.inf
+    for arm in range(sums.shape[0]):
+        deviation = abs(sums[arm] - value)
+        if deviation > worst or deviation != deviation:
+            worst = deviation
+        if worst != worst:
+            break
+    return worst
+
+
+def _gaussian_star_rows(theta, variance, k, start, has_start, max_newton, feasibility, negative_multiplier, psi_out, mu_out,
+               value_out, bound_out, stationarity_out, complementarity_out, accepted_out):
+    n_rows, n_arms = theta.shape
+    n_bottom = n_arms - k
+    n_edges = n_arms - 1
+    variance_rows, variance_cols = variance.shape
+    mean = np.empty(n_arms)
+    var = np.empty(n_arms)
+    offset = np.empty(n_arms)
+    weight = np.empty(n_arms)
+    psi = np.empty(n_arms)
+    sums = np.empty(n_arms)
+    grad_top = np.empty(n_edges)
+    grad_bottom = np.empty(n_edges)
+    edge_cost = np.empty(n_edges)
+    nu = np.empty(n_edges)
+    mu = np.empty(n_edges)
+    limit = 4 * _EPS
+    for row in range(n_rows):
+        # the instance with boundary gap 1 and theta_{j_1} = 0 (the numpy twin's scaling)
+        scale = theta[row, k - 1] - theta[row, k]
+        base = theta[row, k]
+        for arm in range(n_arms):
+            mean[arm] = (theta[row, arm] - base) / scale
+            v = variance[row if variance_rows > 1 else 0, arm if variance_cols > 1 else 0]
+            var[arm] = v / scale / scale
+        worst_top, best_bottom = mean[k - 1], mean[k]
+        boundary = worst_top - best_bottom
+        a = 0.5 * boundary * boundary
+        for arm in range(n_arms):
+            if arm < k:
+                distance = (mean[arm] - worst_top) * 1.0
+            else:
+                distance = (mean[arm] - best_bottom) * -1.0
+            offset[arm] = 0.5 * distance * (distance + 2.0 * boundary)
+        y = _balance_root(offset, var, k, a, start[row] if has_start else 0.0, max_newton, limit)
+        s = a / (1.0 + math.exp(-y))
+        t = a / (1.0 + math.exp(y))
+        total = 0.0
+        for arm in range(n_arms):
+            psi[arm] = var[arm] / (offset[arm] + (s if arm < k else t))
+            total = psi[arm] if arm == 0 else total + psi[arm]
+        for arm in range(n_arms):
+            psi[arm] = psi[arm] / total
+            weight[arm] = psi[arm] / var[arm]
+            psi_out[row, arm] = psi[arm]
+        value = _pairs_minimum(mean, weight, k)
+        # the star's edges: (i_k, j) for every bottom j, then (i, j_1) for the other top arms
+        largest_nu = -np.inf
+        for edge in range(n_edges):
+            if edge < n_bottom:
+                top, bottom = k - 1, k + edge
+            else:
+                top, bottom = edge - n_bottom, k
+            difference = mean[top] - mean[bottom]
+            pair_total = weight[top] + weight[bottom]
+            edge_cost[edge] = 0.5 * difference * difference * (weight[top] * weight[bottom]) / pair_total
+            ratio = difference / pair_total
+            top_factor, bottom_factor = ratio * weight[bottom], ratio * weight[top]
+            grad_top[edge] = top_factor * top_factor * (0.5 / var[top])
+            grad_bottom[edge] = bottom_factor * bottom_factor * (0.5 / var[bottom])
+            nu[edge] = 1.0 / (grad_top[edge] if edge >= n_bottom else grad_bottom[edge])
+        inflow = 0.0
+        for edge in range(n_bottom, n_edges):
+            term = nu[edge] * grad_bottom[edge]
+            inflow = term if edge == n_bottom else inflow + term
+        nu[0] = (1.0 - inflow) / grad_bottom[0]
+        for edge in range(n_edges):
+            if nu[edge] > largest_nu or nu[edge] != nu[edge]:
+                largest_nu = nu[edge]
+            if largest_nu != largest_nu:
+                break
+        nonnegative = nu[0] >= -negative_multiplier * largest_nu
+        if nu[0] < 0.0:
+            nu[0] = 0.0
+        nu_total = 0.0
+        for edge in range(n_edges):
+            nu_total = nu[edge] if edge == 0 else nu_total + nu[edge]
+        for edge in range(n_edges):
+            mu[edge] = nu[edge] / nu_total
+            mu_out[row, edge] = mu[edge]
+        bound = _arm_sums(mu, grad_top, grad_bottom, k, sums)
+        feasible = value >= (1.0 - feasibility) * _smallest(edge_cost)
+        accepted_out[row] = nonnegative and feasible and value > 0 and math.isfinite(bound)
+        value_scale = value if value > 0 else np.inf
+        worst = _largest_deviation(sums, value)
+        slack = 0.0
+        for edge in range(n_edges):
+            term = mu[edge] * edge_cost[edge]
+            slack = term if edge == 0 else slack + term
+        value_out[row] = value
+        bound_out[row] = bound
+        stationarity_out[row] = worst / value_scale
+        complementarity_out[row] = (slack - value) / value_scale

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._pairs import PairTerms
-from .certificate import certified_gap
-from .result import IterationHistory
+from ..pairs import PairTerms
+from ..certificate import certified_gap
+from ..result import IterationHistory
 
 __all__ = ["GapRecorder"]
 

@@ -14,7 +14,7 @@ The costs are 1-homogeneous, so :math:`w_{i_k} = 1` fixes the scale. For a ratio
 common cost is :math:`c = C_{i_k j_1}(1, r)`; every other bottom arm's weight solves :math:`C_{i_k j}(1, w_j)
 = c` and every other top arm's :math:`C_{i j_1}(w_i, r) = c`. Each is a scalar equation, solved by Newton's
 method on :math:`1/C` in the inverse weight :math:`u = 1/w` (the calibrated surrogate of
-:mod:`allocopt.topk._forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
+:mod:`allocopt.topk._exact.forest` for one edge: exact in one step for harmonic costs, and :math:`1/C` is nearly
 affine in the inverse weights for the other families, so two or three steps reach the root), started one
 Newton step ahead of the weight at the previous ratio: that step needs only the cost and derivative the previous
 solve left, and it makes the leaves' solves near the root one or two pair evaluations each. At the first ratio
@@ -28,7 +28,7 @@ instances of every family, between 0.6 and 5 on random ones; each step is at mos
 before) and then found by the Illinois variant of regula falsi. The pair
 costs and their derivatives come from the family's compiled kernel
 (:meth:`~allocopt.families.ExponentialFamily.compiled_pair`), called by its number
-(:func:`allocopt._compiled_families.pair_by_code`).
+(:func:`allocopt.families.kernels.pair_by_code`).
 
 Nothing here decides optimality: the exact solver (:mod:`allocopt.topk._exact`) returns the double star only
 when the certificate below is within its tolerance, and otherwise runs its general active-set path.
@@ -49,17 +49,30 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _compiled_families as _families
-from .._numba import compile_once
-from . import certificate as _certificate_module
-from ._allpairs import _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
+from ...families import kernels as _families
+from ..._numba import compile_once
+from .. import certificate as _certificate_module
+from .._scan import BOUND_MARGIN as _BOUND_MARGIN, trusted  # the all-pairs scans' margin of rounding, the bounds' range test
+from . import groups as _groups
+from .groups import merge_ties, spread_star
 
-__all__ = ["StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
-           "star_instance_kernel"]
+__all__ = ["double_star_edges", "StarSolution", "StarCertificate", "solve_star", "star_certificate", "star_kernel", "star_batch_kernel",
+           "star_instance_kernel", "tied_star_instance_kernel"]
 
 _EPS = float(np.finfo(float).eps)
 # compiled with the kernels below (rebound), as allocopt.algorithms._compiled_track_and_stop compiles it
 scalar_certified_gap = _certificate_module.scalar_certified_gap
+
+
+def double_star_edges(k: int, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Theorem 3.4's double star on k top and ``n_arms - k`` bottom nodes (arms, or tie groups), each side in
+    decreasing order of the means: positions (in the top / bottom orders) of its edges, :math:`(i_k, j)` for
+    every bottom node, then :math:`(i, j_1)` for the other top nodes (the column order of ``multipliers``).
+    The one definition of the double star's edges (the batch, the exact solver and its forest layout)."""
+    n_bottom = n_arms - k
+    rows = np.concatenate([np.full(n_bottom, k - 1), np.arange(k - 1)])
+    cols = np.concatenate([np.arange(n_bottom), np.zeros(k - 1, dtype=int)])
+    return rows, cols
 
 
 class StarSolution(NamedTuple):
@@ -103,7 +116,7 @@ def _inverse_step(z, cost, derivative, target):
 
 def _leaf_weight(code, theta_top, theta_bottom, other_weight, leaf_is_top, target, start):
     # the leaf's weight z with C(z, other) = target (leaf_is_top) or C(other, z) = target: Newton's method on
-    # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._forest for one edge: exact in
+    # g(u) = 1/C = 1/target in u = 1/z (the calibrated surrogate of allocopt.topk._exact.forest for one edge: exact in
     # one step for harmonic costs; 1/C is nearly affine in the inverse weights for the other families, so a
     # step or two reaches the root). From either side the step keeps u > 0 where it starts at C > target (u
     # grows); where a step from C < target would leave u > 0, z doubles instead. Returns z and the two
@@ -272,7 +285,7 @@ def _solve_star(code, theta, dispersion, k, start, max_iterations, weight, nu, o
 
 def _unit_variance(code, mean):
     # the unit variance function of the family whose pair kernel is numbered `code`
-    # (ExponentialFamily.unit_variance; allocopt._compiled_families._CODES)
+    # (ExponentialFamily.unit_variance; allocopt.families.kernels._CODES)
     if code == 0:  # Gaussian
         return 1.0
     if code <= 2:  # Bernoulli
@@ -285,7 +298,7 @@ def _unit_variance(code, mean):
 def _deviation_bound(code, low, high):
     # the square root of the largest unit variance function value between two means
     # (ExponentialFamily.unit_deviation_bound of the family whose pair kernel is numbered `code`,
-    # allocopt._compiled_families._CODES), nan where the variance is not a normal number (then no bound is used)
+    # allocopt.families.kernels._CODES), nan where the variance is not a normal number (then no bound is used)
     if code == 0:  # Gaussian
         return 1.0
     if code <= 4:
@@ -310,7 +323,7 @@ def _pair_lower_bound(code, theta_top, theta_bottom, w_top, w_bottom):
     # - exponential arms, budget: x = 1 / (s_i / theta_i + s_j / theta_j), d_a = f(x / theta_a).
     # Above 1, log v >= (v - 1) / v >= (v - 1) / t, so u(t), f(t) >= (t - 1)^2 / (2 t); below 1, -log v >= 1 - v
     # and (1 - v) / v >= 1 - v, so u(t), f(t) >= (1 - t)^2 / 2. Other families and kinds: the bound of the
-    # all-pairs scans (allocopt.topk._allpairs), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
+    # all-pairs scans (allocopt.topk._scan), (theta_i - theta_j)^2 / (2 Vbar) * w_i w_j / (w_i + w_j) with
     # Vbar the largest unit variance between the means. Each is formed from ratios of the means and the weights'
     # harmonic term h = w_i (w_j / (w_i + w_j)) = w_i s_j = w_j s_i, and returned only where every factor and the
     # bound are normal numbers (_allpairs.trusted); 0 otherwise (the pair is evaluated)
@@ -529,17 +542,48 @@ def _star_instance(code, theta, top, bottom, dispersion, start, max_iterations, 
     return 1.0, out[1], out[2], gap, out[3], out[4], out[6], float(n_kept)
 
 
+def _tied_instance(code, theta, order, dispersion, k, start, max_iterations, negative_multiplier, relative_error,
+                   psi, rows, cols, values):
+    # _star_rows on the tie groups of an instance given in its arms' order (merge_ties; `order` as
+    # TopKProblem.order), expanded to the arms (spread_star: psi in the arms' order, the member pairs' positions
+    # and multipliers in rows, cols, values), with the certified gap: the groups' degree or the members' (the
+    # larger) plus one rounding term, for the division by n_g (as solve_topk_batch allows). Returns the scalars
+    # of _star_instance, the number of member pairs last; not accepted when no two arms tie, or tied arms
+    # differ in dispersion
+    n_arms = theta.shape[0]
+    group_theta, group_dispersion = np.empty(n_arms), np.empty(n_arms)
+    first, count = np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64)
+    n_groups, n_top = merge_ties(theta, order, dispersion, k, group_theta, group_dispersion, first, count)
+    if n_groups < 2 or n_groups == n_arms:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, 0.0
+    group_psi, mu, out = np.empty(n_groups), np.empty(n_groups - 1), np.empty(7)
+    keep = np.empty(n_groups - 1, dtype=np.bool_)
+    _star_rows(code, group_theta[:n_groups], group_dispersion[:n_groups], n_top, start, max_iterations,
+               negative_multiplier, group_psi, mu, keep, np.ones(n_groups), np.empty(n_top), np.empty(n_groups - n_top),
+               out)
+    if out[0] != 1.0:
+        return 0.0, np.nan, np.nan, np.nan, np.nan, np.nan, out[6], 0.0
+    n_pairs, degree = spread_star(order, k, n_top, n_groups, first, count, group_psi, mu, keep, psi, rows, cols, values)
+    gap = scalar_certified_gap(out[2], out[1], relative_error, max(degree, int(out[5])) + 1)
+    return 1.0, out[1], out[2], gap, out[3], out[4], out[6], float(n_pairs)
+
+
+# compiled at the first tie only (the distinct-means kernels first: it calls _star_rows by its global name)
+_tied_kernels = compile_once(globals(), needs=(_kernels, _groups.TIE_KERNELS),
+                             shared=((_groups, ("merge_ties", "spread_star")),), kernels={"tied": "_tied_instance"})
+
+
 def _code(pair) -> int:
     code = _families.kernel_code(pair)
     if code is None:
-        raise ValueError("not a pair kernel of allocopt._compiled_families")
+        raise ValueError("not a pair kernel of allocopt.families.kernels")
     return code
 
 
 def star_kernel():
     """The fast path's compiled kernel ``_star_rows(code, theta, dispersion, k, start, max_iterations,
     negative_multiplier, psi, mu, keep, weight, top_sums, bottom_sums, out)``, with ``code`` the pair kernel's
-    number (:func:`allocopt._compiled_families.kernel_code`)."""
+    number (:func:`allocopt.families.kernels.kernel_code`)."""
     return _kernels()["rows"]
 
 
@@ -555,6 +599,18 @@ def star_instance_kernel():
     calling :func:`star_kernel` and scattering in Python, with one call; when it does not accept, ``psi`` is
     not written and the value, bound and gap are NaN."""
     return _kernels()["instance"]
+
+
+def tied_star_instance_kernel():
+    """The fast path's compiled kernel on one instance with tied means, ``_tied_instance(code, theta, order,
+    dispersion, k, start, max_iterations, negative_multiplier, relative_error, psi, rows, cols, values) ->
+    (accepted, value, bound, gap, stationarity, complementarity, balance_residual, n_pairs)``: the tied arms
+    merged into groups (:func:`~allocopt.topk._exact.groups.merge_ties`), :func:`star_kernel` on the groups,
+    and the answer expanded to the arms (:func:`~allocopt.topk._exact.groups.spread_star`: ``psi`` in the
+    arms' order, the multipliers on the member pairs ``rows[:n_pairs]``, ``cols[:n_pairs]`` (positions in the
+    top and bottom orders), ``values[:n_pairs]``, arrays of length k(K - k) at most), with the certified gap.
+    Not accepted (and nothing written) when no two arms tie or tied arms differ in dispersion."""
+    return _tied_kernels()["tied"]
 
 
 def star_batch_kernel():

@@ -1,77 +1,138 @@
-r"""The all-pairs minimum of the costs through two lower envelopes: :math:`O(K\log K)`, not :math:`k(K-k)`.
-
-Every pair cost is an infimum over one common point :math:`x` of the mean domain. With the effective weights
-:math:`w_a = \psi_a/\phi_a` and the unit divergence :math:`d` of the family,
-
-.. math::
-    C_{ij}(\psi) = \inf_x\, [f_i(x) + f_j(x)], \qquad f_a(x) = w_a\, d(\theta_a, x)
-
-(for the budget costs :math:`B_{ij}`, :math:`f_a(x) = w_a\, d(x, \theta_a)`), so the minimum over all pairs
-separates into the two sides:
-
-.. math::
-    \min_{i \in I,\, j \in J} C_{ij}(\psi) = \inf_x\, [F_I(x) + F_J(x)], \qquad
-    F_I = \min_{i \in I} f_i, \quad F_J = \min_{j \in J} f_j .
-
-Cut the line into the *elementary intervals* on which both lower envelopes have one arm each, :math:`f_i` and
-:math:`f_j`. On such an interval the sum is at least :math:`\inf_x (f_i + f_j) = C_{ij}`, and every pair cost
-is at least the minimum, so
-
-.. math::
-    \min_{i, j} C_{ij}(\psi) = \min_{\text{elementary intervals}} C_{i(I)\, j(I)} :
-
-only the pairs that meet on the envelopes need their cost, at most :math:`4K` of them, and the minimum is
-exact (each cost is evaluated by the family's exact pair kernel, like every other cost in the solver).
-
-The envelopes. In the natural parameter :math:`z` (confidence costs) or the mean :math:`x` (budget costs)
-the difference of two arms' functions is :math:`(w_a - w_b)\,G - (\cdot)\,z + (\cdot)` with :math:`G` the
-log-partition function (resp. its conjugate), strictly convex: convex, concave or affine, so two arms cross at
-most twice (a Davenport-Schinzel sequence of order 2: an envelope of :math:`n` arms has at most :math:`2n-1`
-pieces). The envelope of a side is built by divide and conquer, merging two envelopes interval by interval;
-on each interval the difference of the two arms is split at its stationary point (in closed form: where
-:math:`w_a(x - \theta_a) = w_b(x - \theta_b)` for the confidence costs, where
-:math:`w_a(\eta(x) - \eta_a) = w_b(\eta(x) - \eta_b)` for the budget costs) into monotone parts, and a sign
-change in a part is located by bisection to the last bit.
-
-Rounding. A crossing located to the last bit can still be misplaced by rounding in the divergences; where it
-is, the two arms' values agree to rounding, so the pair found instead costs the same to rounding. As a
-safeguard the pairs of the neighbouring pieces of each envelope are evaluated too.
-
-The envelopes are used where the means are strictly inside the mean domain (so that every divergence is finite
-on the hull of the means) and for the built-in families (those with a compiled pair kernel).
-
-Examples
---------
->>> import numpy as np
->>> from allocopt import TopKProblem
->>> from allocopt.topk._groups import reduce_problem
->>> rng = np.random.default_rng(1)
->>> problem = TopKProblem(np.concatenate([0.6 + 0.01 * rng.normal(size=30), 0.4 + 0.01 * rng.normal(size=30)]),
-...                       30, family="bernoulli")
->>> reduced = reduce_problem(problem, "confidence")
->>> psi = rng.uniform(0.5, 1.5, reduced.n_groups)
->>> rows, cols = envelope_pairs(reduced, psi)
->>> rows.size < reduced.n_top * reduced.n_bottom  # a few pairs, not all 900
-True
->>> every = reduced.terms(psi, *np.divmod(np.arange(900), 30)).cost.min()  # every pair's cost
->>> bool(reduced.terms(psi, rows, cols).cost.min() == every)
-True
-"""
+r"""The exact checks of a forest solution: the all-pairs scans of :mod:`allocopt.topk._scan`, the envelopes, the compiled
+Gaussian scan."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from .. import _compiled_families as _families
-from .._compiled_families import _entropy, _ratio_divergence, kernel_code  # noqa: F401 (compiled: shared below)
-from .._numba import compile_once
-from ._groups import Reduced
+from ..._numba import compile_once
+from ...families import kernels as _families
+from ...families.kernels import _entropy, _ratio_divergence, kernel_code  # noqa: F401 (compiled: shared below)
+from .._scan import BOUND_MARGIN, PairScan, _listed, scan_pairs, trusted
+from .groups import Reduced
 
-__all__ = ["envelope_pairs", "envelope_code"]
+__all__ = ["Checker", "envelope_pairs", "envelope_code", "harmonic_scan", "ENVELOPE_PAIRS", "CONFIRM_PAIRS", "ENVELOPE_ROUNDING"]
 
-# family kernel codes of allocopt._compiled_families: 0 Gaussian, 1/2 Bernoulli, 3/4 Poisson, 5/6 exponential
+# ------------------------------------------------------------------------------- the exact solver's checks
+# relative tolerances of the internal checks (costs are 1 on the forest): rounding-level violations of
+# degenerate binding pairs are not pivoted on; the final certificate accounts for them exactly
+_FEASIBILITY = 1e-10
+
+
+# Gaussian arms: above this many pairs the exact checks scan with the compiled kernel
+_COMPILED_SCAN_PAIRS = 1 << 20
+
+
+# above this many group pairs the pivots' all-pairs checks run on the lower envelopes (below it the pruned scan
+# is about as fast: 1 ms at 128 x 128 pairs)
+ENVELOPE_PAIRS = 1 << 15
+
+
+# above this many group pairs (K about 4000 at k = K/2) a forest that passes the envelope check is not
+# confirmed by the scan over every pair (2.5e7 logarithmic costs at K = 10^4, a second or more; 2.5e9 at 10^5,
+# minutes), and the certificate's value is the envelope minimum less ENVELOPE_ROUNDING (relative): each of the
+# envelopes' decisions between two arms errs only where their values agree to rounding (a few ulps, relative),
+# and over the log2 K levels of merging the envelopes' error stays below 1e-13 relative; the allowance is ten
+# times that
+CONFIRM_PAIRS = 1 << 22
+
+
+ENVELOPE_ROUNDING = 1e-12
+
+
+class Checker:
+    """Exact check of a forest solution: multipliers and all-pairs feasibility."""
+
+    def __init__(self, reduced: Reduced):
+        self.reduced = reduced
+        self.theta_top = reduced.theta[reduced.top_groups]
+        self.theta_bottom = reduced.theta[reduced.bottom_groups]
+        # Gaussian arms above BLOCK_PAIRS pairs: the compiled scan (the family's costs bit for bit)
+        self.compiled = (reduced.family.harmonic_costs(reduced.kind)
+                         and reduced.n_top * reduced.n_bottom > _COMPILED_SCAN_PAIRS)
+        # other families above ENVELOPE_PAIRS pairs: the pivots' checks evaluate only the pairs that meet on the
+        # two lower envelopes (allocopt.topk._exact.checks: the same minimum, in O(K log K)); Gaussian arms keep the
+        # scans (closed-form costs, compiled above _COMPILED_SCAN_PAIRS), whose transport start rarely pivots
+        self.envelope = (envelope_code(reduced) if reduced.n_top * reduced.n_bottom > ENVELOPE_PAIRS
+                         and not reduced.family.harmonic_costs(reduced.kind) else None)
+        # the envelope checks are confirmed by the scan over every pair up to CONFIRM_PAIRS pairs
+        self.confirmed = self.envelope is None or reduced.n_top * reduced.n_bottom <= CONFIRM_PAIRS
+
+    def _envelope_costs(self, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs that meet on the lower envelopes at ``psi`` and their costs (the smallest of which is the
+        minimum over all pairs)."""
+        rows, cols = envelope_pairs(self.reduced, psi, self.envelope)
+        return rows, cols, self.reduced.terms(psi, rows, cols).cost
+
+    def certified_minimum(self, psi: np.ndarray) -> float | None:
+        """The all-pairs minimum a certificate may use where no scan over every pair confirms the checks
+        (above ``CONFIRM_PAIRS`` pairs): the envelope minimum at ``psi``, computed afresh, less its rounding
+        allowance ``ENVELOPE_ROUNDING``; None where the certificate evaluates every pair."""
+        if self.confirmed:
+            return None
+        return float(self._envelope_costs(psi)[2].min()) * (1.0 - ENVELOPE_ROUNDING)
+
+    def _envelope_scan(self, psi: np.ndarray, threshold: float, limit: int) -> PairScan:
+        """The exact minimum over all pairs from the pairs that meet on the lower envelopes, listing those of
+        them below ``threshold`` (a subset of all the pairs below it, which always holds the smallest)."""
+        rows, cols, costs = self._envelope_costs(psi)
+        best = int(np.argmin(costs))
+        below = costs < threshold
+        listed = _listed(float(costs[best]), int(rows[best]), int(cols[best]), [rows[below]], [cols[below]],
+                         [costs[below]], limit)
+        return dataclasses.replace(listed, every_pair=False)
+
+    def _compiled_scan(self, psi: np.ndarray, threshold, limit: int):
+        """The all-pairs scan by :func:`~allocopt.topk._exact.starts.harmonic_scan` (the same minimum and
+        listed pairs as ``scan_pairs``); None when more pairs lie below the threshold than it keeps."""
+        reduced = self.reduced
+        top, bottom = reduced.top_groups, reduced.bottom_groups
+        capacity = 2 * limit + 65_536
+        best, row, col, count, rows, cols, costs = _SCAN()["scan"](
+            self.theta_top, self.theta_bottom, psi[top] * (1.0 / reduced.dispersion[top]),
+            psi[bottom] * (1.0 / reduced.dispersion[bottom]), -np.inf if threshold is None else float(threshold),
+            capacity)
+        if count > capacity:
+            return None
+        return _listed(float(best), int(row), int(col), [rows[:count]], [cols[:count]], [costs[:count]], limit)
+
+    def scan(self, psi: np.ndarray, every_pair: bool = False):
+        """The check at a forest solution: the exact minimum over all pairs and the pairs below 1 (on the
+        envelopes above ``ENVELOPE_PAIRS`` pairs unless ``every_pair``)."""
+        if self.envelope is not None and not every_pair:
+            return self._envelope_scan(psi, 1.0 - _FEASIBILITY, 4096)
+        if self.compiled:
+            found = self._compiled_scan(psi, 1.0 - _FEASIBILITY, 4096)
+            if found is not None:
+                return found
+        reduced = self.reduced
+        weights = psi / reduced.dispersion
+
+        def evaluate(rows, cols):
+            return reduced.terms(psi, rows, cols).cost
+
+        return scan_pairs(evaluate, reduced.family, self.theta_top, self.theta_bottom,
+                          weights[reduced.top_groups], weights[reduced.bottom_groups], 1.0 - _FEASIBILITY,
+                          limit=4096)
+
+    def scan_below(self, psi: np.ndarray, threshold, limit: int = 1_000_000):
+        """All-pairs scan at ``psi`` listing the pairs of cost below ``threshold`` (None: the exact minimum only)."""
+        if self.compiled:
+            found = self._compiled_scan(psi, threshold, limit)
+            if found is not None:
+                return found
+        reduced = self.reduced
+        weights = psi / reduced.dispersion
+        return scan_pairs(lambda rows, cols: reduced.terms(psi, rows, cols).cost, reduced.family, self.theta_top,
+                          self.theta_bottom, weights[reduced.top_groups], weights[reduced.bottom_groups], threshold,
+                          limit=limit)
+
+
+# --------------------------------------------- the all-pairs minimum through two lower envelopes (compiled)
+# family kernel codes of allocopt.families.kernels: 0 Gaussian, 1/2 Bernoulli, 3/4 Poisson, 5/6 exponential
 # (odd: confidence, even: budget, except the Gaussian's 0 for both)
 _BUDGET_CODES = (2, 4, 6)
 
@@ -120,7 +181,7 @@ def envelope_pairs(reduced: Reduced, psi: np.ndarray, code: int | None = None) -
     top, bottom = reduced.top_groups, reduced.bottom_groups
     theta, eta = reduced.theta, reduced.eta
     low, high = float(theta.min()), float(theta.max())
-    kernels = _kernels()
+    kernels = _ENVELOPE()
     top_breaks, top_arms = kernels["envelope"](code, theta[top], eta[top], weights[top], low, high)
     bottom_breaks, bottom_arms = kernels["envelope"](code, theta[bottom], eta[bottom], weights[bottom], low, high)
     rows, cols = kernels["meetings"](top_breaks, top_arms, bottom_breaks, bottom_arms)
@@ -132,7 +193,7 @@ def envelope_pairs(reduced: Reduced, psi: np.ndarray, code: int | None = None) -
 # ------------------------------------------------------------------------------------------ compiled parts
 def _divergence(code, mean, x):
     # the unit divergence d(mean, x) (confidence codes) or d(x, mean) (budget codes), in the forms of the pair
-    # kernels (allocopt._compiled_families: a log(a/b) - (a - b) from the difference, t - 1 - log t from t - 1),
+    # kernels (allocopt.families.kernels: a log(a/b) - (a - b) from the difference, t - 1 - log t from t - 1),
     # which keep their relative precision for nearly equal arguments
     if code == 2 or code == 4 or code == 6:
         mean, x = x, mean
@@ -364,9 +425,69 @@ def _meetings(breaks_top, arms_top, breaks_bottom, arms_bottom):
     return rows[:n], cols[:n]
 
 
-_kernels = compile_once(
+_ENVELOPE = compile_once(
     globals(),
     needs=(_families._kernels,),
     shared=((_families, ("_entropy", "_ratio_divergence")),),
     rebind=("_divergence", "_mean_of_natural", "_difference", "_stationary", "_crossing", "_append", "_merge"),
     kernels={"envelope": "_envelope", "meetings": "_meetings"})
+
+
+# --------------------------------------------------------------------- Gaussian arms: the compiled scan
+# the Gaussian pair kernel's number in the families' shared kernels (allocopt.families.kernels.pair_by_code)
+_GAUSSIAN_CODE = _families._CODES.index("_gaussian_pair")
+
+
+def harmonic_scan(theta_top, theta_bottom, w_top, w_bottom, threshold, capacity):
+    """Every pair's Gaussian cost :math:`C_{ij} = w_i d_i + w_j d_j`, formed by the families' shared scalar pair
+    kernel (:func:`allocopt.families.kernels.weighted_pair`, the Gaussian one), whose operations are those of
+    :meth:`allocopt.families.Gaussian.unit_confidence_pair` in the same order (shares
+    :math:`s = w/(w_i + w_j)`, spreads :math:`s_j \\Delta` and :math:`-s_i\\Delta`, halves of their squares),
+    so that each cost is the one the family computes, bit for bit. The means are in decreasing order on each
+    side (the exact solver's order), so :math:`\\Delta_{ij}` grows along a row, and a row stops at the first
+    block of 64 columns whose lower bound :math:`\\Delta_{ij}^2 w_i m_j/(2(w_i + m_j))` (:math:`m_j` the
+    smallest weight from column :math:`j` on; used only where its factors are normal numbers) reaches the larger
+    of ``threshold`` and the smallest cost so far.
+    Returns the smallest cost, its pair, the number of pairs below ``threshold`` and the first ``capacity`` of
+    them (rows, columns, costs)."""
+    p, q = theta_top.shape[0], theta_bottom.shape[0]
+    smallest_after = np.empty(q)
+    running = np.inf
+    for j in range(q - 1, -1, -1):
+        if w_bottom[j] < running:
+            running = w_bottom[j]
+        smallest_after[j] = running
+    best = np.inf
+    best_row = -1
+    best_col = -1
+    count = 0
+    rows = np.empty(capacity, dtype=np.int64)
+    cols = np.empty(capacity, dtype=np.int64)
+    costs = np.empty(capacity)
+    for i in range(p):
+        w_i = w_top[i]
+        for j in range(q):
+            if j % 64 == 0 and best < np.inf:
+                cutoff = best if best > threshold else threshold
+                gap = theta_top[i] - theta_bottom[j]
+                half_square = 0.5 * gap * gap
+                harmonic = w_i * (smallest_after[j] / (w_i + smallest_after[j]))
+                bound = half_square * harmonic
+                # (used only where its factors are normal numbers: _allpairs.trusted)
+                if trusted(half_square) and trusted(harmonic) and trusted(bound) and bound * BOUND_MARGIN >= cutoff:
+                    break
+            cost = _families.weighted_pair(_GAUSSIAN_CODE, theta_top[i], theta_bottom[j], w_i, w_bottom[j])[0]
+            if cost < best:
+                best = cost
+                best_row = i
+                best_col = j
+            if cost < threshold:
+                if count < capacity:
+                    rows[count] = i
+                    cols[count] = j
+                    costs[count] = cost
+                count += 1
+    return best, best_row, best_col, count, rows, cols, costs
+
+
+_SCAN = compile_once(globals(), needs=(_families._kernels,), rebind=("trusted",), kernels={"scan": "harmonic_scan"})

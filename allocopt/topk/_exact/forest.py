@@ -24,26 +24,25 @@ the surrogate matches values and gradients there); Gaussian arms need one pass.
 
 Everything is vectorised over the nodes of one tree level; the Python loop runs over levels (two for a
 double star). Forests deeper than ``DEEP_FOREST`` levels sweep in compiled loops instead
-(:mod:`allocopt.topk._forest_sweeps`, the same arithmetic bit for bit).
+(:mod:`allocopt.topk._exact.forest`, the same arithmetic bit for bit).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from . import _forest_sweeps as _sweeps
-from ._batch_gaussian import double_star_edges
-from ._forest_sweeps import DEEP_FOREST
-from ._graph import SMALL_GRAPH, connected_components
-from ._groups import Reduced
-from ._pairs import PairTerms
+from .._graph import SMALL_GRAPH, connected_components
+from ..._numba import compile_once
+from ..pairs import PairTerms
+from .groups import Reduced
+from .gaussian_star import _FEASIBILITY, _NEGATIVE_MULTIPLIER, MAX_NEWTON, _balance_rows
+from .star import double_star_edges
 
-__all__ = ["ForestLayout", "ForestSolution", "BindingForest", "layout_forest", "layout_double_star", "solve_forest",
-           "exact_multipliers"]
+__all__ = ["group_positions", "ForestLayout", "ForestSolution", "layout_forest", "layout_double_star", "solve_forest", "exact_multipliers", "spanning_forest", "gaussian_forest", "ForestBatch", "DEEP_FOREST",
+           "affine_propagation", "peel", "null_vector"]
 
 _EPS = np.finfo(float).eps
 
@@ -211,46 +210,39 @@ def layout_double_star(reduced: Reduced) -> ForestLayout:
                         component=np.zeros(n_groups, dtype=int), roots=np.array([root]))
 
 
-@dataclass(frozen=True)
-class BindingForest:
-    """The exact solver's final binding forest, kept on its result so that the next solve of a nearby
-    instance can start from it (``solve_topk(..., warm_start=result)``).
+def group_positions(reduced: Reduced):
+    """Position of each group in top_groups / bottom_groups (-1 on the other side)."""
+    top_position = np.full(reduced.n_groups, -1)
+    bottom_position = np.full(reduced.n_groups, -1)
+    top_position[reduced.top_groups] = np.arange(reduced.n_top)
+    bottom_position[reduced.bottom_groups] = np.arange(reduced.n_bottom)
+    return top_position, bottom_position
 
-    Attributes
-    ----------
-    kind : str
-        The cost type it was solved for.
-    double_star : bool
-        Whether it is Theorem 3.4's double star (then only that fact is needed: the next instance's double
-        star is built directly).
-    arm_group, top_groups : ndarray of int or None
-        The tie groups of the instance (group of each arm; top groups in order): the forest and its layout
-        carry over only to an instance with the same groups.
-    layout : ForestLayout or None
-        The forest's breadth-first layout over the groups.
-    psi : ndarray or None
-        The group allocation on the homogeneous scale (every forest cost equal to one).
-    """
 
-    kind: str
-    double_star: bool
-    arm_group: np.ndarray | None = None
-    top_groups: np.ndarray | None = None
-    layout: ForestLayout | None = None
-    psi: np.ndarray | None = None
+def spanning_forest(reduced: Reduced, rows, cols, weights):
+    """Maximum-weight spanning forest of the given pairs (weights > 0), completed so that every group is
+    covered: an uncovered top group is joined to j_1, an uncovered bottom group to i_k."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import minimum_spanning_tree
 
-    def carries_over(self, reduced: Reduced) -> bool:
-        """Whether the forest and its layout apply as they are to ``reduced`` (same kind and tie groups)."""
-        return (self.layout is not None and self.psi is not None and self.kind == reduced.kind
-                and self.arm_group is not None and np.array_equal(self.arm_group, reduced.arm_group)
-                and self.top_groups is not None and np.array_equal(self.top_groups, reduced.top_groups))
-
-    def rescaled(self, exponent: int) -> BindingForest:
-        """The forest of the same instance with its costs scaled by :math:`2^{exponent}`: the homogeneous
-        allocation (forest costs equal to one) scales by :math:`2^{-exponent}`."""
-        if self.psi is None:
-            return self
-        return dataclasses.replace(self, psi=np.ldexp(self.psi, -exponent))
+    n_groups = reduced.n_groups
+    top, bottom = reduced.top_groups[rows], reduced.bottom_groups[cols]
+    graph = coo_matrix((1.0 / np.maximum(weights, 1e-300), (top, bottom)), shape=(n_groups, n_groups))
+    tree = minimum_spanning_tree(graph).tocoo()
+    top_position, bottom_position = group_positions(reduced)
+    edge_top = np.where(top_position[tree.row] >= 0, tree.row, tree.col)
+    edge_bottom = np.where(top_position[tree.row] >= 0, tree.col, tree.row)
+    rows, cols = top_position[edge_top], bottom_position[edge_bottom]
+    covered = np.zeros(n_groups, dtype=bool)
+    covered[edge_top] = True
+    covered[edge_bottom] = True
+    missing_top = np.flatnonzero(~covered[reduced.top_groups])
+    missing_bottom = np.flatnonzero(~covered[reduced.bottom_groups])
+    rows = np.concatenate([rows, missing_top, np.full(missing_bottom.size, reduced.n_top - 1)])
+    cols = np.concatenate([cols, np.zeros(missing_top.size, dtype=int), missing_bottom])
+    # when i_k and j_1 are both uncovered, each is joined to the other: keep that edge once
+    pairs = np.unique(np.stack([rows, cols], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 @dataclass(frozen=True)
@@ -312,7 +304,7 @@ def _coefficient_of(layout: ForestLayout, a: np.ndarray, b: np.ndarray, nodes: n
 def _affine_propagation(layout: ForestLayout, a: np.ndarray, b: np.ndarray, n_groups: int) -> _Affine:
     """u_v = alpha_v + beta_v s_(tree of v) from the surrogate edge equations, level by level."""
     if len(layout.levels) > DEEP_FOREST:
-        return _Affine(*_sweeps.affine_propagation(layout, a, b, n_groups))
+        return _Affine(*affine_propagation(layout, a, b, n_groups))
     alpha, beta = np.zeros(n_groups), np.zeros(n_groups)
     beta[layout.roots] = 1.0
     own = np.ones(n_groups)  # coefficient of v in its parent edge
@@ -335,7 +327,7 @@ def _peel(layout: ForestLayout, coefficient_parent_side: np.ndarray, own: np.nda
     Node v's equation: sum over its edges e of nu_e * coef(e, v) = demand_v.
     """
     if len(layout.levels) > DEEP_FOREST:
-        multiplier, inflow = _sweeps.peel(layout, coefficient_parent_side, own, demand, n_groups)
+        multiplier, inflow = peel(layout, coefficient_parent_side, own, demand, n_groups)
     else:
         inflow = np.zeros(n_groups)
         multiplier = np.zeros(n_groups)
@@ -391,7 +383,7 @@ def tree_null_vector(layout: ForestLayout, own: np.ndarray, parent_side: np.ndar
     sum carries an error of :math:`|\log z_v|` ulps, which is why the solver keeps the product.
     """
     if not log_scale and len(layout.levels) > DEEP_FOREST:
-        return _sweeps.null_vector(layout, own, parent_side, n_nodes)
+        return null_vector(layout, own, parent_side, n_nodes)
     values = np.zeros(n_nodes) if log_scale else np.ones(n_nodes)
     for level in layout.levels[1:]:
         if log_scale:
@@ -528,3 +520,272 @@ def solve_forest(reduced: Reduced, layout: ForestLayout, psi_start: np.ndarray, 
     converged = edge_residual <= 1e-11 and float(np.max(balance)) <= 1e-8
     return ForestSolution(psi=psi, nu=nu, edge_residual=edge_residual, balance_residual=float(np.max(balance)),
                           passes=passes, converged=converged, edge_costs=costs)
+
+
+# ------------------------------------------------------------------------ the level sweeps, compiled
+# from this many levels on, the forest solver sweeps with the compiled loops (below it the numpy level sweeps
+# cost less than a compiled call's set-up, and no compilation is needed)
+DEEP_FOREST = 24
+
+
+def affine_propagation(layout, a, b, n_groups):
+    """:func:`allocopt.topk._exact.forest._affine_propagation` as one compiled loop: ``(alpha, beta, own)``."""
+    return _kernels()["affine"](layout.order, layout.parent, layout.parent_edge, layout.edge_top, a, b,
+                                layout.roots, n_groups)
+
+
+def peel(layout, coefficient_parent_side, own, demand, n_groups):
+    """:func:`allocopt.topk._exact.forest._peel` as one compiled loop: ``(multiplier, inflow)``."""
+    return _kernels()["peel"](layout.order, layout.parent, coefficient_parent_side, own, demand, n_groups)
+
+
+def null_vector(layout, own, parent_side, n_nodes):
+    """:func:`allocopt.topk._exact.forest.tree_null_vector` (product form) as one compiled loop."""
+    return _kernels()["null"](layout.order, layout.parent, own, parent_side, n_nodes)
+
+
+def _affine(order, parent, parent_edge, edge_top, a, b, roots, n_groups):
+    alpha = np.zeros(n_groups)
+    beta = np.zeros(n_groups)
+    own = np.ones(n_groups)
+    for root in roots:
+        beta[root] = 1.0
+    for position in range(order.shape[0]):
+        node = order[position]
+        up = parent[node]
+        if up < 0:
+            continue
+        edge = parent_edge[node]
+        if edge_top[edge] == node:
+            own_coefficient = a[edge]
+            parent_coefficient = b[edge]
+        else:
+            own_coefficient = b[edge]
+            parent_coefficient = a[edge]
+        alpha[node] = (1.0 - parent_coefficient * alpha[up]) / own_coefficient
+        beta[node] = -parent_coefficient * beta[up] / own_coefficient
+        own[node] = own_coefficient
+    return alpha, beta, own
+
+
+def _peel_loop(order, parent, coefficient_parent_side, own, demand, n_groups):
+    inflow = np.zeros(n_groups)
+    multiplier = np.zeros(n_groups)
+    n = order.shape[0]
+    # level boundaries of the breadth-first order (sorted by depth)
+    depth = np.zeros(n_groups, dtype=np.int64)
+    for position in range(n):
+        node = order[position]
+        if parent[node] >= 0:
+            depth[node] = depth[parent[node]] + 1
+    end = n
+    while end > 0:
+        start = end - 1
+        while start > 0 and depth[order[start - 1]] == depth[order[end - 1]]:
+            start -= 1
+        if depth[order[start]] == 0:
+            break
+        for position in range(start, end):
+            node = order[position]
+            multiplier[node] = (demand[node] - inflow[node]) / own[node]
+        for position in range(start, end):
+            node = order[position]
+            inflow[parent[node]] += multiplier[node] * coefficient_parent_side[node]
+        end = start
+    return multiplier, inflow
+
+
+def _null(order, parent, own, parent_side, n_nodes):
+    values = np.ones(n_nodes)
+    for position in range(order.shape[0]):
+        node = order[position]
+        up = parent[node]
+        if up >= 0:
+            values[node] = values[up] * (-parent_side[node] / own[node])
+    return values
+
+
+_kernels = compile_once(globals(), kernels={"affine": "_affine", "peel": "_peel_loop", "null": "_null"})
+
+
+# ------------------------------------------------ Gaussian batches on one forest (solve_topk_batch's pivots)
+class ForestBatch(NamedTuple):
+    r"""Solutions of many Gaussian instances on one binding forest (each row sorted as for
+    :func:`gaussian_double_star`).
+
+    Attributes
+    ----------
+    psi : ndarray, shape (R, K)
+        Allocations, normalised to the simplex.
+    value, bound : ndarray, shape (R,)
+        :math:`\Gamma(\psi)` over all pairs and the upper bound :math:`U(\mu, \psi)` of the certificate.
+    multipliers : ndarray, shape (R, E)
+        Normalised multipliers of the forest's edges, in the order given.
+    nonnegative, feasible : ndarray of bool, shape (R,)
+        Multipliers nonnegative (beyond rounding) and every pair at least the forest's smallest edge cost.
+    accepted : ndarray of bool, shape (R,)
+        Both, with a positive value and a finite bound: the forest is optimal for the row.
+    weakest : ndarray of int, shape (R,)
+        The pair of smallest cost, as ``top * (K - k) + (bottom - k)`` (the pair that enters when the row is
+        infeasible).
+    """
+
+    psi: np.ndarray
+    value: np.ndarray
+    bound: np.ndarray
+    multipliers: np.ndarray
+    nonnegative: np.ndarray
+    feasible: np.ndarray
+    accepted: np.ndarray
+    weakest: np.ndarray
+
+
+def _trees(n_arms: int, k: int, edge_top: np.ndarray, edge_bottom: np.ndarray) -> tuple | None:
+    """The trees of :func:`gaussian_forest`'s edges: the number of trees, each arm's tree, parent and edge to
+    its parent (rooted at each tree's first arm), the arms ordered root first, and whether each arm is on its
+    root's side of the top-k boundary; ``None`` when the edges are not a forest whose every tree has a top and a
+    bottom arm."""
+    n_components, component = connected_components(n_arms, edge_top, edge_bottom)
+    if edge_top.shape[0] != n_arms - n_components:
+        return None  # cycles or repeated edges
+    is_top = np.arange(n_arms) < k
+    if not (np.all(np.bincount(component, weights=is_top, minlength=n_components) > 0)
+            and np.all(np.bincount(component, weights=~is_top, minlength=n_components) > 0)):
+        return None
+    roots = np.array([np.flatnonzero(component == tree)[0] for tree in range(n_components)])
+    parent, parent_edge = _bfs_small(n_arms, edge_top, edge_bottom, roots)
+    order, _ = tree_levels(parent)
+    # the root's side of each tree: the arms on the same side of the top-k boundary as their root
+    plus = is_top == is_top[roots[component]]
+    return n_components, component, parent, parent_edge, order, plus
+
+
+def gaussian_forest(theta: np.ndarray, variance: np.ndarray, k: int, edge_top: np.ndarray,
+                    edge_bottom: np.ndarray, max_newton: int = MAX_NEWTON) -> ForestBatch | None:
+    r"""The KKT solution of every row on one binding forest, in closed form up to one balance per tree.
+
+    On a tree the edge equations :math:`x_i + x_j = \Delta_{ij}^2/2` (homogeneous scale, :math:`x_a =
+    \sigma_a^2/\psi_a`) make every :math:`x_a` affine in the root's: :math:`x_a = u + \beta_a` on the root's
+    side of the tree's bipartition and :math:`x_a = -u + \beta_a` on the other side, with
+    :math:`\beta_{\text{child}} = \Delta_e^2/2 - \beta_{\text{parent}}` down the tree. Stationarity at the
+    root is the balance of Proposition 3.3 between the two sides, :math:`\sum_+ \sigma_a^2/x_a^2 =
+    \sum_- \sigma_a^2/x_a^2`; with :math:`L = \max_+ (-\beta_a)`, :math:`U = \min_- \beta_a` (the range of
+    :math:`u` where every :math:`x_a > 0`), :math:`s = u - L` and :math:`t = U - u` it is the double star's
+    balance (:func:`_balance_rows`) with offsets :math:`\beta_a + L` and :math:`\beta_a - U` and
+    :math:`s + t = U - L`. The double star (:func:`gaussian_double_star`) is the tree whose offsets are formed
+    without any cancellation; this general form serves the forests a few pivots away from it (the exact
+    solver's pivots on rows whose double star fails its check). The multipliers follow by peeling the leaves
+    up to each root, the certificate as for the double star.
+
+    Parameters
+    ----------
+    theta, variance : ndarray
+        As for :func:`gaussian_double_star` (rows sorted, top arms then bottom arms).
+    k : int
+    edge_top, edge_bottom : ndarray of int
+        The forest's edges as sorted positions (``edge_top < k <= edge_bottom``), covering every arm, each tree
+        with a top and a bottom arm.
+
+    Returns
+    -------
+    ForestBatch or None
+        ``None`` when the edges are not such a forest.
+
+    Examples
+    --------
+    On the double star it is the double star's closed form (Wang, Yang, You (2022), Example 1: variance 1/4,
+    k = 2, :math:`\Gamma^* \approx 0.0568`; there the multiplier of :math:`(i_k, j_1)` is zero, Theorem 3.4's
+    condition (14) with equality):
+
+    >>> from allocopt.topk._exact.gaussian_star import gaussian_double_star
+    >>> theta = np.array([[0.51, 0.5, 0.0, -0.01, -0.092]])
+    >>> rows, cols = double_star_edges(2, 5)
+    >>> forest = gaussian_forest(theta, np.array([0.25]), 2, rows, 2 + cols)
+    >>> star = gaussian_double_star(theta, np.array([0.25]), 2)
+    >>> bool(np.allclose(forest.psi, star.psi, rtol=0, atol=1e-15)), round(float(forest.value[0]), 4)
+    (True, 0.0568)
+    """
+
+    n_rows, n_arms = theta.shape
+    edge_top, edge_bottom = np.asarray(edge_top, dtype=int), np.asarray(edge_bottom, dtype=int)
+    trees = _trees(n_arms, k, edge_top, edge_bottom)
+    if trees is None:
+        return None
+    n_components, component, parent, parent_edge, order, plus = trees
+    is_top = np.arange(n_arms) < k
+    variance = np.broadcast_to(variance, theta.shape)
+    scale = theta[:, k - 1:k] - theta[:, k:k + 1]  # the instance with boundary gap 1 and theta_{j_1} = 0
+    theta = (theta - theta[:, k:k + 1]) / scale
+    variance = variance / scale / scale
+    edge_difference = theta[:, edge_top] - theta[:, edge_bottom]
+    half_square = 0.5 * edge_difference * edge_difference
+    beta = np.zeros((n_rows, n_arms))
+    for node in order.tolist():
+        if parent[node] >= 0:
+            beta[:, node] = half_square[:, parent_edge[node]] - beta[:, parent[node]]
+    x = np.empty((n_rows, n_arms))
+    _solve_trees(x, beta, variance, component, plus, n_components, max_newton)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # rows with x <= 0 are rejected below
+        psi = variance / x
+        psi = psi / psi.sum(axis=1, keepdims=True)
+        weight = psi / variance
+        w_top, w_bottom = weight[:, :k, None], weight[:, None, k:]
+        difference = theta[:, :k, None] - theta[:, None, k:]
+        costs = (0.5 * difference * difference * (w_top * w_bottom) / (w_top + w_bottom)).reshape(n_rows, -1)
+        value = costs.min(axis=1)
+        weakest = costs.argmin(axis=1)
+        # the forest's edges: costs and the derivatives dC/dpsi at both ends
+        edge_total = weight[:, edge_top] + weight[:, edge_bottom]
+        ratio = edge_difference / edge_total
+        edge_costs = 0.5 * edge_difference * ratio * weight[:, edge_top] * weight[:, edge_bottom]
+        top_factor, bottom_factor = ratio * weight[:, edge_bottom], ratio * weight[:, edge_top]
+        grad_top = top_factor * top_factor * (0.5 / variance[:, edge_top])
+        grad_bottom = bottom_factor * bottom_factor * (0.5 / variance[:, edge_bottom])
+        nu = _peel_rows(order, parent, parent_edge, is_top, grad_top, grad_bottom)
+        nonnegative = np.all(nu >= -_NEGATIVE_MULTIPLIER * nu.max(axis=1, keepdims=True), axis=1)
+        nu = np.maximum(nu, 0.0)
+        mu = nu / nu.sum(axis=1, keepdims=True)
+        sums = np.zeros((n_rows, n_arms))
+        np.add.at(sums.T, edge_top, (mu * grad_top).T)
+        np.add.at(sums.T, edge_bottom, (mu * grad_bottom).T)
+        bound = sums.max(axis=1)
+        feasible = value >= (1.0 - _FEASIBILITY) * edge_costs.min(axis=1)
+        accepted = nonnegative & feasible & (value > 0) & np.isfinite(bound) & np.all(x > 0, axis=1)
+    return ForestBatch(psi=psi, value=value, bound=bound, multipliers=mu, nonnegative=nonnegative,
+                       feasible=feasible, accepted=accepted, weakest=weakest)
+
+
+def _peel_rows(order: np.ndarray, parent: np.ndarray, parent_edge: np.ndarray, is_top: np.ndarray,
+               grad_top: np.ndarray, grad_bottom: np.ndarray) -> np.ndarray:
+    """The forest's multipliers by peeling (:func:`gaussian_forest`): every non-root arm's stationarity equation,
+    leaves first, gives the multiplier of the edge to its parent."""
+    n_rows, n_edges = grad_top.shape
+    inflow = np.zeros((n_rows, is_top.shape[0]))
+    nu = np.empty((n_rows, n_edges))
+    for node in order[::-1].tolist():
+        edge = parent_edge[node]
+        if edge < 0:
+            continue
+        own, far = (grad_top, grad_bottom) if is_top[node] else (grad_bottom, grad_top)
+        nu[:, edge] = (1.0 - inflow[:, node]) / own[:, edge]
+        inflow[:, parent[node]] += nu[:, edge] * far[:, edge]
+    return nu
+
+
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")  # rows without a positive solution: NaN, rejected
+def _solve_trees(x, beta, variance, component, plus, n_components, max_newton):
+    """Each tree's balance (see :func:`gaussian_forest`), writing every arm's :math:`x_a` into ``x``."""
+    for tree in range(n_components):
+        members = component == tree
+        side, other = np.flatnonzero(members & plus), np.flatnonzero(members & ~plus)
+        lower = (-beta[:, side]).max(axis=1, keepdims=True)
+        upper = beta[:, other].min(axis=1, keepdims=True)
+        a = upper - lower
+        offset = np.concatenate([beta[:, side] + lower, beta[:, other] - upper], axis=1)
+        columns = np.concatenate([side, other])
+        y = _balance_rows(offset, variance[:, columns], side.shape[0], a, None, max_newton)
+        with np.errstate(over="ignore"):
+            s = a / (1.0 + np.exp(-y))
+            t = a / (1.0 + np.exp(y))
+        x[:, side] = offset[:, :side.shape[0]] + s
+        x[:, other] = offset[:, side.shape[0]:] + t

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._compiled_families import pair_values
+from ..families.kernels import pair_values
 from ..families import ExponentialFamily, PairDivergences
 
 __all__ = ["PairTerms", "pair_terms", "allocation_pair_terms", "KINDS"]
