@@ -7,7 +7,7 @@ the bisection of ``kl_bound`` with the same midpoints :math:`(f + i)/2` and the 
 :math:`H - \hat\mu\log q - (1 - \hat\mu)\log(1 - q)`, :math:`H = \hat\mu\log\hat\mu + (1 - \hat\mu)\log(1 -
 \hat\mu)`, with ``scipy.special.xlogy``'s convention :math:`0 \log y = 0`, and the domain's end when the mean is
 on it. The logarithm is the C library's here and numpy's there; they agree on this project's machines (see
-:mod:`allocopt._compiled_families` for the caveat), and the tests compare the bounds bit for bit.
+:mod:`allocopt.families.kernels` for the caveat), and the tests compare the bounds bit for bit.
 """
 
 from __future__ import annotations

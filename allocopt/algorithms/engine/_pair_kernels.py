@@ -1,6 +1,6 @@
 r"""Pair costs on a (top, bottom) grid for the engine's hot path: a closed form when the family declares
 harmonic costs (:meth:`allocopt.families.ExponentialFamily.harmonic_costs`: Gaussian arms), the top-k layer's
-kernel (:func:`allocopt.topk._pairs.pair_terms`) otherwise.
+kernel (:func:`allocopt.topk.pairs.pair_terms`) otherwise.
 
 For Gaussian arms with effective weights :math:`w_a = N_a/\sigma_a^2` (or :math:`\psi_a/\sigma_a^2`) and
 :math:`v_a = 1/w_a`, both kinds coincide (:math:`B_{ij} = C_{ij}`, Wang, Yang, You 2022, Remark 1):

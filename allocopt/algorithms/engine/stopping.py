@@ -9,7 +9,7 @@ others :math:`\hat J` after :math:`t` pulls (Wang, Yang, You 2022, eq. (22)):
 
 that is :math:`t\, C_{ij}(N/t)` at :math:`\theta = \hat\theta`. The run stops at the first :math:`t` with
 :math:`Z_t > \beta(t, \delta)` and recommends :math:`\hat I`. The pair costs come from the top-k layer's
-vectorised kernel (:func:`allocopt.topk._pairs.pair_terms`, with a closed form for Gaussian arms, see
+vectorised kernel (:func:`allocopt.topk.pairs.pair_terms`, with a closed form for Gaussian arms, see
 :mod:`allocopt.algorithms.engine._pair_kernels`) evaluated at effective weights :math:`N_a/\phi_a`, for one run or
 a batch of runs at once (:func:`glr_statistic_numpy`, the specification). A batch of Gaussian runs, or of a family
 with a compiled pair kernel (Bernoulli, Poisson, exponential), goes through the compiled loop's statistic
