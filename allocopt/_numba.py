@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 import threading
 import types
@@ -282,9 +283,13 @@ def compile_kernels() -> None:
         fresh = [function for function in _KERNELS if function not in _DISPATCHERS]
         if not fresh:
             return
+        import numba
+
         njit = numba_njit()
-        for function in fresh:
-            _DISPATCHERS[function] = njit(function)
+        for function in fresh:  # a function without a source file (a doctest's, an interactive session's) is
+            # compiled without numba's disk cache, which needs a file to key on
+            _DISPATCHERS[function] = (njit(function) if os.path.isfile(function.__code__.co_filename)
+                                      else numba.njit(**{**NJIT_OPTIONS, "cache": False})(function))
         for module in list(sys.modules.values()):
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):

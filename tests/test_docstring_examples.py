@@ -31,7 +31,7 @@ MODULES_WITH_EXAMPLES = [
     "allocopt.algorithms.chunks",
     "allocopt.experiments", "allocopt.experiments.spec", "allocopt.experiments.store", "allocopt.experiments.runner",
     "allocopt.experiments.status", "allocopt.experiments.tables", "allocopt.experiments.report",
-    "allocopt.experiments.styles", "allocopt.experiments._deps",
+    "allocopt.experiments.styles", "allocopt._deps",
 ]
 
 

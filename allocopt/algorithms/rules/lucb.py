@@ -450,6 +450,8 @@ class LilRandLUCB(_SplitRadii):
     True
     """
 
+    compiled_step = None  # its own step runs in Python (the family's step kernel is not this rule's)
+
     name = "lil-rand-lucb"
 
     def uniforms_per_step(self, context: RuleContext) -> int:
@@ -486,6 +488,8 @@ class LilCLUCB(_UniformRadii):
     >>> bool(identify(problem, LilCLUCB(), delta=0.01, n_runs=5, rng=0).correct.all())
     True
     """
+
+    compiled_step = None  # its own step runs in Python (the family's step kernel is not this rule's)
 
     name = "lil-clucb"
 
