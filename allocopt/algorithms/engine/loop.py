@@ -297,6 +297,17 @@ def chernoff_rows(family, counts, means, dispersion, k, value, top, bottom, pair
                                                                          top[row], bottom[row], work)
 
 
+@kernel
+def checkpoint_reached(config, buffers, t, check, value, crossed):
+    """Whether level or budget ``check`` is reached at ``t``: the statistic ``value`` above its threshold, the rule's
+    own stop (``crossed``), or the budget."""
+    if config.mode == MODE_GLR:
+        return value > buffers.thresholds[t, check]
+    if config.mode == MODE_RULE:
+        return crossed
+    return t >= config.checkpoints[check]
+
+
 def never_stop(row, view, state, params):
     """The ``stop`` of a rule stopped by the engine (never called in a run stopped by the statistic)."""
     return False
@@ -349,18 +360,11 @@ def _run_rows(rows_to_run, config, rows, buffers, state, params):  # pragma: no 
             capped = config.mode != MODE_BUDGET and t >= config.max_samples
             recording = capped
             for check in range(n_check):
-                if rows.done[row, check]:
-                    continue
-                if config.mode == MODE_GLR:
-                    reached = value > buffers.thresholds[t, check]
-                elif config.mode == MODE_RULE:
-                    reached = crossed
-                else:
-                    reached = t >= config.checkpoints[check]
-                if reached:
-                    recording = True
-                else:
-                    finished = False
+                if not rows.done[row, check]:
+                    if checkpoint_reached(config, buffers, t, check, value, crossed):
+                        recording = True
+                    else:
+                        finished = False
             if recording:
                 if not (config.needs_glr or config.needs_split):
                     split_top_k(means, k, top, bottom, best_values, best_arms, member)
@@ -370,12 +374,7 @@ def _run_rows(rows_to_run, config, rows, buffers, state, params):  # pragma: no 
                 for check in range(n_check):
                     if rows.done[row, check]:
                         continue
-                    if config.mode == MODE_GLR:
-                        reached = value > buffers.thresholds[t, check]
-                    elif config.mode == MODE_RULE:
-                        reached = crossed
-                    else:
-                        reached = t >= config.checkpoints[check]
+                    reached = checkpoint_reached(config, buffers, t, check, value, crossed)
                     if reached or capped:
                         rows.times[row, check] = t
                         rows.recommendations[row, check, :] = recommended

@@ -319,6 +319,17 @@ def first_minimal_row(work):
 
 
 @kernel
+def sampling_share(psi_i, psi_j, scaled_divergence, pair_cost):
+    """h_{i;j} = psi_i (d_i / phi_i) / C_ij (``scaled_divergence`` = d_i / phi_i), with its limits at zero cost, as
+    :func:`allocopt.topk.problem.sampling_function_top` (not clipped)."""
+    if pair_cost > 0:
+        return psi_i * scaled_divergence / pair_cost
+    if psi_i > 0:
+        return 0.5 if psi_j > 0 else 0.0
+    return 1.0 if psi_j > 0 else 0.5
+
+
+@kernel
 def gaussian_share(theta_i, theta_j, work, best_i, best_j):
     """h_{i;j} at the chosen pair: pair_terms with w = u * (1 / sigma^2) (the Gaussian unit_confidence_pair), then
     sampling_function_top, its limits at zero cost, clipped to [0, 1]."""
@@ -337,13 +348,7 @@ def gaussian_share(theta_i, theta_j, work, best_i, best_j):
     divergence_i = 0.5 * spread_i * spread_i
     divergence_j = 0.5 * spread_j * spread_j
     pair_cost = w_i * divergence_i + w_j * divergence_j
-    if pair_cost > 0:
-        h_top = psi_i * (divergence_i * inverse_i) / pair_cost
-    elif psi_i > 0:
-        h_top = 0.5 if psi_j > 0 else 0.0
-    else:
-        h_top = 1.0 if psi_j > 0 else 0.5
-    return min(max(h_top, 0.0), 1.0)
+    return min(max(sampling_share(psi_i, psi_j, divergence_i * inverse_i, pair_cost), 0.0), 1.0)
 
 
 @kernel
@@ -463,12 +468,7 @@ def family_tracking(code, theta, dispersion, top, bottom, iterations, work, psi)
         pair_cost, divergence_i, _ = _compiled_families.weighted_pair(
             code, work.theta_top[best_i], work.theta_bottom[best_j], psi_i * inverse_i, psi_j * inverse_j)
         # sampling_function_top: psi_i dC/dpsi_i / C, its limits at zero cost, clipped to [0, 1] (NaN kept)
-        if pair_cost > 0:
-            h_top = psi_i * (divergence_i * inverse_i) / pair_cost
-        elif psi_i > 0:
-            h_top = 0.5 if psi_j > 0 else 0.0
-        else:
-            h_top = 1.0 if psi_j > 0 else 0.5
+        h_top = sampling_share(psi_i, psi_j, divergence_i * inverse_i, pair_cost)
         if h_top == h_top:
             h_top = min(max(h_top, 0.0), 1.0)
         if t == 1:  # u_0 = 0: psi_0 only chose the first pair
