@@ -450,7 +450,9 @@ class LilRandLUCB(_SplitRadii):
     True
     """
 
-    compiled_step = None  # its own step runs in Python (the family's step kernel is not this rule's)
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """The LUCB family's step kernel, whose parameters carry this rule's radii, choice and stop."""
+        return super().compiled_step(context)
 
     name = "lil-rand-lucb"
 
@@ -489,7 +491,9 @@ class LilCLUCB(_UniformRadii):
     True
     """
 
-    compiled_step = None  # its own step runs in Python (the family's step kernel is not this rule's)
+    def compiled_step(self, context: RuleContext) -> StepKernel:
+        """The LUCB family's step kernel, whose parameters carry this rule's radii, choice and stop."""
+        return super().compiled_step(context)
 
     name = "lil-clucb"
 
