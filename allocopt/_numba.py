@@ -105,13 +105,14 @@ def ensure_cache_location() -> None:
     from numba.misc.appdirs import AppDirs
 
     package = os.path.dirname(os.path.abspath(__file__))
-    if not (config.CACHE_DIR or _writable(os.path.join(package, "__pycache__"))
+    if not (getattr(config, "CACHE_DIR", "") or _writable(os.path.join(package, "__pycache__"))
             or _writable(AppDirs(appname="numba", appauthor=False).user_cache_dir)):
         from .exceptions import PerformanceWarning
 
-        config.CACHE_DIR = tempfile.mkdtemp(prefix="allocopt-numba-")
+        folder = tempfile.mkdtemp(prefix="allocopt-numba-")
+        setattr(config, "CACHE_DIR", folder)
         warnings.warn(f"numba cannot write its cache beside allocopt ({package}) nor in the user's cache folder: "
-                      f"compiled code is cached in {config.CACHE_DIR} for this process only (set NUMBA_CACHE_DIR to "
+                      f"compiled code is cached in {folder} for this process only (set NUMBA_CACHE_DIR to "
                       "a writable folder to keep it)", PerformanceWarning, stacklevel=3)
     _CACHE_CHECK["done"] = True
 

@@ -77,7 +77,7 @@ def _same(first: dict, second: dict, what: str) -> None:
     for name, values in first.items():
         other = second[name]
         if values.shape != other.shape or not np.array_equal(values, other):
-            rows = np.flatnonzero(np.any((values != other).reshape(values.shape[0], -1), axis=1)) \
+            rows: Any = np.flatnonzero(np.any((values != other).reshape(values.shape[0], -1), axis=1)) \
                 if values.shape == other.shape else []
             raise AssertionError(f"{what}: {name} differ (replications {list(rows)[:5]})")
 

@@ -142,7 +142,7 @@ class DTTS:
         n_arms, k = context.n_arms, context.k
         dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
         return StepKernel(dt_ts_step, state=DTTSState, params=DTTSParams(
-            k, int(self.iterations), posterior[0], GAUSSIAN_STATISTIC if harmonic else int(pair), dispersion,
+            k, int(self.iterations), posterior[0], GAUSSIAN_STATISTIC if pair is None else int(pair), dispersion,
             posterior[1], posterior[2], special_functions(), np.empty(n_arms), np.empty(k, dtype=np.int64),
             np.empty(n_arms - k, dtype=np.int64), np.empty(n_arms), np.empty(n_arms), np.arange(n_arms), np.empty(k),
             np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_), TrackingWork.empty(k, n_arms - k)))

@@ -101,7 +101,7 @@ class KKTTS:
             return None
         n_arms = context.n_arms
         return StepKernel(kkt_ts_step, params=KKTTSParams(
-            context.k, posterior[0], GAUSSIAN_STATISTIC if harmonic else int(pair),
+            context.k, posterior[0], GAUSSIAN_STATISTIC if pair is None else int(pair),
             np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), posterior[1],
             posterior[2], special_functions(), np.empty((3, n_arms)), np.empty(3 * n_arms, dtype=np.int64),
             np.empty(n_arms, dtype=np.bool_)))

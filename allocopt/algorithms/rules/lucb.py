@@ -336,7 +336,7 @@ class _LilRule(_BoundCrossing):
             bottom = radius_table(omega_bottom, self.epsilon, self.form, FIRST_TABLE_SIZE)
         except InvalidArgumentError:
             return None
-        return _params(context, _LUCB_KINDS.get(self.name, PAIR), LIL, self._sigma(context), np.zeros(context.n_arms),
+        return _params(context, _LUCB_KINDS.get(str(getattr(self, "name", "")), PAIR), LIL, self._sigma(context), np.zeros(context.n_arms),
                        top_table=top, bottom_table=bottom, omega_top=omega_top, omega_bottom=omega_bottom,
                        eps=self.epsilon, form=self.form)
 
@@ -450,7 +450,7 @@ class LilRandLUCB(_SplitRadii):
     True
     """
 
-    def compiled_step(self, context: RuleContext) -> StepKernel:
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """The LUCB family's step kernel, whose parameters carry this rule's radii, choice and stop."""
         return super().compiled_step(context)
 
@@ -491,7 +491,7 @@ class LilCLUCB(_UniformRadii):
     True
     """
 
-    def compiled_step(self, context: RuleContext) -> StepKernel:
+    def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """The LUCB family's step kernel, whose parameters carry this rule's radii, choice and stop."""
         return super().compiled_step(context)
 

@@ -135,7 +135,7 @@ class OCBA:
             return None
         n_arms = context.n_arms
         return StepKernel(ocba_step, params=OCBAParams(
-            bool(self.balance), int(self.block), GAUSSIAN_STATISTIC if harmonic else int(pair),
+            bool(self.balance), int(self.block), GAUSSIAN_STATISTIC if pair is None else int(pair),
             np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float), np.empty(n_arms)))
 
 class OCBAParams(NamedTuple):

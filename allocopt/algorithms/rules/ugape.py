@@ -226,7 +226,7 @@ class UGapE:
             constant = self.a * (context.budget_value("UGapE") - n_arms) / (4.0 * self.complexity)
         return StepKernel(ugape_step, params=UGapEParams(
             k, float(self.epsilon), confidence, np.ascontiguousarray(variance, dtype=float), float(constant),
-            rate_table(self.exploration, delta, n_arms, n_arms + 2) if confidence else np.zeros(1),
+            rate_table(str(self.exploration), delta, n_arms, n_arms + 2) if confidence else np.zeros(1),
             str(self.exploration), float(delta), np.empty((2, n_arms)), np.empty(3 * n_arms + 2, dtype=np.int64),
             np.empty(n_arms, dtype=np.bool_)),
             state=UGapEState, stop=ugape_stop, recommend=ugape_recommend, grow=grow_ugape)
