@@ -146,10 +146,43 @@ def test_a_sample_tied_across_the_boundary_keeps_the_previous_allocation_and_cou
         assert arms.tolist() == [0, 0] and batch_state["solver_fallbacks"][:, 0].tolist() == [1, 1]
 
 
+def test_cumulative_tracking_pulls_the_arm_lagging_the_running_sum_of_the_sampled_allocations():
+    # three steps with the exact solver at u = 1/2 (each sample is the mean vector, so each psi_s is the exact
+    # allocation of the empirical means, certified by the top-k layer's exact solver); the target after step s
+    # is psi_1 + ... + psi_s, and the pull is the arm of largest target - N (ties: none here, checked)
+    variance = np.full(4, 0.25)
+    context = RuleContext(4, 1, get_family("gaussian", variance=0.25), variance)
+    rule = DTTS(solver="exact", tracking="cumulative")
+    state = {name: value[0].copy() for name, value in rule.init_state(context, 1).items()}
+    counts = np.array([10, 9, 8, 7])
+    sums = np.array([10.0, 8.0, 5.0, 2.0])
+    target = np.zeros(4)
+    for _ in range(3):
+        reference = solve_topk(TopKProblem(sums / counts, 1, variance=0.25), method="exact")
+        assert reference.status == "optimal"
+        target += reference.psi
+        lag = target - counts
+        assert np.sort(lag)[-1] > np.sort(lag)[-2]
+        arm = rule.select(context, _view(counts, sums), state, np.array([0.5, 0.5, 0.5, 0.5, 0.3]))
+        assert arm == int(np.argmax(lag))
+        np.testing.assert_allclose(state["target"], target, rtol=1e-8)
+        counts[arm] += 1
+        sums[arm] += sums[arm] / (counts[arm] - 1)  # the pull returns the arm's mean: the means stay put
+
+
+@pytest.mark.parametrize("tracking", ["direct", "cumulative"])
+def test_cumulative_tracking_compiled_step_matches_its_specification(tracking):
+    from allocopt.testing import check_rule
+    from allocopt.testing.rules import RULE_PROBLEMS
+
+    check_rule(DTTS(tracking=tracking), [RULE_PROBLEMS["gaussian k = 1"]])
+
+
+@pytest.mark.parametrize("tracking", ["direct", "cumulative"])
 @pytest.mark.parametrize("solver", ["kkt-tracking", "exact"])
-def test_scalar_and_batched_runs_choose_the_same_arms(solver):
+def test_scalar_and_batched_runs_choose_the_same_arms(solver, tracking):
     problem = TopKProblem([0.8, 0.7, 0.4, 0.3, 0.2], k=2, family="bernoulli")
-    rule = DTTS(solver=solver, iterations=30)
+    rule = DTTS(solver=solver, iterations=30, tracking=tracking)
     batched = identify(problem, rule, delta=0.1, n_runs=4, rng=5, max_samples=60)
     scalar = identify(problem, rule, delta=0.1, n_runs=4, rng=5, max_samples=60, batched=False)
     assert np.array_equal(batched.pulls, scalar.pulls)
@@ -158,7 +191,8 @@ def test_scalar_and_batched_runs_choose_the_same_arms(solver):
 
 @pytest.mark.parametrize("kwargs, match", [({"solver": "fwga"}, "'solver' parameter of DTTS"),
                                            ({"iterations": 0}, "'iterations' parameter of DTTS"),
-                                           ({"iterations": 2.5}, "'iterations' parameter of DTTS")])
+                                           ({"iterations": 2.5}, "'iterations' parameter of DTTS"),
+                                           ({"tracking": "running"}, "'tracking' parameter of DTTS")])
 def test_bad_options_are_named(kwargs, match):
     with pytest.raises(InvalidArgumentError, match=match):
         DTTS(**kwargs)

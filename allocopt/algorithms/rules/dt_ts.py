@@ -6,6 +6,17 @@ At step :math:`t` (pulls so far), with counts :math:`N`:
 2. :math:`\psi_t \leftarrow \mathrm{Solver}(\tilde\theta_t)`, the top-k allocation of the sampled instance;
 3. pull :math:`\arg\max_a\ t\,\psi_{t,a} - N_a` (ties broken uniformly at random).
 
+Tracking
+    * ``"direct"`` (default): step 3 as printed, the paper's direct tracking of the latest sample's allocation.
+    * ``"cumulative"``, a variant: pull :math:`\arg\max_a \sum_{s \le t} \psi_{s,a} - N_a`, the arm whose count
+      lags the running sum of the sampled allocations the most (the sum of the lags is 1 at every step, so every
+      arm's count stays within a bounded distance of its running target). Direct tracking of the *exact*
+      allocation of each sample gives the arms far below the top-k boundary only their optimal share, and the
+      posterior noise of a single sample moves that share little; with the exact solver on Wang, Yang, You
+      (2022)'s Figure 1 instance this leaves the far arms under-sampled and holding back the stopping statistic
+      late in a run. Tracking the running sum averages the samples' allocations instead (docs/algorithms.md
+      gives the measured figures).
+
 Solvers
     * ``"kkt-tracking"`` (default, as in the paper's experiments, Appendix D): ``iterations`` = 100 iterations
       of KKT-Tracking (Algorithm 3) from the uniform allocation, run for all active replications at once by the
@@ -33,7 +44,7 @@ Degenerate samples
     its previous allocation (uniform before the first solve) and counts a fallback: the result reports
     ``solver_fallbacks`` and ``solver_calls`` per run, as :class:`~allocopt.algorithms.TrackAndStop` does.
 
-Each step consumes K + 1 uniforms: K for the posterior sample, one for the tie-break of the arg max.
+Each step (either tracking) consumes K + 1 uniforms: K for the posterior sample, one for the tie-break of the arg max.
 """
 
 from __future__ import annotations
@@ -58,6 +69,7 @@ from .track_and_stop import solve_allocations
 __all__ = ["DTTS", "sampled_allocations"]
 
 _SOLVERS = ("kkt-tracking", "exact")
+_TRACKINGS = ("direct", "cumulative")
 
 
 def sampled_allocations(context: RuleContext, theta: np.ndarray, solver: str,
@@ -98,6 +110,9 @@ class DTTS:
         The allocation solver applied to every posterior sample (module docstring).
     iterations : int, default 100
         KKT-Tracking iterations per step (the paper's T = 100; ignored by the exact solver).
+    tracking : {"direct", "cumulative"}
+        What step 3 tracks: the latest sample's allocation (the paper) or the running sum of the sampled
+        allocations (a variant; module docstring).
 
     Examples
     --------
@@ -111,6 +126,7 @@ class DTTS:
 
     solver: str = "kkt-tracking"
     iterations: int = 100
+    tracking: str = "direct"
     name = "dt-ts"
     uses_glr = False
 
@@ -119,12 +135,14 @@ class DTTS:
     def __post_init__(self):
         as_choice(self.solver, "DTTS", "solver", _SOLVERS)
         as_int(self.iterations, "DTTS", "iterations", low=1)
+        as_choice(self.tracking, "DTTS", "tracking", _TRACKINGS)
 
     def uniforms_per_step(self, context: RuleContext) -> int:
         return context.n_arms + 1
 
     def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
         return {"psi": np.full((n_runs, context.n_arms), 1.0 / context.n_arms),
+                "target": np.zeros((n_runs, context.n_arms)),
                 "solver_fallbacks": np.zeros((n_runs, 1), dtype=np.int64),
                 "solver_calls": np.zeros((n_runs, 1), dtype=np.int64)}
 
@@ -142,7 +160,7 @@ class DTTS:
         n_arms, k = context.n_arms, context.k
         dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
         return StepKernel(dt_ts_step, state=DTTSState, params=DTTSParams(
-            k, int(self.iterations), posterior[0], GAUSSIAN_STATISTIC if pair is None else int(pair), dispersion,
+            k, int(self.iterations), self.tracking == "cumulative", posterior[0], GAUSSIAN_STATISTIC if pair is None else int(pair), dispersion,
             posterior[1], posterior[2], special_functions(), np.empty(n_arms), np.empty(k, dtype=np.int64),
             np.empty(n_arms - k, dtype=np.int64), np.empty(n_arms), np.empty(n_arms), np.arange(n_arms), np.empty(k),
             np.empty(k, dtype=np.int64), np.empty(n_arms, dtype=np.bool_), TrackingWork.empty(k, n_arms - k)))
@@ -159,7 +177,11 @@ class DTTS:
         else:
             state["solver_fallbacks"][0] += 1
         # 3. the arm whose count lags its target the most
-        lag = t * state["psi"] - view.counts
+        if self.tracking == "cumulative":
+            state["target"] += state["psi"]
+            lag = state["target"] - view.counts
+        else:
+            lag = t * state["psi"] - view.counts
         return int(random_candidate(lag == lag.max(), uniforms[n_arms]))
 
     def select_batch(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> np.ndarray:
@@ -172,7 +194,11 @@ class DTTS:
         else:
             state["psi"][ok] = psi[ok]
             state["solver_fallbacks"][~ok, 0] += 1
-        lag = view.t[:, None] * state["psi"] - view.counts
+        if self.tracking == "cumulative":
+            state["target"] += state["psi"]
+            lag = state["target"] - view.counts
+        else:
+            lag = view.t[:, None] * state["psi"] - view.counts
         return random_candidate(lag == lag.max(axis=1, keepdims=True), uniforms[:, n_arms])
 
 
@@ -180,16 +206,19 @@ class DTTSState(NamedTuple):
     """The arrays of :meth:`DTTS.init_state` that :func:`dt_ts_step` reads and updates."""
 
     psi: np.ndarray
+    target: np.ndarray  # the running sum of the sampled allocations (cumulative tracking)
     solver_fallbacks: np.ndarray
     solver_calls: np.ndarray
 
 
 class DTTSParams(NamedTuple):
-    """What :func:`dt_ts_step` reads: k, the iterations, the posterior's and the pair kernel's numbers, the
-    dispersion, the clip bounds of the samples, scipy.special's functions, and work arrays."""
+    """What :func:`dt_ts_step` reads: k, the iterations, whether it tracks the running sum, the posterior's and
+    the pair kernel's numbers, the dispersion, the clip bounds of the samples, scipy.special's functions, and work
+    arrays."""
 
     k: int
     iterations: int
+    cumulative: bool
     posterior: int
     pair: int
     dispersion: np.ndarray
@@ -243,7 +272,11 @@ def dt_ts_step(row, view, state, params, uniforms, each):
         state.solver_fallbacks[row, 0] += 1
     # 3. the arm whose count lags its target the most
     for arm in range(n_arms):
-        params.lag[arm] = view.t * state.psi[row, arm] - counts[arm]
+        if params.cumulative:
+            state.target[row, arm] += state.psi[row, arm]
+            params.lag[arm] = state.target[row, arm] - counts[arm]
+        else:
+            params.lag[arm] = view.t * state.psi[row, arm] - counts[arm]
     return pick_among(params.arms, params.lag, True, uniforms[n_arms]), 1
 
 
