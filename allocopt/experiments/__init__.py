@@ -45,7 +45,7 @@ from .spec import ExperimentSpec, InstanceSpec, RuleSpec, SpecError, load_spec
 from .status import StoreStatus, store_status
 from .store import Store, StoreBusyError, StoreMismatchError
 from .styles import RULE_STYLES, rule_styles
-from .tables import load, paired_differences, summarize
+from .tables import across_instances, load, paired_differences, summarize
 
 __all__ = [
     "ExperimentSpec",
@@ -63,6 +63,7 @@ __all__ = [
     "load",
     "summarize",
     "paired_differences",
+    "across_instances",
     "write_report",
     "report_figures",
     "ExperimentReport",

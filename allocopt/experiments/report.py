@@ -33,7 +33,7 @@ from ._deps import PLOT_EXTRA, require
 from .spec import ExperimentSpec
 from .store import COMPUTATION_PACKAGES, Store
 from .styles import RuleStyle, rule_styles
-from .tables import _open, checkpoint_column, load, paired_differences, summarize
+from .tables import _open, across_instances, checkpoint_column, load, paired_differences, summarize
 
 __all__ = ["ExperimentReport", "write_report", "report_figures"]
 
@@ -407,6 +407,28 @@ def _paired_table(spec: ExperimentSpec, paired: Any, reference: str) -> list[str
     return lines + [""]
 
 
+def _across_table(spec: ExperimentSpec, paired: Any, reference: str) -> list[str]:
+    """The paired differences against ``reference`` averaged over the instances of each group (the draws of a
+    random setup), beside the per-instance rows of :func:`_paired_table`."""
+    groups = {instance.name: instance.group for instance in spec.instances if instance.group}
+    table = across_instances(paired, groups)
+    if not len(table):
+        return []
+    what = "error indicators" if spec.setting == "budget" else "stopping times"
+    lines = [f"## Across the instances of each group, against {_cell(reference)}", "",
+             f"The mean over a group's instances (draws) of the paired mean differences of the {what} above, its "
+             "standard error across the instances and a 95% Student-t interval (the instances are the units), and "
+             "on how many instances the rule is lower, level with or higher than the reference.", "",
+             "| group | rule | checkpoint | instances | mean difference | s.e. | 95% interval | lower / level / higher |",
+             "|---|---|---|---|---|---|---|---|"]
+    digits = 4 if spec.setting == "budget" else 1
+    for row in table.itertuples(index=False):
+        lines.append(f"| {_cell(row.group)} | {_cell(row.rule)} | {row.checkpoint_rank} | {row.draws} | "
+                     f"{row.mean:+.{digits}f} | {row.standard_error:.{digits}f} | [{row.low:+.{digits}f}, "
+                     f"{row.high:+.{digits}f}] | {row.lower} / {row.level} / {row.higher} |")
+    return lines + [""]
+
+
 def _compute_table(store: Store, spec: ExperimentSpec) -> list[str]:
     stored = store.stored()
     seconds = {rule.label: 0.0 for rule in spec.rules}
@@ -491,6 +513,8 @@ def write_report(store: Any, out: Any, *, reference: str | list[str] | None = No
     lines += _instances_table(spec, lower_bounds) + _results_tables(spec, summary, lower_bounds)
     for item, paired in zip(references, pairs):
         lines += _paired_table(spec, paired, item)
+    for item, paired in zip(references, pairs):
+        lines += _across_table(spec, paired, item)
     lines += _compute_table(opened, spec)
     lines += [f"Written by `allocopt experiment report` from the store `{Path(opened.path).name}`.", ""]
     (folder / "report.md").write_text("\n".join(lines), encoding="utf-8")

@@ -40,7 +40,8 @@ seed experiments:
   after the generator's first ``k``, which it ranks best first, by ``e``) and ``permutation_seed = s`` (list the
   arms in the order ``numpy.random.default_rng(s).permutation(K)``), applied in that order;
 * ``budgets`` may be a grid relative to each instance, ``{ multiple_of = "h1", values = [1.0] }``: the budgets
-  ``ceil(v * m)`` for every ``v``, with ``m`` one of :data:`MEASURES` (``"n_arms"``: K; ``"h1"``:
+  ``ceil(v * m)`` for every ``v`` (:func:`budget_ceiling`: a value within a relative 1e-9 of an integer is that
+  integer), with ``m`` one of :data:`MEASURES` (``"n_arms"``: K; ``"h1"``:
   :math:`H_1^{(k)} = \sum_i \Delta_i^{-2}`, :func:`allocopt.complexity.h1`);
 * a rule option may be such a measure of each instance, ``options = { complexity = { measure = "h1" } }``.
 
@@ -74,8 +75,8 @@ import numpy as np
 from .._validation import describe
 from ..exceptions import AllocoptError, InvalidArgumentError
 
-__all__ = ["ExperimentSpec", "InstanceSpec", "RuleSpec", "SpecError", "load_spec", "GENERATORS", "MEASURES",
-           "SETTING_TABLES", "SPEC_FORMAT"]
+__all__ = ["ExperimentSpec", "InstanceSpec", "RuleSpec", "SpecError", "load_spec", "budget_ceiling", "GENERATORS",
+           "MEASURES", "SETTING_TABLES", "SPEC_FORMAT"]
 
 SPEC_FORMAT = 1
 SETTING_TABLES = {"fixed_confidence": "confidence", "fixed_budget": "budget", "pac": "pac"}
@@ -589,6 +590,25 @@ def _deltas(value: Any, path: str) -> tuple[float, ...]:
     return tuple(levels)
 
 
+def budget_ceiling(value: float) -> int:
+    """The budget ``ceil(value)`` of a measure computed in floating point, where a value within a relative
+    ``1e-9`` of an integer is that integer.
+
+    A measure such as :math:`H_1 = \sum_i \Delta_i^{-2}` of decimal means is an integer in exact arithmetic
+    (1250 for gaps of 0.1 and 0.2) but a sum of rounded reciprocals in floating point (1250.0000000000005), whose
+    plain ceiling is one pull too many.
+
+    Examples
+    --------
+    >>> budget_ceiling(1250.0000000000005), budget_ceiling(1250.2), budget_ceiling(1249.9999999999998)
+    (1250, 1251, 1250)
+    """
+    nearest = round(value)
+    if abs(value - nearest) <= 1e-9 * max(1.0, abs(value)):
+        return int(nearest)
+    return int(math.ceil(value))
+
+
 def _budget_grid(value: Any, path: str) -> Callable[[InstanceSpec], tuple[int, ...]]:
     """The budgets of each instance: a list of integers, or a grid ``{multiple_of, values}``."""
     if isinstance(value, Mapping):
@@ -598,7 +618,7 @@ def _budget_grid(value: Any, path: str) -> Callable[[InstanceSpec], tuple[int, .
         if measure not in MEASURES:
             raise _refuse(_join(path, "multiple_of"), "one of the measures " + ", ".join(MEASURES), measure)
         values = _numbers(table.get("values", _MISSING), _join(path, "values"), "positive numbers", lambda x: x > 0)
-        return lambda instance: tuple(sorted({int(math.ceil(v * instance.measure(measure))) for v in values}))
+        return lambda instance: tuple(sorted({budget_ceiling(v * instance.measure(measure)) for v in values}))
     if not isinstance(value, (list, tuple)) or not value:
         raise _refuse(path, "a list of budgets (integers >= 1) or a grid { multiple_of = ..., values = [...] }",
                       value)

@@ -30,7 +30,7 @@ from ._deps import require
 from .spec import ExperimentSpec
 from .store import Store
 
-__all__ = ["load", "summarize", "paired_differences", "checkpoint_column"]
+__all__ = ["load", "summarize", "paired_differences", "across_instances", "checkpoint_column"]
 
 
 def _open(store: Any, func: str) -> Store:
@@ -238,4 +238,62 @@ def paired_differences(data: Any, reference: str | None = None) -> Any:
                          "value": value, "mean": paired.mean, "standard_error": paired.standard_error,
                          "n_pairs": paired.n_pairs, "low": low, "high": high,
                          "verdict": "lower" if high < 0 else "higher" if low > 0 else "level"})
+    return pd.DataFrame(rows)
+
+
+def across_instances(paired: Any, groups: dict[str, str]) -> Any:
+    r"""The paired differences of :func:`paired_differences` averaged over the instances of each group.
+
+    An experiment run over several drawn instances (a random setup, each draw one instance of a ``group``) asks
+    what holds across the draws, not on one of them. For each group, rule and checkpoint rank (the j-th checkpoint
+    of each instance: budgets such as :math:`\lceil H_1 \rceil` differ from draw to draw), with :math:`d_1, \dots,
+    d_n` the mean differences of the :math:`n` draws: their mean :math:`\bar d`, its standard error
+    :math:`s/\sqrt n` across the draws (the draws are the units; the replications within a draw only make each
+    :math:`d_i` precise), a 95% Student-t interval, and how many draws the rule is ``lower``, ``level`` and
+    ``higher`` than the reference on (the per-draw verdicts of :func:`paired_differences`).
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        A table of :func:`paired_differences`.
+    groups : dict
+        Instance name -> group name; instances not named, and groups of a single instance, are left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group, rule, reference, checkpoint_rank, draws, mean, standard_error, low, high, lower, level,
+        higher``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> paired = pd.DataFrame({"instance": ["a", "b", "c"], "rule": "r", "reference": "s", "budget": [10, 12, 11],
+    ...                        "mean": [-0.02, -0.04, 0.0], "verdict": ["lower", "lower", "level"]})
+    >>> row = across_instances(paired, {"a": "draws", "b": "draws", "c": "draws"}).iloc[0]
+    >>> round(float(row["mean"]), 4), int(row["draws"]), int(row["lower"]), int(row["level"])
+    (-0.02, 3, 2, 1)
+    """
+    from scipy import stats
+
+    pd = require("pandas", "allocopt.experiments.across_instances")
+    if not len(paired):
+        return pd.DataFrame()
+    checkpoint = next(name for name in ("delta", "budget", "epsilon") if name in paired.columns)
+    frame = paired[paired["instance"].isin(list(groups))].copy()
+    frame["group"] = frame["instance"].map(groups)
+    frame["checkpoint_rank"] = frame.groupby(["instance", "rule"])[checkpoint].rank(method="first").astype(int)
+    rows = []
+    for (group, rule, reference, rank), part in frame.groupby(["group", "rule", "reference", "checkpoint_rank"],
+                                                             sort=False, observed=True):
+        values = part["mean"].to_numpy(dtype=float)
+        if values.size < 2:
+            continue
+        error = float(values.std(ddof=1) / np.sqrt(values.size))
+        half = float(stats.t.ppf(0.975, values.size - 1)) * error
+        verdicts = part["verdict"].value_counts()
+        rows.append({"group": group, "rule": rule, "reference": reference, "checkpoint_rank": int(rank),
+                     "draws": int(values.size), "mean": float(values.mean()), "standard_error": error,
+                     "low": float(values.mean()) - half, "high": float(values.mean()) + half,
+                     **{verdict: int(verdicts.get(verdict, 0)) for verdict in ("lower", "level", "higher")}})
     return pd.DataFrame(rows)

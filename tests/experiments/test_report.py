@@ -132,3 +132,14 @@ def test_without_matplotlib_the_report_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(MissingDependencyError, match=r'pip install "allocopt\[plot\]"'):
         write_report(store, tmp_path / "report")
     assert not (tmp_path / "report").exists()
+
+
+def test_the_report_averages_each_group_over_its_instances(tmp_path):
+    grouped = tiny(n_runs=40, chunk_size=20, rules=[{"name": "kkt-ts"}, {"name": "uniform"}],
+                   instances=[{"name": f"draw {seed}", "theta": [1.0, 0.5 + 0.1 * seed, 0.0], "k": 1,
+                               "variance": 0.25, "group": "draws", "x": seed} for seed in (1, 2, 3)])
+    store = synthetic_store(tmp_path / "store", grouped)
+    write_report(store, tmp_path / "report")
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## Across the instances of each group, against kkt-ts" in text
+    assert "| draws | uniform | 1 | 3 |" in text

@@ -189,3 +189,27 @@ def test_before_python_3_11_the_reader_is_tomli(monkeypatch):
     monkeypatch.setitem(sys.modules, "tomli", None)
     with pytest.raises(MissingDependencyError, match=r'reading a TOML spec needs tomli.*pip install "allocopt\[experiments\]"'):
         _deps.toml_reader()
+
+
+def test_a_budget_grid_of_h1_is_the_ceiling_of_the_exact_measure():
+    # H1 of theta = (0.7, 0.5), k = 1: both gaps are 0.7 - 0.5 = 1/5 in exact arithmetic, so H1 = 2 * 25 = 50;
+    # in floating point 1/(0.7 - 0.5)^2 = 25.000000000000007 and a plain ceiling of the sum gives 51
+    from fractions import Fraction
+
+    gap = Fraction("0.7") - Fraction("0.5")
+    exact = 2 / gap**2
+    assert exact == 50 and 2 / (0.7 - 0.5) ** 2 > 50
+    spec = tiny(instances=[{"name": "two", "theta": [0.7, 0.5], "k": 1, "family": "bernoulli"}],
+                fixed_budget={"budgets": {"multiple_of": "h1", "values": [1.0, 1.5]}})
+    spec.pop("fixed_confidence", None)
+    spec.pop("max_samples", None)
+    assert load_spec(spec).instances[0].checkpoints == (50, 75)
+
+
+def test_budget_ceiling_rounds_only_within_its_tolerance():
+    from allocopt.experiments.spec import budget_ceiling
+
+    assert budget_ceiling(1250.0000000000005) == 1250  # H1 of gaps 0.1 and 0.2 summed in floating point
+    assert budget_ceiling(1249.9999999999995) == 1250
+    assert budget_ceiling(1250.0001) == 1251  # a real excess of 1e-4 pulls, far above 1e-9 relative
+    assert budget_ceiling(0.5) == 1

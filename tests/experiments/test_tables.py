@@ -131,3 +131,36 @@ def test_without_pandas_the_tables_name_the_extra(confidence_store, monkeypatch)
         load(confidence_store)
     with pytest.raises(MissingDependencyError, match=r'pip install "allocopt\[experiments\]"'):
         summarize(confidence_store)
+
+
+def test_across_instances_averages_the_per_draw_differences_with_a_t_interval():
+    import pandas as pd
+    from scipy import stats
+
+    from allocopt.experiments import across_instances
+
+    means = [-0.05, -0.03, 0.01, -0.04]
+    paired = pd.DataFrame({"instance": ["d1", "d2", "d3", "d4", "other"], "rule": "NSAR", "reference": "SAR",
+                           "budget": [100, 120, 90, 300, 50], "mean": means + [0.5],
+                           "verdict": ["lower", "lower", "level", "lower", "higher"]})
+    table = across_instances(paired, {"d1": "draws", "d2": "draws", "d3": "draws", "d4": "draws"})
+    assert len(table) == 1
+    row = table.iloc[0]
+    # independently: the sample mean, s / sqrt(n) and the t quantile with n - 1 = 3 degrees of freedom
+    mean = sum(means) / 4
+    s = (sum((x - mean) ** 2 for x in means) / 3) ** 0.5
+    half = stats.t.ppf(0.975, 3) * s / 2
+    assert row["draws"] == 4 and (row["lower"], row["level"], row["higher"]) == (3, 1, 0)
+    assert row["mean"] == pytest.approx(mean, rel=1e-12)
+    assert row["standard_error"] == pytest.approx(s / 2, rel=1e-12)
+    assert (row["low"], row["high"]) == (pytest.approx(mean - half, rel=1e-12), pytest.approx(mean + half, rel=1e-12))
+
+
+def test_a_group_of_one_instance_has_no_average():
+    import pandas as pd
+
+    from allocopt.experiments import across_instances
+
+    paired = pd.DataFrame({"instance": ["d1"], "rule": "NSAR", "reference": "SAR", "budget": [100], "mean": [0.1],
+                           "verdict": ["level"]})
+    assert not len(across_instances(paired, {"d1": "draws"}))
