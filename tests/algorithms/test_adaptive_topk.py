@@ -227,3 +227,26 @@ def test_bad_input_errors():
         AdaptiveTopKFixedBudget(block_cut="sideways")
     with pytest.raises(AllocoptError, match="'block_cut' parameter of AdaptiveTopK\\b"):
         AdaptiveTopK(block_cut=None)
+
+
+def test_no_arm_is_decided_before_the_end_of_round_two_so_water_fill_is_uniform_allocation_there():
+    # Round r decides an arm only when its empirical gap exceeds 2 * 2^-r; in round 1 that is 1, which no gap of
+    # means in [0, 1] exceeds. With n = 100 arms and delta = 0.01 round 2 ends at N_2 = ceil(16 ln(800 / 0.01))
+    # pulls per arm (mpmath below: 181), so every budget below 18,100 pulls comes before the first decision.
+    with mpmath.workdps(40):
+        second_round = int(mpmath.ceil(16 * mpmath.log(mpmath.mpf(800) / mpmath.mpf("0.01"))))
+    assert second_round == 181
+    theta = np.linspace(0.95, 0.05, 100)
+    problem = TopKProblem(theta, k=10, family="bernoulli")
+    rule = AdaptiveTopKFixedBudget(delta=0.01, block_cut="water-fill")
+    for budget in (100 * 150, 100 * second_round - 1):
+        adaptive = identify_fixed_budget(problem, rule, budgets=[budget], n_runs=3, rng=11)
+        uniform = identify_fixed_budget(problem, "uniform", budgets=[budget], n_runs=3, rng=11)
+        # water-fill: the counts (the pulls at the budget) differ by at most one, as round robin's do
+        assert (adaptive.pulls.max(axis=1) - adaptive.pulls.min(axis=1) <= 1).all()
+        assert (adaptive.pulls.sum(axis=1) == budget).all()
+        # at 150 pulls per arm both rules have read the same 150 rewards of every arm (common random numbers):
+        # the same empirical top-k
+        if budget == 100 * 150:
+            assert (adaptive.pulls == 150).all() and (uniform.pulls == 150).all()
+            assert np.array_equal(adaptive.recommendations, uniform.recommendations)
