@@ -37,6 +37,16 @@ THETA = 1.0 - np.arange(20) / 20.0
 DELTAS = (0.1, 0.01, 0.001)
 
 
+RULE_NAMES = {"KKT-TS": "kkt-ts", "Track-and-Stop": "track-and-stop", "uniform": "uniform"}
+
+
+def style(label: str):
+    """The rule's colour and marker, the same in every figure of the project (allocopt.experiments.styles)."""
+    from allocopt.experiments import RULE_STYLES
+
+    return RULE_STYLES[RULE_NAMES[label]]
+
+
 def draw_error_rates(ax, summaries) -> None:
     """The realised error rates against delta on a log axis, with their 95% Clopper-Pearson intervals.
 
@@ -49,10 +59,10 @@ def draw_error_rates(ax, summaries) -> None:
         rates = np.array([row.error_rate for row in rows])
         low = np.array([row.error_low for row in rows])
         high = np.array([row.error_high for row in rows])
-        some, color = rates > 0, f"C{offset}"
+        some, color = rates > 0, style(label).colour
         if some.any():
-            ax.errorbar(x[some], rates[some], yerr=[rates[some] - low[some], high[some] - rates[some]], fmt="o",
-                        capsize=3, color=color, label=f"{label}: error rate, 95% interval")
+            ax.errorbar(x[some], rates[some], yerr=[rates[some] - low[some], high[some] - rates[some]],
+                        fmt=style(label).marker, capsize=3, color=color, label=f"{label}: error rate, 95% interval")
         if not some.all():
             ax.plot(x[~some], high[~some], "v", mfc="none", color=color,
                     label=f"{label}: no error in {n_runs} runs (95% upper bound)")
@@ -78,7 +88,8 @@ def draw_figure(path: Path, summaries, allocations, psi_star) -> None:
     for offset, (label, (n_runs, rows)) in enumerate(summaries.items()):
         x = np.arange(len(rows)) + (offset - 1) * 0.12
         axes[0].errorbar(x, [row.mean_stopping_time for row in rows], yerr=[1.96 * row.standard_error for row in rows],
-                         fmt="o-", capsize=3, color=f"C{offset}", label=f"{label} ({n_runs} runs)")
+                         fmt=style(label).marker + "-", capsize=3, color=style(label).colour,
+                         label=f"{label} ({n_runs} runs)")
     first_rows = next(iter(summaries.values()))[1]
     deltas = [row.delta for row in first_rows]
     axes[0].plot(np.arange(len(deltas)), [row.lower_bound for row in first_rows], "k--",
@@ -87,13 +98,17 @@ def draw_figure(path: Path, summaries, allocations, psi_star) -> None:
     for ax in axes[:2]:
         ax.set_xticks(np.arange(len(deltas)), [str(delta) for delta in deltas])
         ax.set_xlabel("delta")
+    times = [row.mean_stopping_time for _, rows in summaries.values() for row in rows]
+    if max(times) > 10 * min(times):  # stopping times that span a decade or more: a log axis
+        axes[0].set_yscale("log")
     axes[0].set_ylabel("mean stopping time (95% error bars)")
     axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=7, loc="upper right")
     arms = np.arange(1, len(psi_star) + 1)
     axes[2].plot(arms, psi_star, "k-", lw=2, label="psi* (exact solver)")
     for label, (allocation, runs, budget) in allocations.items():
-        axes[2].plot(arms, allocation, "o--", ms=4, label=f"{label} N/t at t = {budget} ({runs} runs)")
+        axes[2].plot(arms, allocation, style(label).marker + "--", ms=4, color=style(label).colour,
+                     label=f"{label} N/t at t = {budget} ({runs} runs)")
     axes[2].set_xlabel("arm i (theta_i = 1 - (i-1)/20)")
     axes[2].set_ylabel("allocation")
     axes[2].set_yscale("log")
