@@ -31,7 +31,7 @@ from allocopt import TopKProblem, solve_topk
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import KKTTS
 from allocopt.algorithms.engine.protocol import get_policy
-from allocopt.experiments import load_spec, run_experiment, write_report
+from allocopt.experiments import load_spec, rule_styles, run_experiment, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "wang_yang_you_2022.md"
@@ -136,11 +136,13 @@ def allocation(args) -> None:
     distance = {label: float(np.abs(average - psi_star).sum()) for label, average in averages.items()}
     exponent = {label: float(problem.costs(average, kind="budget").min()) for label, average in averages.items()}
     gamma_b = float(problem.costs(psi_star, kind="budget").min())
+    styles = rule_styles([(label, get_policy(rule, "allocation").name) for label, rule in rules.items()])
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
-    plot_allocations(averages, psi_star, ax=axes[0])
+    plot_allocations(averages, psi_star, ax=axes[0], colours={label: style.colour for label, style in styles.items()})
     for label, result in rates.items():
-        line, = axes[1].plot(result.budgets, np.maximum(result.error_rate, 0.5 / result.n_runs), "o-", label=label)
-        axes[1].plot(result.budgets, np.exp(-result.budgets * exponent[label]), ":", color=line.get_color())
+        axes[1].plot(result.budgets, np.maximum(result.error_rate, 0.5 / result.n_runs), styles[label].marker + "-",
+                     color=styles[label].colour, label=label)
+        axes[1].plot(result.budgets, np.exp(-result.budgets * exponent[label]), ":", color=styles[label].colour)
     axes[1].set_yscale("log")
     # below a tenth of one error in the runs nothing is measured: the bounds' tails would flatten the rates
     axes[1].set_ylim(0.1 / max(result.n_runs for result in rates.values()), 1.5)

@@ -111,14 +111,22 @@ def plot_fixed_budget(comparison: PolicyComparison, ax=None, *, log: bool = True
     return ax
 
 
-def plot_allocations(allocations: Mapping[str, np.ndarray], psi_star: np.ndarray, ax=None):
-    """Average allocations N/t of several rules (bars) against the optimal allocation psi* (black marks)."""
+def plot_allocations(allocations: Mapping[str, np.ndarray], psi_star: np.ndarray, ax=None,
+                     colours: Mapping[str, str] | None = None):
+    """Average allocations N/t of several rules (bars) against the optimal allocation psi* (black marks).
+
+    ``colours`` maps a rule's label to its colour (for example the fixed colours of
+    :data:`allocopt.experiments.RULE_STYLES`, so that a rule looks the same in every figure); by default
+    matplotlib's colour cycle.
+    """
     ax = _axes(ax)
     psi_star = np.asarray(psi_star, dtype=float)
     arms = np.arange(1, psi_star.size + 1)
     width = 0.8 / max(1, len(allocations))
     for index, (label, allocation) in enumerate(allocations.items()):
-        ax.bar(arms + (index - (len(allocations) - 1) / 2) * width, np.asarray(allocation), width=width, label=label)
+        colour = None if colours is None else colours.get(label)
+        ax.bar(arms + (index - (len(allocations) - 1) / 2) * width, np.asarray(allocation), width=width, label=label,
+               color=colour)
     ax.plot(arms, psi_star, "k_", markersize=14, markeredgewidth=2, label="psi*")
     ax.set_xlabel("arm")
     ax.set_ylabel("N/t")
