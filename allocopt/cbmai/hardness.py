@@ -858,6 +858,52 @@ def _infeasibility_gap(problem: CBMAIProblem, support: tuple[int, ...]) -> tuple
     return best, best_witness
 
 
+def _assumption_1_solution(problem: CBMAIProblem, func: str) -> Any:
+    """The certified LP solution of ``problem``; InvalidInstanceError when the LP is infeasible, uncertified, or
+    Assumption 1 fails (the hardness gaps are then not defined)."""
+    solution = solve_cbmai(problem)
+    report = solution.assumption_1
+    if solution.status == "optimal" and report is not None and report.holds:
+        return solution
+    if solution.status != "optimal":
+        reason = ("the LP is infeasible" if solution.status == "infeasible"
+                  else f"the LP's answer could not be certified ({solution.message})")
+    else:
+        reason = "; ".join(report.failures) if report is not None else "it has too many bases to check Assumption 1"
+    raise InvalidInstanceError(f"The 'problem' parameter of {func} must satisfy Assumption 1 (a unique optimum "
+                               f"with exactly L+1 nonzero coordinates). Got an instance where {reason}.")
+
+
+def _basis_gaps(problem: CBMAIProblem, solution: Any, bases: np.ndarray, sigma_r: float, sigma_c: float,
+                resolution: int, n_starts: int, max_lattice_points: int) -> tuple[np.ndarray, ...]:
+    """Every basis's gap Delta^2 (0 for the optimal support), minimised over the lattice by groups of bases with
+    the same number of true arms, then exactly where the dimension is low; with the minimisers and the exact
+    witnesses."""
+    support = solution.support
+    n_arms, n_costs = problem.n_arms, problem.n_costs
+    n_bases = bases.shape[0]
+    true_arm_counts = np.sum(bases < n_arms, axis=1)
+    support_arms = int(np.sum(np.array(support) < n_arms))
+    anchor = solution.p[[column for column in support if column < n_arms]]
+    gaps = np.full(n_bases, np.inf)
+    weights_x = np.full((n_bases, n_costs + 1), np.nan)
+    weights_y = np.full((n_bases, support_arms), np.nan)
+    is_support = np.all(bases == np.array(support), axis=1)
+    for count in np.unique(true_arm_counts):
+        rows = np.flatnonzero((true_arm_counts == count) & ~is_support)
+        if rows.size == 0:
+            continue
+        data, _, _ = _gap_batch(problem, support, bases[rows], sigma_r, sigma_c)
+        values, point_x, point_y = _minimise_gaps(data, resolution, n_starts, anchor, max_lattice_points)
+        gaps[rows] = values
+        weights_x[rows, :count] = point_x
+        weights_y[rows] = point_y
+    exact_witnesses = _exact_low_dimensional(problem, support, bases, gaps, weights_x, weights_y, sigma_r,
+                                             sigma_c, n_starts, max_lattice_points)
+    gaps[np.flatnonzero(is_support)] = 0.0
+    return gaps, weights_x, weights_y, exact_witnesses
+
+
 def cbmai_hardness(
     problem: CBMAIProblem,
     sigma_r: float = SIGMA_R,
@@ -909,46 +955,18 @@ def cbmai_hardness(
     sigma_c = as_positive_float(sigma_c, func, "sigma_c")
     n_starts = as_int(n_starts, func, "n_starts", low=1)
     max_lattice_points = as_int(max_lattice_points, func, "max_lattice_points", low=1)
+    if resolution is not None:
+        resolution = as_int(resolution, func, "resolution", low=1)
     start = time.perf_counter()
-    solution = solve_cbmai(problem)
-    report = solution.assumption_1
-    if solution.status != "optimal" or report is None or not report.holds:
-        if solution.status != "optimal":
-            reason = ("the LP is infeasible" if solution.status == "infeasible"
-                      else f"the LP's answer could not be certified ({solution.message})")
-        else:
-            reason = "; ".join(report.failures) if report is not None else "it has too many bases to check Assumption 1"
-        raise InvalidInstanceError(f"The 'problem' parameter of {func} must satisfy Assumption 1 (a unique optimum "
-                                   f"with exactly L+1 nonzero coordinates). Got an instance where {reason}.")
+    solution = _assumption_1_solution(problem, func)
     support = solution.support
     n_arms, n_costs, n_columns = problem.n_arms, problem.n_costs, problem.n_columns
     bases = basis_layout(n_columns, n_costs + 1).combos
-    n_bases = bases.shape[0]
-    true_arm_counts = np.sum(bases < n_arms, axis=1)
-    support_arms = int(np.sum(np.array(support) < n_arms))
-    largest = int(true_arm_counts.max())
     if resolution is None:
-        resolution = _lattice_resolution(largest, support_arms, max_lattice_points)
-    else:
-        resolution = as_int(resolution, func, "resolution", low=1)
-    anchor = solution.p[[column for column in support if column < n_arms]]
-    gaps = np.full(n_bases, np.inf)
-    weights_x = np.full((n_bases, n_costs + 1), np.nan)
-    weights_y = np.full((n_bases, support_arms), np.nan)
-    is_support = np.all(bases == np.array(support), axis=1)
-    for count in np.unique(true_arm_counts):
-        rows = np.flatnonzero((true_arm_counts == count) & ~is_support)
-        if rows.size == 0:
-            continue
-        data, _, _ = _gap_batch(problem, support, bases[rows], sigma_r, sigma_c)
-        values, point_x, point_y = _minimise_gaps(data, resolution, n_starts, anchor, max_lattice_points)
-        gaps[rows] = values
-        weights_x[rows, :count] = point_x
-        weights_y[rows] = point_y
-    exact_witnesses = _exact_low_dimensional(problem, support, bases, gaps, weights_x, weights_y, sigma_r,
-                                             sigma_c, n_starts, max_lattice_points)
-    support_row = np.flatnonzero(is_support)
-    gaps[support_row] = 0.0
+        resolution = _lattice_resolution(int(np.sum(bases < n_arms, axis=1).max()),
+                                         int(np.sum(np.array(support) < n_arms)), max_lattice_points)
+    gaps, weights_x, weights_y, exact_witnesses = _basis_gaps(problem, solution, bases, sigma_r, sigma_c,
+                                                              resolution, n_starts, max_lattice_points)
     arm_gaps = np.full(n_columns, np.inf)
     for column in range(n_columns):
         arm_gaps[column] = np.min(gaps[np.any(bases == column, axis=1)])

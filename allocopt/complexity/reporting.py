@@ -199,6 +199,29 @@ def _as_exponents(p: Any, func: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(float(value) for value in values))
 
 
+def _run_providers(chosen: Sequence[MeasureProvider], context: ReportContext,
+                   func: str) -> tuple[list[Measure], list[OmittedGroup]]:
+    """The measures of every provider that applies, and the groups of those that do not, with the reason; every
+    measure's key must be unique."""
+    measures: list[Measure] = []
+    omitted: list[OmittedGroup] = []
+    for provider in chosen:
+        try:
+            produced = tuple(provider.compute(context))
+        except (MeasureNotApplicable, InvalidInstanceError) as reason:
+            omitted.append(OmittedGroup(provider.group, str(reason)))
+            continue
+        measures.extend(produced)
+    keys = [item.key for item in measures]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise InvalidArgumentError(
+            f"The 'providers' parameter of {func} must give every measure a unique key. Got the keys "
+            f"{describe(repeated)} more than once instead."
+        )
+    return measures, omitted
+
+
 def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, variance: Any = None,
            delta: float = 0.01, eps: float = 0.01, p: Any = NSAR_EXPERIMENT_EXPONENTS,
            cbmai: CBMAIProblem | None = None, sigma_r: float | None = None, sigma_c: float | None = None,
@@ -290,22 +313,7 @@ def report(theta: Any, k: int, family: str | ExponentialFamily = "gaussian", *, 
     if not all(isinstance(provider, MeasureProvider) for provider in chosen):
         fail(func, "providers", "a sequence of MeasureProvider objects", providers)
 
-    measures: list[Measure] = []
-    omitted: list[OmittedGroup] = []
-    for provider in chosen:
-        try:
-            produced = tuple(provider.compute(context))
-        except (MeasureNotApplicable, InvalidInstanceError) as reason:
-            omitted.append(OmittedGroup(provider.group, str(reason)))
-            continue
-        measures.extend(produced)
-    keys = [item.key for item in measures]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise InvalidArgumentError(
-            f"The 'providers' parameter of {func} must give every measure a unique key. Got the keys "
-            f"{describe(repeated)} more than once instead."
-        )
+    measures, omitted = _run_providers(chosen, context, func)
     message = (f"{len(measures)} measures from {len(chosen) - len(omitted)} providers; "
                f"{len(omitted)} providers not applicable")
     return ComplexityReport(status="complete", message=message, method="report", time=time.perf_counter() - start,

@@ -135,6 +135,26 @@ def _target_support(problem: CBMAIProblem, target: Any, func: str) -> tuple[int,
     return result.support
 
 
+def _replication(problem: CBMAIProblem, algorithm: AlgorithmLike, budget: int, sigma_r: float, sigma_c: float,
+                 strict: bool, options: dict[str, Any], func: str) -> tuple[str, int, Callable[..., Any], bool]:
+    """The algorithm's name, the checked budget, the function that runs replications and whether it runs a chunk
+    of them at once (the built-in algorithms) or one (a caller's callable)."""
+    if callable(algorithm):
+        budget = check_budget(problem, budget, func, minimum=1)
+        replicate = partial(_callable_support, algorithm=algorithm, problem=problem, budget=budget,
+                            width=problem.n_costs + 1, options=dict(options, sigma_r=sigma_r, sigma_c=sigma_c))
+        return getattr(algorithm, "__name__", repr(algorithm)), budget, replicate, False
+    name = as_choice(algorithm, func, "algorithm", CBMAI_ALGORITHMS)
+    if options:
+        fail(func, "options", f"empty for the built-in algorithm {name!r}", sorted(options))
+    strict = as_bool(strict, func, "strict")
+    minimum = problem.n_unknown if name == "uslp" else problem.n_unknown + 1
+    budget = check_budget(problem, budget, func, minimum=minimum)
+    replicate = partial(_vectorised_supports, problem=problem, budget=budget, algorithm=name, sigma_r=sigma_r,
+                        sigma_c=sigma_c, strict=strict)
+    return name, budget, replicate, True
+
+
 def cbmai_error_rate(
     problem: CBMAIProblem,
     algorithm: AlgorithmLike,
@@ -205,22 +225,8 @@ def cbmai_error_rate(
     confidence = as_float(confidence, func, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
     interval = as_choice(interval, func, "interval", INTERVAL_METHODS)
     sigma_r, sigma_c = check_noise(sigma_r, sigma_c, func)
-    if callable(algorithm):
-        name = getattr(algorithm, "__name__", repr(algorithm))
-        budget = check_budget(problem, budget, func, minimum=1)
-        replicate = partial(_callable_support, algorithm=algorithm, problem=problem, budget=budget,
-                            width=problem.n_costs + 1, options=dict(options, sigma_r=sigma_r, sigma_c=sigma_c))
-        vectorized = False
-    else:
-        name = as_choice(algorithm, func, "algorithm", CBMAI_ALGORITHMS)
-        if options:
-            fail(func, "options", f"empty for the built-in algorithm {name!r}", sorted(options))
-        strict = as_bool(strict, func, "strict")
-        minimum = problem.n_unknown if name == "uslp" else problem.n_unknown + 1
-        budget = check_budget(problem, budget, func, minimum=minimum)
-        replicate = partial(_vectorised_supports, problem=problem, budget=budget, algorithm=name, sigma_r=sigma_r,
-                            sigma_c=sigma_c, strict=strict)
-        vectorized = True
+    name, budget, replicate, vectorized = _replication(problem, algorithm, budget, sigma_r, sigma_c, strict,
+                                                       options, func)
     correct = _target_support(problem, target, func)
     width = problem.n_costs + 1
     expected = np.full(width, -1, dtype=np.int64)

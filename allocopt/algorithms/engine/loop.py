@@ -134,14 +134,20 @@ def split_top_k(values, k, top, bottom, best_values, best_arms, member):
 
 @kernel
 def pick_among(arms, values, largest, uniform):
-    """The arm of ``arms`` of largest (or smallest) value; ties as random_candidate in the order of ``arms``."""
+    """The arm of ``arms`` of largest (or smallest) value, ties broken as :func:`allocopt._rng.random_candidate`
+    breaks them: the floor(u c)-th of the c tied arms in the order of ``arms``. ``arms[0]`` when a value is NaN
+    (numpy's comparison with a NaN extreme finds no candidate, and random_candidate then returns the first)."""
     extreme = values[arms[0]]
-    for position in range(1, arms.shape[0]):
-        extreme = max(extreme, values[arms[position]]) if largest else min(extreme, values[arms[position]])
-    count = 0
+    tied = 0
     for position in range(arms.shape[0]):
-        count += values[arms[position]] == extreme
-    pick = min(int(uniform * count), max(count - 1, 0))
+        value = values[arms[position]]
+        if value != value:
+            return arms[0]
+        if (value > extreme) if largest else (value < extreme):
+            extreme, tied = value, 1
+        elif value == extreme:
+            tied += 1
+    pick = min(int(uniform * tied), tied - 1)
     for position in range(arms.shape[0]):
         if values[arms[position]] == extreme:
             if pick == 0:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..._numba import kernel
 from ..._validation import as_float
-from ..engine.loop import EACH, GROW
+from ..engine.loop import EACH, GROW, pick_among
 from ..engine.confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
 from .lucb import _pull_both, critical_arms, in_top_mask
 from ..engine.protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
@@ -279,33 +279,12 @@ def at_lucb_step(row, view, state, params, uniforms, each):
     stage = at_lucb_advance(row, view, state, params)
     state.stage[row, 0] = stage
     state.answer[row, :] = params.answer
-    h = pick_extreme_of(view.top, params.revised, True, uniforms[0])
-    l = pick_extreme_of(view.bottom, params.revised, False, uniforms[1])
+    h = pick_among(view.top, params.revised, False, uniforms[0])
+    l = pick_among(view.bottom, params.revised, True, uniforms[1])
     each[:] = 0
     each[h] = 1
     each[l] = 1
     return EACH, 0
-
-
-@kernel
-def pick_extreme_of(arms, values, lowest, uniform):
-    """The arm of ``arms`` of smallest (``lowest``) or largest value, the floor(u c)-th of its c ties."""
-    extreme = values[arms[0]]
-    ties = 1
-    for index in range(1, arms.shape[0]):
-        value = values[arms[index]]
-        if value < extreme if lowest else value > extreme:
-            extreme = value
-            ties = 1
-        elif value == extreme:
-            ties += 1
-    pick = min(int(uniform * ties), ties - 1)
-    for index in range(arms.shape[0]):
-        if values[arms[index]] == extreme:
-            if pick == 0:
-                return arms[index]
-            pick -= 1
-    return arms[0]
 
 
 def at_lucb_recommend(row, view, state, params, out):

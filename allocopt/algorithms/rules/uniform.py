@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._numba import kernel
-from ..engine.loop import EACH
+from ..engine.loop import EACH, pick_among
 from ..engine.protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 from ..._rng import random_candidate
 
@@ -63,7 +62,7 @@ class Uniform:
     def compiled_step(self, context: RuleContext) -> StepKernel:
         """The step for the engine's compiled loop: :func:`uniform_step` (one pull, or a budget's round)."""
         budget = -1 if context.budget is None else int(context.budget)
-        return StepKernel(uniform_step, params=(budget,))
+        return StepKernel(uniform_step, params=(budget, np.arange(context.n_arms)))
 
     def block(self, context: RuleContext, counts: np.ndarray, t: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         """The pulls of :math:`\\min(K, T - t)` sequential steps from ``counts`` (R, K) with the uniforms (R, K):
@@ -95,37 +94,16 @@ class Uniform:
         return each
 
 
-@kernel
-def least_pulled(counts, uniform):
-    """The floor(u c)-th of the c least-pulled arms in arm order, as :func:`allocopt._rng.random_candidate`
-    picks among ties."""
-    n_arms = counts.shape[0]
-    smallest = counts[0]
-    tied = 1
-    for arm in range(1, n_arms):
-        if counts[arm] < smallest:
-            smallest, tied = counts[arm], 1
-        elif counts[arm] == smallest:
-            tied += 1
-    pick = min(int(uniform * tied), tied - 1)
-    for arm in range(n_arms):
-        if counts[arm] == smallest:
-            if pick == 0:
-                return arm
-            pick -= 1
-    return 0
-
-
 def uniform_step(row, view, state, params, uniforms, each):
     """:meth:`Uniform.select` compiled: a least-pulled arm; with a budget, the min(K, T - t) sequential pulls of
     :meth:`Uniform.block` as one block (a whole round from equal counts)."""
-    budget = params[0]
+    budget, arms = params
     if budget < 0:
-        return least_pulled(view.counts, uniforms[0]), 1
+        return pick_among(arms, view.counts, False, uniforms[0]), 1
     level = view.counts.copy()
     each[:] = 0
     for step in range(min(budget - view.t, view.counts.shape[0])):
-        arm = least_pulled(level, uniforms[step])
+        arm = pick_among(arms, level, False, uniforms[step])
         level[arm] += 1
         each[arm] += 1
     return EACH, 0
