@@ -184,6 +184,8 @@ def test_russo_ttts_never_falls_back_on_figure_1_and_the_capped_one_often_does()
     share = capped.diagnostics["resample_fallbacks"] / capped.diagnostics["challenger_steps"]
     assert np.allclose(capped.diagnostics["fallback_share"], share)
     assert "fallback_share" in capped.to_dict()["diagnostics"]
+    assert capped.to_dict()["diagnostic_means"]["fallback_share"] == pytest.approx(share.mean())
+    assert "fallback_share" in capped.format_summary()
 
 
 def test_ttts_runs_do_not_depend_on_chunks_jobs_or_the_compiled_loop():
