@@ -139,10 +139,17 @@ class IdentificationResult(Result):
             lines.append(f"censored: some runs reached max_samples = {self.max_samples} before stopping; their "
                          "stopping time is the cap (E[tau] >= the mean shown) and their recommendation the "
                          "empirical top-k at the cap")
+        if self.diagnostics:
+            lines.append("diagnostics, mean per run: " + ", ".join(
+                f"{name} {value:.6g}" for name, value in self.diagnostic_means().items()))
         return "\n".join(lines)
 
+    def diagnostic_means(self) -> dict[str, float]:
+        """The mean over the runs of each of the rule's diagnostics (e.g. TTTS's ``fallback_share``)."""
+        return {name: float(np.mean(values)) for name, values in self.diagnostics.items()}
+
     def _dict_extras(self) -> dict[str, Any]:
-        return {"summary": self.summary()}
+        return {"summary": self.summary(), "diagnostic_means": self.diagnostic_means()}
 
 
 @dataclass(frozen=True)

@@ -392,7 +392,7 @@ def test_at_lucb_fixed_confidence_stops_when_j_is_certified_at_delta():
 
 
 # -------------------------------------------------------------------------------------------- bad input
-SUBGAUSSIAN = ["lucb", "lil-lucb", "lucb++", "lil-rand-lucb", "lil-clucb", "ugape", "at-lucb"]
+SUBGAUSSIAN = ["lucb", "lil-lucb", "lucb++", "lil-rand-lucb", "lil-clucb", UGapE(bounds="hoeffding"), "at-lucb"]
 
 
 @pytest.mark.parametrize("name", SUBGAUSSIAN)

@@ -13,6 +13,8 @@ from scipy import stats
 
 from allocopt import TopKProblem
 from allocopt.algorithms import T3C, TTEI, TTTS, RuleContext, RunView, identify
+from allocopt._numba import compiled_kernels
+from allocopt.algorithms.engine.counter_stream import counter_uniforms, stream_key
 from allocopt.algorithms.rules.top_two import log_expected_improvement
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
@@ -106,43 +108,99 @@ def _ttts_case():
     return variance, counts, sums, scale
 
 
+def _resamples(key, means, scale, count):
+    """TTTS's first ``count`` re-samples of the step keyed ``key``: re-sample m inverts the Gaussian posterior
+    (scipy.stats) at the stream's uniforms m K .. m K + K - 1 (the stream is checked against an independent
+    SplitMix64 in test_counter_stream.py)."""
+    n_arms = means.size
+    uniforms = counter_uniforms(key, 0, count * n_arms).reshape(count, n_arms)
+    return stats.norm.ppf(uniforms, loc=means, scale=scale)
+
+
+def _ttts_state():
+    return {name: np.zeros(1, dtype=np.int64) for name in ("resample_fallbacks", "challenger_steps", "resamples")}
+
+
 def test_ttts_challenger_is_the_first_resample_with_another_arg_max():
     variance, counts, sums, scale = _ttts_case()
     means = sums / counts
-    first = np.array([0.9, 0.5, 0.5])       # leader arm 0
-    again = np.array([0.8, 0.3, 0.5])       # arg max still arm 0
-    other = np.array([0.1, 0.2, 0.9999])    # arg max arm 2 (0.5 + 0.112 * 3.7 > 0.8 - 0.112 * 1.28)
-    for sample in (first, again, other):
-        theta = stats.norm.ppf(sample, loc=means, scale=scale)
-        assert int(np.argmax(theta)) == (2 if sample is other else 0)
-    rule = TTTS(max_resamples=3)
-    uniforms = np.concatenate([first, [0.5, 0.9, 0.5], again, other, [0.5, 0.5, 0.5]])
-    assert uniforms.size == rule.uniforms_per_step(_gaussian_context(3))
-    state = {"resample_fallbacks": np.zeros(1, dtype=np.int64)}
-    assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 2
-    assert state["resample_fallbacks"][0] == 0
-    uniforms[4] = 0.1  # coin below beta: the leader
+    first = np.array([0.9, 0.5, 0.5])  # leader arm 0
+    assert int(np.argmax(stats.norm.ppf(first, loc=means, scale=scale))) == 0
+    rule = TTTS()
+    checked = 0
+    for key_uniform in np.linspace(0.05, 0.95, 10):
+        uniforms = np.concatenate([first, [0.5, 0.9, 0.5], [key_uniform, 0.5]])
+        assert uniforms.size == rule.uniforms_per_step(_gaussian_context(3)) == 3 + 5
+        theta = _resamples(stream_key(key_uniform, 0.5), means, scale, 200)
+        beaten = np.flatnonzero(np.argmax(theta, axis=1) != 0)
+        expected, drawn = int(np.argmax(theta[beaten[0]])), int(beaten[0]) + 1
+        checked += drawn > 1  # cases where the leader survives some re-samples
+        state = _ttts_state()
+        assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == expected
+        assert (state["resamples"][0], state["challenger_steps"][0], state["resample_fallbacks"][0]) == (drawn, 1, 0)
+        kernel_state = {name: values[None, :] * 0 for name, values in state.items()}
+        arm, _, _ = compiled_select(rule, _gaussian_context(3), _view(counts, sums), kernel_state, uniforms)
+        assert arm == expected and kernel_state["resamples"][0, 0] == drawn
+    assert checked >= 3
+    uniforms[4] = 0.1  # coin below beta: the leader, no re-sampling
+    state = _ttts_state()
     assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 0
+    assert state["challenger_steps"][0] == 0
 
 
-def test_ttts_falls_back_to_the_t3c_challenger_after_bounded_resampling():
+def test_ttts_falls_back_to_the_t3c_challenger_at_its_cap():
     variance, counts, sums, scale = _ttts_case()
     means = sums / counts
+    first = np.array([0.9, 0.5, 0.5])
     rule = TTTS(max_resamples=2)
-    uniforms = np.concatenate([[0.9, 0.5, 0.5], [0.5, 0.9, 0.5], [0.8, 0.3, 0.5], [0.7, 0.5, 0.2]])
-    for block in (uniforms[:3], uniforms[6:9], uniforms[9:12]):
-        assert int(np.argmax(stats.norm.ppf(block, loc=means, scale=scale))) == 0
+    # a key whose first two re-samples keep arm 0 on top, found by the reference re-samples
+    key_uniform = next(u for u in np.linspace(0.01, 0.99, 99)
+                       if (np.argmax(_resamples(stream_key(u, 0.5), means, scale, 2), axis=1) == 0).all())
+    uniforms = np.concatenate([first, [0.5, 0.9, 0.5], [key_uniform, 0.5]])
     # T3C's challenger at the means (0.8, 0.75, 0.5) with equal counts: arm 1 (smallest gap)
-    state = {"resample_fallbacks": np.zeros(1, dtype=np.int64)}
+    state = _ttts_state()
     assert rule.select(_gaussian_context(3), _view(counts, sums), state, uniforms) == 1
-    assert state["resample_fallbacks"][0] == 1
-    # the compiled step: the same fallback; with the second re-sample's uniform 0.1 arm 0 is beaten: no fallback
-    for changed, expected in ((0.5, 1), (0.1, 0)):
-        batch_state = {"resample_fallbacks": np.zeros((1, 1), dtype=np.int64)}
-        changed_uniforms = uniforms.copy()
-        changed_uniforms[4] = changed
-        arm, _, _ = compiled_select(rule, _gaussian_context(3), _view(counts, sums), batch_state, changed_uniforms)
-        assert arm == expected and batch_state["resample_fallbacks"][0, 0] == (expected == 1)
+    assert (state["resample_fallbacks"][0], state["resamples"][0]) == (1, 2)
+    assert TTTS().diagnostics({name: values[None, :] for name, values in state.items()})["fallback_share"][0] == 1.0
+    kernel_state = {name: np.zeros((1, 1), dtype=np.int64) for name in state}
+    arm, _, _ = compiled_select(rule, _gaussian_context(3), _view(counts, sums), kernel_state, uniforms)
+    assert arm == 1 and kernel_state["resample_fallbacks"][0, 0] == 1 and kernel_state["resamples"][0, 0] == 2
+    # the uncapped rule goes on re-sampling: no fallback
+    state = _ttts_state()
+    TTTS().select(_gaussian_context(3), _view(counts, sums), state, uniforms)
+    assert state["resample_fallbacks"][0] == 0 and state["resamples"][0] > 2
+
+
+FIGURE_1_BEST_ARM = TopKProblem(1.0 - np.arange(20) / 20.0, k=1, variance=0.25)  # Wang, Yang, You (2022), k = 1
+
+
+def test_russo_ttts_never_falls_back_on_figure_1_and_the_capped_one_often_does():
+    russo = identify(FIGURE_1_BEST_ARM, "ttts", delta=0.1, n_runs=3, rng=11)
+    capped = identify(FIGURE_1_BEST_ARM, TTTS(max_resamples=8), delta=0.1, n_runs=3, rng=11)
+    assert russo.diagnostics["resample_fallbacks"].sum() == 0
+    assert (russo.diagnostics["challenger_steps"] > 0).all()
+    assert (russo.diagnostics["resamples"] > 8 * russo.diagnostics["challenger_steps"]).all()
+    assert (capped.diagnostics["resample_fallbacks"] > 0).all()
+    share = capped.diagnostics["resample_fallbacks"] / capped.diagnostics["challenger_steps"]
+    assert np.allclose(capped.diagnostics["fallback_share"], share)
+    assert "fallback_share" in capped.to_dict()["diagnostics"]
+    assert capped.to_dict()["diagnostic_means"]["fallback_share"] == pytest.approx(share.mean())
+    assert "fallback_share" in capped.format_summary()
+
+
+def test_ttts_runs_do_not_depend_on_chunks_jobs_or_the_compiled_loop():
+    problem = TopKProblem([1.0, 0.8, 0.7, 0.3, 0.0], k=1, variance=0.25)
+    reference = identify(problem, "ttts", delta=0.01, n_runs=6, rng=5, chunk_size=6, n_jobs=1, max_samples=300)
+    for options in (dict(chunk_size=2, n_jobs=1), dict(chunk_size=1, n_jobs=2)):
+        other = identify(problem, "ttts", delta=0.01, n_runs=6, rng=5, max_samples=300, **options)
+        assert np.array_equal(other.stopping_times, reference.stopping_times)
+        assert np.array_equal(other.pulls, reference.pulls)
+        for name in reference.diagnostics:
+            assert np.array_equal(other.diagnostics[name], reference.diagnostics[name])
+    with compiled_kernels(False):
+        python = identify(problem, "ttts", delta=0.01, n_runs=6, rng=5, max_samples=300)
+    assert np.array_equal(python.pulls, reference.pulls)
+    assert np.array_equal(python.diagnostics["resamples"], reference.diagnostics["resamples"])
 
 
 @pytest.mark.parametrize("name", ["ttts", "t3c", "ttei"])

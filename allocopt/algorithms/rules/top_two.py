@@ -6,12 +6,19 @@ the challenger otherwise. The rules differ in how they choose the two arms.
 
 TTTS, top-two Thompson sampling (Russo 2016; ``"ttts"``)
     :math:`I = \arg\max_a \tilde\theta_a` for a posterior sample :math:`\tilde\theta`; the challenger re-samples
-    the posterior until the arg max differs from :math:`I` and takes that arg max. The number of re-samples is
-    bounded (``max_resamples``, default 8) so that every step consumes a fixed number of uniforms: if every
-    re-sample still has :math:`I` as its arg max, the challenger is T3C's (below), the arm whose event
-    :math:`\{\theta_J > \theta_I\}` the posterior makes least unlikely to first order (Shang et al. 2020 introduce
-    T3C as this replacement of the re-sampling). Such fallbacks are counted (``resample_fallbacks``); they
-    become frequent once the posterior probability of the leader is close to one.
+    the posterior until the arg max differs from :math:`I` and takes that arg max, as Russo (2016, Section 3.1)
+    defines it. The number of re-samples is random (geometric, of mean :math:`1/(1 - \Pi_t(I))` where
+    :math:`\Pi_t(I)` is the posterior probability that :math:`I` is the best arm), so the step cannot take its
+    re-samples from the engine's fixed number of uniforms per step: two of those uniforms key a counter-based
+    stream (:mod:`allocopt.algorithms.engine.counter_stream`), and re-sample :math:`m = 0, 1, \dots` inverts the
+    posterior at the stream's uniforms :math:`mK, \dots, mK + K - 1`. A safety cap (``max_resamples``, default
+    :data:`RESAMPLE_CAP` = :math:`10^6`) bounds the search; where it is reached, the challenger is T3C's (below),
+    the arm whose event :math:`\{\theta_J > \theta_I\}` the posterior makes least unlikely to first order
+    (Shang et al. 2020 introduce T3C as this replacement of the re-sampling). Every TTTS result reports per run
+    the steps that drew a challenger (``challenger_steps``), the re-samples drawn (``resamples``), the fallbacks
+    (``resample_fallbacks``) and their share of the challenger steps (``fallback_share``). A small cap
+    (``TTTS(max_resamples=8)``, the TTTS of earlier allocopt versions) makes a cheaper rule between TTTS and T3C:
+    on Wang, Yang, You's Figure 1 instance with k = 1 most of its late challengers are T3C's.
 T3C, top-two transportation cost (Shang, de Heide, Kaufmann, Ménard, Valko 2020; ``"t3c"``)
     :math:`I` as in TTTS; :math:`J = \arg\min_{b \ne I} W(I, b)` with the transportation cost at the empirical
     means :math:`W(I, b) = N_I d(\hat\theta_I, m) + N_b d(\hat\theta_b, m)`,
@@ -25,8 +32,9 @@ TTEI, top-two expected improvement (Qin, Klabjan, Russo 2017; ``"ttei"``, Gaussi
     comparisons use :math:`\log f`, evaluated without underflow (:func:`log_expected_improvement`). The paper
     defines TTEI for Gaussian arms; the runners refuse the other families.
 
-Ties in every arg max / arg min are broken uniformly at random. Uniforms per step: TTTS
-:math:`K(1 + \text{max\_resamples}) + 3`, T3C :math:`K + 3`, TTEI 3.
+Ties in every arg max / arg min are broken uniformly at random (a re-sample's arg max is the first largest: ties
+have probability zero there). Uniforms per step: TTTS :math:`K + 5` (the leader's sample, its tie-break, the coin,
+the fallback's tie-break and the stream's key), T3C :math:`K + 3`, TTEI 3.
 """
 
 from __future__ import annotations
@@ -45,9 +53,10 @@ from ..._special import special_functions
 from ..._validation import as_float, as_int, fail
 from ...topk.pairs import pair_terms
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
+from ..engine.counter_stream import STREAM_KEY_UNIFORMS, counter_uniform_kernel, counter_uniforms, stream_key
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample
 
-__all__ = ["TTTS", "T3C", "TTEI", "log_expected_improvement", "transportation_costs"]
+__all__ = ["TTTS", "T3C", "TTEI", "RESAMPLE_CAP", "log_expected_improvement", "transportation_costs"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -154,59 +163,94 @@ class T3C(_TopTwo):
         params = top_two_params(self, context)
         return None if params is None else StepKernel(t3c_step, params=params)
 
+RESAMPLE_CAP = 10**6
+"""TTTS's default safety cap on the posterior re-samples of one step (never reached on the instances of the docs:
+the mean number of re-samples is :math:`1/(1 - \\Pi_t(I))`)."""
+
+_FIRST_BLOCK, _LARGEST_BLOCK = 4, 4096  # re-samples drawn at once by the Python select (doubling)
+
+
 @dataclass(frozen=True)
 class TTTS(_TopTwo):
-    """Top-two Thompson sampling (module docstring).
+    """Top-two Thompson sampling (Russo 2016; module docstring).
 
     Parameters
     ----------
     beta : float, default 0.5
         The leader's probability, in (0, 1).
-    max_resamples : int, default 8
-        Posterior re-samples drawn in search of a different arg max before the T3C fallback.
+    max_resamples : int, default RESAMPLE_CAP (10**6)
+        Posterior re-samples drawn in search of a different arg max before the T3C fallback: the default is a
+        safety cap (Russo's rule re-samples until the arg max differs); a small value, e.g. 8, gives the capped
+        variant, which takes T3C's challenger whenever the leader is that likely.
+
+    Notes
+    -----
+    Per run, ``diagnostics`` holds ``challenger_steps`` (steps whose coin chose the challenger), ``resamples``
+    (posterior re-samples drawn), ``resample_fallbacks`` (challenger steps that reached the cap and took T3C's
+    challenger) and ``fallback_share`` (fallbacks over challenger steps, 0 without a challenger step).
 
     Examples
     --------
     >>> from allocopt import TopKProblem
     >>> from allocopt.algorithms import identify
     >>> problem = TopKProblem([1.0, 0.5, 0.4, 0.0], k=1, variance=0.25)
-    >>> bool(identify(problem, TTTS(), delta=0.01, n_runs=10, rng=3).correct.all())
-    True
+    >>> result = identify(problem, TTTS(), delta=0.01, n_runs=10, rng=3)
+    >>> bool(result.correct.all()), float(result.diagnostics["resample_fallbacks"].sum())
+    (True, 0.0)
     """
 
-    max_resamples: int = 8
+    max_resamples: int = RESAMPLE_CAP
     name = "ttts"
-    diagnostic_names = ("resample_fallbacks",)
+    diagnostic_names = ("resample_fallbacks", "challenger_steps", "resamples", "fallback_share")
 
     def __post_init__(self):
         super().__post_init__()
         as_int(self.max_resamples, "TTTS", "max_resamples", low=1)
 
     def uniforms_per_step(self, context: RuleContext) -> int:
-        return context.n_arms * (1 + int(self.max_resamples)) + 3
+        return context.n_arms + 3 + STREAM_KEY_UNIFORMS
 
     def init_state(self, context: RuleContext, n_runs: int) -> dict[str, np.ndarray]:
-        return {"resample_fallbacks": np.zeros((n_runs, 1), dtype=np.int64)}
+        return {name: np.zeros((n_runs, 1), dtype=np.int64)
+                for name in ("resample_fallbacks", "challenger_steps", "resamples")}
 
     def diagnostics(self, state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {"resample_fallbacks": state["resample_fallbacks"][:, 0]}
+        fallbacks, steps = state["resample_fallbacks"][:, 0], state["challenger_steps"][:, 0]
+        return {"resample_fallbacks": fallbacks, "challenger_steps": steps, "resamples": state["resamples"][:, 0],
+                "fallback_share": fallbacks / np.maximum(steps, 1)}
 
-    def _resample(self, context, counts, sums, uniforms, attempt):
-        n_arms = context.n_arms
-        start = n_arms * (1 + attempt) + 3
-        return posterior_sample(context.family, context.dispersion, counts, sums, uniforms[..., start:start + n_arms])
+    def _challenger(self, context: RuleContext, view: RunView, leader: int, key) -> tuple[int | None, int]:
+        """The arg max of the first re-sample whose arg max is not ``leader`` and the re-samples drawn (None and the
+        cap if every re-sample up to the cap has ``leader`` as its arg max). Re-sample ``m`` inverts the posterior at
+        the stream's uniforms ``m K .. m K + K - 1``; they are drawn in blocks of doubling size, which changes
+        nothing but the speed."""
+        n_arms, cap = context.n_arms, int(self.max_resamples)
+        drawn, block = 0, _FIRST_BLOCK
+        while drawn < cap:
+            size = min(block, cap - drawn)
+            uniforms = counter_uniforms(key, drawn * n_arms, size * n_arms).reshape(size, n_arms)
+            theta = posterior_sample(context.family, context.dispersion, view.counts, view.sums, uniforms)
+            beaten = theta[:, leader] < theta.max(axis=1)
+            if beaten.any():
+                first = int(np.argmax(beaten))
+                return int(np.argmax(theta[first])), drawn + first + 1
+            drawn += size
+            block = min(2 * block, _LARGEST_BLOCK)
+        return None, cap
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms = context.n_arms
         leader = int(_sampled_leader(context, view.counts, view.sums, uniforms))
         if uniforms[n_arms + 1] < self.beta:
             return leader
-        # challenger: re-sample until the arg max is another arm
-        for attempt in range(int(self.max_resamples)):
-            theta = self._resample(context, view.counts, view.sums, uniforms, attempt)
-            if theta[leader] < theta.max():
-                return int(np.argmax(theta))
-        # bounded re-sampling: T3C's challenger
+        state["challenger_steps"][0] += 1
+        # challenger: re-sample until the arg max is another arm (the stream keyed by the step's last two uniforms)
+        challenger, drawn = self._challenger(context, view, leader, stream_key(uniforms[n_arms + 3],
+                                                                               uniforms[n_arms + 4]))
+        state["resamples"][0] += drawn
+        if challenger is not None:
+            return challenger
+        # the safety cap reached: T3C's challenger
         state["resample_fallbacks"][0] += 1
         return int(_t3c_challenger(context, view.counts, view.means, leader, uniforms[n_arms + 2]))
 
@@ -282,9 +326,11 @@ class TopTwoParams(NamedTuple):
 
 
 class TTTSState(NamedTuple):
-    """TTTS's state in the compiled loop: the T3C fallbacks of each run."""
+    """TTTS's state in the compiled loop: per run, the T3C fallbacks, the challenger steps and the re-samples."""
 
     resample_fallbacks: np.ndarray
+    challenger_steps: np.ndarray
+    resamples: np.ndarray
 
 
 def top_two_params(rule, context: RuleContext, max_resamples: int = 0) -> TopTwoParams | None:
@@ -359,23 +405,38 @@ def t3c_step(row, view, state, params, uniforms, each):
     return t3c_challenger(params, view.counts, view.means, leader, uniforms[n_arms + 2], theta), 1
 
 
+@kernel
+def resample_arg_max(params, counts, sums, key, first, theta):
+    """One re-sample of TTTS into ``theta``: the posterior inverted at the uniforms ``first .. first + K - 1`` of the
+    stream of ``key`` (:func:`~allocopt.algorithms.engine.counter_stream.counter_uniform`); returns its first largest
+    arm (numpy's argmax)."""
+    best = 0
+    for arm in range(counts.shape[0]):
+        uniform = counter_uniform_kernel(key, np.uint64(first + arm))
+        theta[arm] = posterior_quantile(params.posterior, counts[arm], sums[arm], params.dispersion[arm], uniform,
+                                        params.special, params.low, params.high)
+        if theta[arm] > theta[best]:
+            best = arm
+    return best
+
+
 def ttts_step(row, view, state, params, uniforms, each):
-    """:meth:`TTTS.select` compiled: re-samples in search of another arg max, then T3C's challenger."""
+    """:meth:`TTTS.select` compiled: re-samples from the step's stream until another arg max (or the cap, then T3C's
+    challenger)."""
     n_arms = view.counts.shape[0]
     theta = params.theta
     sample_posterior(params, view.counts, view.sums, uniforms, theta)
     leader = pick_extreme(theta, True, uniforms[n_arms])
     if uniforms[n_arms + 1] < params.beta:
         return leader, 1
+    state.challenger_steps[row, 0] += 1
+    key = stream_key(uniforms[n_arms + 3], uniforms[n_arms + 4])
     for attempt in range(params.max_resamples):
-        start = n_arms * (1 + attempt) + 3
-        sample_posterior(params, view.counts, view.sums, uniforms[start:start + n_arms], theta)
-        best = 0
-        for arm in range(1, n_arms):  # numpy's argmax: the first largest
-            if theta[arm] > theta[best]:
-                best = arm
+        best = resample_arg_max(params, view.counts, view.sums, key, attempt * n_arms, theta)
         if theta[leader] < theta[best]:
+            state.resamples[row, 0] += attempt + 1
             return best, 1
+    state.resamples[row, 0] += params.max_resamples
     state.resample_fallbacks[row, 0] += 1
     return t3c_challenger(params, view.counts, view.means, leader, uniforms[n_arms + 2], theta), 1
 
