@@ -591,7 +591,7 @@ def _deltas(value: Any, path: str) -> tuple[float, ...]:
 
 
 def budget_ceiling(value: float) -> int:
-    """The budget ``ceil(value)`` of a measure computed in floating point, where a value within a relative
+    r"""The budget ``ceil(value)`` of a measure computed in floating point, where a value within a relative
     ``1e-9`` of an integer is that integer.
 
     A measure such as :math:`H_1 = \sum_i \Delta_i^{-2}` of decimal means is an integer in exact arithmetic
