@@ -25,7 +25,7 @@ demo: $(STAMP)
 	@echo "The package is installed in $(VENV): run '. $(VENV)/bin/activate' to use 'allocopt' and 'python examples/...'."
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n $(WORKERS) -m "not slow"
+	$(PY) -m pytest -q -n $(WORKERS) -m "not slow" --durations=15
 	$(MAKE) --no-print-directory test-dispatch
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory docs

@@ -52,6 +52,7 @@ from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_float, as_int, fail
 from ...topk.pairs import pair_terms
+from ..engine.loop import pick_among
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
 from ..engine.counter_stream import STREAM_KEY_UNIFORMS, counter_uniform_kernel, counter_uniforms, stream_key
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample
@@ -323,6 +324,7 @@ class TopTwoParams(NamedTuple):
     max_resamples: int
     special: Any
     theta: np.ndarray  # (K,) work
+    arms: np.ndarray  # (K,): 0, ..., K - 1, the candidates of every arg max
 
 
 class TTTSState(NamedTuple):
@@ -342,7 +344,7 @@ def top_two_params(rule, context: RuleContext, max_resamples: int = 0) -> TopTwo
         return None
     return TopTwoParams(float(rule.beta), posterior[0], posterior[1], posterior[2], int(pair),
                         np.ascontiguousarray(np.broadcast_to(context.dispersion, (context.n_arms,)), dtype=float),
-                        max_resamples, special_functions(), np.empty(context.n_arms))
+                        max_resamples, special_functions(), np.empty(context.n_arms), np.arange(context.n_arms))
 
 
 @kernel
@@ -351,28 +353,6 @@ def sample_posterior(params, counts, sums, uniforms, theta):
     for arm in range(counts.shape[0]):
         theta[arm] = posterior_quantile(params.posterior, counts[arm], sums[arm], params.dispersion[arm],
                                         uniforms[arm], params.special, params.low, params.high)
-
-
-@kernel
-def pick_extreme(values, largest, uniform):
-    """The floor(u c)-th of the c arms of largest (or smallest) value, in arm order (random_candidate); arm 0 when a
-    value is NaN, where numpy's comparison with the NaN extreme finds none."""
-    n_arms = values.shape[0]
-    extreme = values[0]
-    for arm in range(n_arms):
-        if values[arm] != values[arm]:
-            return 0
-        extreme = max(extreme, values[arm]) if largest else min(extreme, values[arm])
-    tied = 0
-    for arm in range(n_arms):
-        tied += values[arm] == extreme
-    pick = min(int(uniform * tied), max(tied - 1, 0))
-    for arm in range(n_arms):
-        if values[arm] == extreme:
-            if pick == 0:
-                return arm
-            pick -= 1
-    return 0
 
 
 @kernel
@@ -391,7 +371,7 @@ def t3c_challenger(params, counts, means, leader, uniform, cost):
             if value != value:
                 value = 0.0
         cost[arm] = value
-    return pick_extreme(cost, False, uniform)
+    return pick_among(params.arms, cost, False, uniform)
 
 
 def t3c_step(row, view, state, params, uniforms, each):
@@ -399,7 +379,7 @@ def t3c_step(row, view, state, params, uniforms, each):
     n_arms = view.counts.shape[0]
     theta = params.theta
     sample_posterior(params, view.counts, view.sums, uniforms, theta)
-    leader = pick_extreme(theta, True, uniforms[n_arms])
+    leader = pick_among(params.arms, theta, True, uniforms[n_arms])
     if uniforms[n_arms + 1] < params.beta:
         return leader, 1
     return t3c_challenger(params, view.counts, view.means, leader, uniforms[n_arms + 2], theta), 1
@@ -426,7 +406,7 @@ def ttts_step(row, view, state, params, uniforms, each):
     n_arms = view.counts.shape[0]
     theta = params.theta
     sample_posterior(params, view.counts, view.sums, uniforms, theta)
-    leader = pick_extreme(theta, True, uniforms[n_arms])
+    leader = pick_among(params.arms, theta, True, uniforms[n_arms])
     if uniforms[n_arms + 1] < params.beta:
         return leader, 1
     state.challenger_steps[row, 0] += 1
@@ -472,14 +452,14 @@ def ttei_step(row, view, state, params, uniforms, each):
     for arm in range(n_arms):
         scale = np.sqrt(params.dispersion[arm] / counts[arm])
         value[arm] = np.log(scale) + log_expected_improvement_scalar((means[arm] - best) / scale, params.special)
-    leader = pick_extreme(value, True, uniforms[0])
+    leader = pick_among(params.arms, value, True, uniforms[0])
     scale_leader = np.sqrt(params.dispersion[leader] / counts[leader])
     for arm in range(n_arms):
         scale = np.sqrt(params.dispersion[arm] / counts[arm])
         pair_scale = np.sqrt(scale_leader ** 2 + scale ** 2)
         value[arm] = (-np.inf if arm == leader else np.log(pair_scale)
                       + log_expected_improvement_scalar((means[arm] - means[leader]) / pair_scale, params.special))
-    challenger = pick_extreme(value, True, uniforms[1])
+    challenger = pick_among(params.arms, value, True, uniforms[1])
     return (leader if uniforms[2] < params.beta else challenger), 1
 
 
