@@ -20,6 +20,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 copied into the site (_static/mathjax), so that the mathematics renders without a network (the
+    # default loads it from a CDN); the package sets mathjax_path to its local copy
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
