@@ -167,6 +167,25 @@ def test_a_closed_pipe_exits_quietly():
     assert error == ""
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "PYTHONUNBUFFERED=1"])
+def test_a_reader_that_leaves_mid_output_gives_141(unbuffered, tmp_path):
+    # `allocopt topk ... --json | head -c 1`: the reader takes one byte of a JSON object larger than a pipe's buffer
+    # (64 KiB) and leaves. With PYTHONUNBUFFERED=1 the rest of the write was dropped silently (exit 0, output cut).
+    import os
+
+    means = tmp_path / "theta.txt"
+    means.write_text("\n".join(str(0.1 + 0.8 * index / 1499) for index in range(1500)), encoding="utf-8")
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    process = subprocess.Popen([sys.executable, "-m", "allocopt", "topk", "--theta", f"@{means}", "--k", "1",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert os.read(process.stdout.fileno(), 1) == b"{"
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=600) == ExitStatus.BROKEN_PIPE
+    assert error == ""
+
+
 def test_a_shell_pipeline_into_head_shows_no_error():
     completed = subprocess.run(
         ["bash", "-c", f"'{sys.executable}' -m allocopt topk --theta 0.51,0.5,0,-0.01,-0.092 --k 2 | head -2"], capture_output=True, text=True, timeout=600)
