@@ -46,7 +46,7 @@ __all__ = ["main", "build_parser", "normalise_argv", "subcommand_module", "SUBCO
            "EXIT_STATUS_HELP"]
 
 # modules of this package that define a subcommand, in the order shown by --help
-SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify", "experiment")
+SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify", "experiment", "precompile")
 
 EXIT_STATUS_HELP = """\
 exit status:
@@ -191,7 +191,7 @@ def _whole_writes() -> Callable[[], None]:
             with contextlib.suppress(OSError):
                 wrapper.flush()
         with contextlib.suppress(OSError, ValueError):
-            wrapper.detach().detach()  # type: ignore[attr-defined]  # keep the descriptor's own stream open
+            wrapper.detach().detach()  # keep the descriptor's own stream open
 
     return restore
 
