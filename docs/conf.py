@@ -35,6 +35,10 @@ exclude_patterns = ["_build", "**/_generated_*"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 
+# the source view links each object to the page of the module that defines it, never to one that re-exports it (a
+# re-export documented first made viewcode link every class of the defining module to ids that do not exist)
+viewcode_follow_imported_members = False
+
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True, "show-inheritance": False}
