@@ -45,8 +45,11 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # The documentation site (Sphinx: docs/ pages and the API reference from the docstrings); warnings are errors.
+# Then docs/check_site.py: no script from the network (MathJax is copied into the site, so the mathematics renders
+# offline) and every local link and anchor of the built site found.
 docs: $(STAMP)
 	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	$(PY) docs/check_site.py docs/_build/html
 	@echo "documentation: docs/_build/html/index.html"
 
 test-slow: $(STAMP)

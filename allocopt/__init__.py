@@ -58,6 +58,9 @@ _EXPORTS: dict[str, str] = {
     "iv_scores": "allocopt.cbmai",
     "lagrangian_scores": "allocopt.cbmai",
     "cbmai_hardness": "allocopt.cbmai",
+    # numba's disk cache filled ahead of time
+    "precompile": "allocopt._precompile",
+    "PrecompileResult": "allocopt._precompile",
 }
 
 _SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions",
@@ -89,3 +92,4 @@ if TYPE_CHECKING:  # pragma: no cover - static type checkers see the eager impor
                        check_topk, solve_topk, solve_topk_batch)
     from .cbmai import (CBMAI_METHODS, BasisEnumeration, CBMAIHardness, CBMAIProblem, CBMAIResult, cbmai_hardness,
                         enumerate_bases, iv_scores, lagrangian_scores, solve_cbmai)
+    from ._precompile import PrecompileResult, precompile

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
            "kernel", "kernel_copy", "compile_kernels", "numba_njit",
-           "ensure_cache_location"]
+           "ensure_cache_location", "cache_directory", "compiled_functions"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -117,12 +117,49 @@ def ensure_cache_location() -> None:
     _CACHE_CHECK["done"] = True
 
 
+def cache_directory() -> str:
+    """Where numba keeps the package's compiled code: ``NUMBA_CACHE_DIR`` (or the temporary folder chosen by
+    :func:`ensure_cache_location`), else ``__pycache__`` beside each of the package's modules, else the user's cache
+    folder."""
+    from numba.core import config
+    from numba.misc.appdirs import AppDirs
+
+    ensure_cache_location()
+    if getattr(config, "CACHE_DIR", ""):
+        return str(getattr(config, "CACHE_DIR"))
+    package = os.path.dirname(os.path.abspath(__file__))
+    if _writable(os.path.join(package, "__pycache__")):
+        return os.path.join(package, "**", "__pycache__")
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+_COMPILED: list[Any] = []
+_COMPILED_LOCK = threading.Lock()
+
+
+def compiled_functions() -> list[Any]:
+    """Every ``numba`` dispatcher the package has made in this process (by :func:`numba_njit`), in order: each
+    one's ``stats.cache_hits`` and ``stats.cache_misses`` count, per signature, the machine code loaded from numba's
+    disk cache and the code compiled."""
+    with _COMPILED_LOCK:
+        return list(_COMPILED)
+
+
 def numba_njit():
-    """``numba.njit`` with :data:`NJIT_OPTIONS`, once numba's cache has a place (:func:`ensure_cache_location`)."""
+    """``numba.njit`` with :data:`NJIT_OPTIONS`, once numba's cache has a place (:func:`ensure_cache_location`); the
+    dispatchers it makes are listed by :func:`compiled_functions`."""
     import numba
 
     ensure_cache_location()
-    return numba.njit(**NJIT_OPTIONS)
+    decorate = numba.njit(**NJIT_OPTIONS)
+
+    def njit(function: Callable) -> Any:
+        dispatcher = decorate(function)
+        with _COMPILED_LOCK:
+            _COMPILED.append(dispatcher)
+        return dispatcher
+
+    return njit
 
 
 class CompiledOnce:

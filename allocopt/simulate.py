@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
@@ -46,7 +46,7 @@ from ._rng import RandomLike, replication_generator, root_entropy
 from ._validation import as_bool, as_choice, as_float, as_int, fail
 from .exceptions import MissingDependencyError
 
-__all__ = ["MonteCarloResult", "monte_carlo", "check_n_jobs", "worker_count", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS",
+__all__ = ["MonteCarloResult", "monte_carlo", "check_n_jobs", "worker_count", "parallel_results", "chunk_bounds", "binomial_confidence_interval", "INTERVAL_METHODS",
            "PairedMean", "paired_mean_difference"]
 
 INTERVAL_METHODS = ("clopper-pearson", "wilson")
@@ -120,6 +120,34 @@ def _local_backend() -> bool:
 
     backend, _ = get_active_backend()
     return isinstance(backend, (LokyBackend, MultiprocessingBackend, SequentialBackend, ThreadingBackend))
+
+
+def parallel_results(parallel: Any, tasks: Iterable[Any]) -> Iterator[Any]:
+    """``parallel(tasks)`` for a :class:`joblib.Parallel` that returns a generator, with SIGINT ignored while the
+    call starts its workers and dispatches the first tasks.
+
+    A Ctrl-C at a terminal sends SIGINT to every process of the foreground group, the worker processes too: a worker
+    still importing printed its own ``KeyboardInterrupt`` traceback. A process started while SIGINT is ignored keeps
+    ignoring it (Python then installs no ``KeyboardInterrupt`` handler), so Ctrl-C interrupts this process only,
+    which stops its workers. The signal is ignored for the few milliseconds of the call (the workers start and
+    import in the background), in the main thread only (elsewhere the call runs as it is).
+
+    Examples
+    --------
+    >>> from joblib import Parallel, delayed
+    >>> list(parallel_results(Parallel(n_jobs=1, return_as="generator"), (delayed(abs)(x) for x in (-1, 2))))
+    [1, 2]
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return parallel(tasks)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return parallel(tasks)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def worker_count(n_jobs: int | None, n_chunks: int) -> int:
@@ -232,7 +260,8 @@ def monte_carlo(
     bar = _progress_bar(len(bounds)) if progress else None
     chunks = []
     try:
-        for outcome in Parallel(n_jobs=worker_count(n_jobs, len(bounds)), return_as="generator")(tasks):
+        for outcome in parallel_results(Parallel(n_jobs=worker_count(n_jobs, len(bounds)), return_as="generator"),
+                                        tasks):
             chunks.append(outcome)
             if bar is not None:
                 bar.update(1)

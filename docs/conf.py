@@ -20,6 +20,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 copied into the site (_static/mathjax), so that the mathematics renders without a network (the
+    # default loads it from a CDN); the package sets mathjax_path to its local copy
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -31,6 +34,10 @@ exclude_patterns = ["_build", "**/_generated_*"]
 
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
+
+# the source view links each object to the page of the module that defines it, never to one that re-exports it (a
+# re-export documented first made viewcode link every class of the defining module to ids that do not exist)
+viewcode_follow_imported_members = False
 
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"

@@ -167,6 +167,25 @@ def test_a_closed_pipe_exits_quietly():
     assert error == ""
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "PYTHONUNBUFFERED=1"])
+def test_a_reader_that_leaves_mid_output_gives_141(unbuffered, tmp_path):
+    # `allocopt topk ... --json | head -c 1`: the reader takes one byte of a JSON object larger than a pipe's buffer
+    # (64 KiB) and leaves. With PYTHONUNBUFFERED=1 the rest of the write was dropped silently (exit 0, output cut).
+    import os
+
+    means = tmp_path / "theta.txt"
+    means.write_text("\n".join(str(0.1 + 0.8 * index / 1499) for index in range(1500)), encoding="utf-8")
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    process = subprocess.Popen([sys.executable, "-m", "allocopt", "topk", "--theta", f"@{means}", "--k", "1",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert os.read(process.stdout.fileno(), 1) == b"{"
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=600) == ExitStatus.BROKEN_PIPE
+    assert error == ""
+
+
 def test_a_shell_pipeline_into_head_shows_no_error():
     completed = subprocess.run(
         ["bash", "-c", f"'{sys.executable}' -m allocopt topk --theta 0.51,0.5,0,-0.01,-0.092 --k 2 | head -2"], capture_output=True, text=True, timeout=600)
@@ -328,3 +347,50 @@ def test_block_cut_reaches_adaptive_topk_fixed_budget(cut, capsys):
     library = identify_fixed_budget(TopKProblem([0.9, 0.8, 0.3, 0.1], 2, family="bernoulli"),
                                     AdaptiveTopKFixedBudget(block_cut=cut), [30], n_runs=3, rng=5)
     np.testing.assert_array_equal(pulls, library.pulls)
+
+
+def _worker_processes(parent: int) -> list[int]:
+    """The loky worker processes of ``parent`` (from /proc)."""
+    from pathlib import Path
+
+    workers = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == parent and b"popen_loky" in command:
+            workers.append(int(entry.name))
+    return workers
+
+
+@pytest.mark.slow  # 45 s on a loaded 2-core machine: the CLI's imports, then the workers' start and shutdown
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_workers_start_exits_130_with_one_line():
+    # Ctrl-C at a terminal sends SIGINT to the whole foreground process group: here, as soon as the loky workers
+    # exist (they are still importing), to the group of a process started in its own session. The workers printed
+    # their KeyboardInterrupt tracebacks.
+    import os
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "allocopt", "identify", "--theta", "1,0.9,0.8,0.7,0.5,0.3",
+                                "--k", "2", "--runs", "200000", "--jobs", "2", "--seed", "0"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not _worker_processes(process.pid):
+            assert process.poll() is None and time.monotonic() < deadline, "no worker process started"
+            time.sleep(0.005)
+        os.killpg(process.pid, signal.SIGINT)
+        error = process.communicate(timeout=300)[1].decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == ExitStatus.INTERRUPTED
+    assert "Traceback" not in error and "KeyboardInterrupt" not in error
+    assert error.strip().splitlines() == ["allocopt identify: interrupted"]

@@ -28,14 +28,16 @@ certified (or a solver produced no answer), 2 bad input, 3 internal error (a bug
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 import traceback
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from ..exceptions import AllocoptError, SolverError
 from ._common import NUMBER_LIST_TYPES, Example, ExitStatus, is_number_list
@@ -44,7 +46,7 @@ __all__ = ["main", "build_parser", "normalise_argv", "subcommand_module", "SUBCO
            "EXIT_STATUS_HELP"]
 
 # modules of this package that define a subcommand, in the order shown by --help
-SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify", "experiment")
+SUBCOMMANDS: tuple[str, ...] = ("demo", "topk", "cbmai", "complexity", "identify", "experiment", "precompile")
 
 EXIT_STATUS_HELP = """\
 exit status:
@@ -164,6 +166,36 @@ def _silence_stdout() -> None:
         pass  # not a real file (for example captured output in tests): nothing will be flushed at exit
 
 
+def _whole_writes() -> Callable[[], None]:
+    """Make every write to standard output complete or raise; returns the function that undoes it.
+
+    With ``PYTHONUNBUFFERED=1`` (common in container images) ``sys.stdout`` writes straight to the file descriptor,
+    and a write that the pipe's reader cut short (``allocopt ... | head``) is dropped without an error: the command
+    exited 0 with its output truncated. A buffered writer over the same descriptor writes the rest or raises
+    :class:`BrokenPipeError` (exit status 141); lines are still passed on as they are printed.
+    """
+    stream = sys.stdout
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(raw, io.RawIOBase):
+        return lambda: None
+    wrapper = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                               line_buffering=True)
+    sys.stdout = wrapper
+
+    def restore() -> None:
+        sys.stdout = stream
+        try:
+            wrapper.flush()
+        except OSError:  # the reader went away after the command's own flush: nothing more can reach it
+            _silence_stdout()
+            with contextlib.suppress(OSError):
+                wrapper.flush()
+        with contextlib.suppress(OSError, ValueError):
+            wrapper.detach().detach()  # keep the descriptor's own stream open
+
+    return restore
+
+
 def _run(argv: Sequence[str] | None, context: dict[str, str], counter: _WarningCounter) -> int:
     parser = build_parser()
     tokens = sys.argv[1:] if argv is None else argv
@@ -185,6 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     context = {"command": "allocopt"}
     counter = _WarningCounter()
+    restore = _whole_writes()
+    try:
+        return _status(argv, context, counter)
+    finally:
+        restore()
+
+
+def _status(argv: Sequence[str] | None, context: dict[str, str], counter: _WarningCounter) -> int:
+    """The exit status of one run (:func:`main`)."""
     try:
         try:
             return _run(argv, context, counter)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Example, ExitStatus, add_shape_argument, family_argument, float_list, print_json
+from ._common import (Example, ExitStatus, add_shape_argument, family_argument, float_list, float_list_or_file,
+                      print_json)
 
 __all__ = ["register", "exit_status", "EXAMPLES"]
 
@@ -16,6 +17,9 @@ EXAMPLES = (
             "a first mean with a minus sign is a value, not an option"),
     Example(("--theta", "2,1.5,1,0.5", "--k", "2", "--family", "gamma", "--shape", "3", "--json"), ExitStatus.SUCCESS,
             "gamma arms of known shape 3"),
+    Example(("--theta", "@{dir}/theta.txt", "--k", "1", "--json"), ExitStatus.SUCCESS,
+            "the means read from a file, as the other commands' --theta @PATH", (("theta.txt", "0.5 0.9\n0.8\n"),)),
+    Example(("--theta", "@{dir}/missing.txt", "--k", "1"), ExitStatus.BAD_INPUT, "a numbers file that cannot be read"),
     Example(("--theta", "0.5,0.9", "--k", "3"), ExitStatus.BAD_INPUT, "k must be in 1..K-1"),
     Example(("--theta", "0.5,0.9,", "--k", "1", "--json"), ExitStatus.BAD_INPUT, "a trailing comma is refused"),
     Example(("--theta", "0.5,0.9,0.1", "--k", "1", "--p", "0.5,,1"), ExitStatus.BAD_INPUT,
@@ -39,8 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "gaps need a CBMAI instance: use complexity.report(..., cbmai=...) in Python.) "
                     "See docs/complexity.md.",
     )
-    parser.add_argument("--theta", type=float_list, required=True, metavar="MEANS",
-                        help="means of the arms, comma-separated, in any order (e.g. 0.7,0.5,0.66)")
+    parser.add_argument("--theta", type=float_list_or_file, required=True, metavar="MEANS",
+                        help="means of the arms, comma-separated, in any order (e.g. 0.7,0.5,0.66), or @PATH: a "
+                             "file of means separated by commas, spaces or line breaks")
     parser.add_argument("--k", type=int, required=True, help="size of the top set, 1..K-1")
     parser.add_argument("--family", default="gaussian", choices=sorted(FAMILIES), help="reward family")
     parser.add_argument("--variance", type=float_list, default=None, metavar="V",

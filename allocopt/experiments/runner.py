@@ -128,7 +128,7 @@ def _tasks(spec: ExperimentSpec, keys: list[ChunkKey]) -> list[ChunkTask]:
 
 
 def _run_local(tasks: list[ChunkTask], n_jobs: int | None) -> Iterator[tuple[ChunkKey, Any, dict[str, Any]]]:
-    from ..simulate import worker_count
+    from ..simulate import parallel_results, worker_count
 
     workers = worker_count(n_jobs, max(1, len(tasks)))
     if workers == 1:
@@ -141,7 +141,7 @@ def _run_local(tasks: list[ChunkTask], n_jobs: int | None) -> Iterator[tuple[Chu
         parallel = Parallel(n_jobs=workers, return_as="generator_unordered")
     except ValueError:  # joblib before 1.4: results in submission order
         parallel = Parallel(n_jobs=workers, return_as="generator")
-    yield from parallel(delayed(compute_chunk)(task) for task in tasks)
+    yield from parallel_results(parallel, (delayed(compute_chunk)(task) for task in tasks))
 
 
 def _connect(client: Any) -> tuple[Any, bool]:

@@ -28,7 +28,7 @@ from .._numba import compiled_kernels
 from ..exceptions import AllocoptError
 from ..topk.problem import TopKProblem
 
-__all__ = ["check_rule", "RULE_PROBLEMS"]
+__all__ = ["check_rule", "run_rule", "RULE_PROBLEMS"]
 
 RULE_PROBLEMS: dict[str, TopKProblem] = {
     # ties among the bottom arms, per-arm variances
@@ -66,6 +66,21 @@ def _runner(rule, problem: TopKProblem) -> tuple[Callable[..., Any], Any] | None
             raise
         return attempt, result
     return None
+
+
+def run_rule(rule, problem: TopKProblem) -> Any:
+    """The result of ``rule`` (a registered name or a rule object) on ``problem`` with the runner that accepts it
+    (the first run of :func:`check_rule`: a few replications, one worker), or None when no runner does.
+
+    Examples
+    --------
+    >>> run_rule("uniform", RULE_PROBLEMS["gaussian k = 1"]).stopping_times.shape
+    (6, 2)
+    """
+    from ..algorithms.engine.protocol import get_policy
+
+    found = _runner(get_policy(rule, "run_rule"), problem)
+    return None if found is None else found[1]
 
 
 def _outcomes(result) -> dict[str, np.ndarray]:
