@@ -92,9 +92,10 @@ def _writable(directory: str) -> bool:
 
 
 def ensure_cache_location() -> None:
-    """Make sure numba can cache the package's functions (see the module docstring): where neither
-    ``NUMBA_CACHE_DIR``, the package's ``__pycache__`` nor the user's cache folder can be written, numba's cache
-    moves to a new temporary folder (numba would otherwise refuse ``cache=True``: "no locator available")."""
+    """Make sure numba can cache the package's functions (see the module docstring): where ``NUMBA_CACHE_DIR`` is
+    set but cannot be written, or is not set and neither the package's ``__pycache__`` nor the user's cache folder
+    can be written, numba's cache moves to a new temporary folder (numba would otherwise refuse ``cache=True``: "no
+    locator available")."""
     if _CACHE_CHECK["done"]:
         return
     import os
@@ -105,15 +106,22 @@ def ensure_cache_location() -> None:
     from numba.misc.appdirs import AppDirs
 
     package = os.path.dirname(os.path.abspath(__file__))
-    if not (getattr(config, "CACHE_DIR", "") or _writable(os.path.join(package, "__pycache__"))
-            or _writable(AppDirs(appname="numba", appauthor=False).user_cache_dir)):
+    chosen = str(getattr(config, "CACHE_DIR", "") or "")
+    if chosen:  # numba ignores a NUMBA_CACHE_DIR it cannot write and then finds no locator either
+        usable = _writable(chosen)
+        where = f"in NUMBA_CACHE_DIR ({chosen})"
+    else:
+        usable = (_writable(os.path.join(package, "__pycache__"))
+                  or _writable(AppDirs(appname="numba", appauthor=False).user_cache_dir))
+        where = f"beside allocopt ({package}) nor in the user's cache folder"
+    if not usable:
         from .exceptions import PerformanceWarning
 
         folder = tempfile.mkdtemp(prefix="allocopt-numba-")
         setattr(config, "CACHE_DIR", folder)
-        warnings.warn(f"numba cannot write its cache beside allocopt ({package}) nor in the user's cache folder: "
-                      f"compiled code is cached in {folder} for this process only (set NUMBA_CACHE_DIR to "
-                      "a writable folder to keep it)", PerformanceWarning, stacklevel=3)
+        warnings.warn(f"numba cannot write its cache {where}: compiled code is cached in {folder} for this process "
+                      "only (set NUMBA_CACHE_DIR to a writable folder to keep it)", PerformanceWarning,
+                      stacklevel=3)
     _CACHE_CHECK["done"] = True
 
 

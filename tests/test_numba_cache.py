@@ -38,3 +38,21 @@ def test_a_writable_package_keeps_numbas_own_locations(fresh_check, recwarn):
     _numba.ensure_cache_location()
     assert fresh_check.CACHE_DIR == ""
     assert not [warning for warning in recwarn if issubclass(warning.category, PerformanceWarning)]
+
+
+def test_an_unwritable_numba_cache_dir_moves_the_cache_to_a_temporary_folder(fresh_check, monkeypatch, tmp_path):
+    # NUMBA_CACHE_DIR set to a folder nobody can create (below a regular file): numba would ignore it and, with the
+    # package and the home folder read-only, find no locator
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setattr(fresh_check, "CACHE_DIR", str(blocker / "cache"))
+    with pytest.warns(PerformanceWarning, match="in NUMBA_CACHE_DIR"):
+        _numba.ensure_cache_location()
+    assert "allocopt-numba-" in fresh_check.CACHE_DIR
+
+
+def test_a_writable_numba_cache_dir_is_kept(fresh_check, monkeypatch, tmp_path, recwarn):
+    monkeypatch.setattr(fresh_check, "CACHE_DIR", str(tmp_path / "cache"))
+    _numba.ensure_cache_location()
+    assert fresh_check.CACHE_DIR == str(tmp_path / "cache")
+    assert not [warning for warning in recwarn if issubclass(warning.category, PerformanceWarning)]
