@@ -875,7 +875,8 @@ def _assumption_1_solution(problem: CBMAIProblem, func: str) -> Any:
 
 
 def _basis_gaps(problem: CBMAIProblem, solution: Any, bases: np.ndarray, sigma_r: float, sigma_c: float,
-                resolution: int, n_starts: int, max_lattice_points: int) -> tuple[np.ndarray, ...]:
+                resolution: int, n_starts: int,
+                max_lattice_points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[Any, Any]]:
     """Every basis's gap Delta^2 (0 for the optimal support), minimised over the lattice by groups of bases with
     the same number of true arms, then exactly where the dimension is low; with the minimisers and the exact
     witnesses."""
