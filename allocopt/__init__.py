@@ -59,8 +59,8 @@ _EXPORTS: dict[str, str] = {
     "lagrangian_scores": "allocopt.cbmai",
     "cbmai_hardness": "allocopt.cbmai",
     # numba's disk cache filled ahead of time
-    "precompile": "allocopt._precompile",
-    "PrecompileResult": "allocopt._precompile",
+    "precompile": "allocopt.testing.precompile",
+    "PrecompileResult": "allocopt.testing.precompile",
 }
 
 _SUBMODULES = ("families", "topk", "cbmai", "complexity", "algorithms", "simulate", "testing", "exceptions",
@@ -92,4 +92,4 @@ if TYPE_CHECKING:  # pragma: no cover - static type checkers see the eager impor
                        check_topk, solve_topk, solve_topk_batch)
     from .cbmai import (CBMAI_METHODS, BasisEnumeration, CBMAIHardness, CBMAIProblem, CBMAIResult, cbmai_hardness,
                         enumerate_bases, iv_scores, lagrangian_scores, solve_cbmai)
-    from ._precompile import PrecompileResult, precompile
+    from .testing.precompile import PrecompileResult, precompile

@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> ExitStatus:
-    from .._precompile import precompile
+    from ..testing.precompile import precompile
 
     def progress(line: str) -> None:
         if line.endswith(" s"):

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._result import Result
-from ._validation import fail
+from .._result import Result
+from .._validation import fail
 
 __all__ = ["precompile", "PrecompileResult", "PRECOMPILE_MEANS"]
 
@@ -66,20 +66,20 @@ class PrecompileResult(Result):
 
 
 def _family(name: str) -> Any:
-    from .families import Gamma
+    from ..families import Gamma
 
     return Gamma(_GAMMA_SHAPE) if name == "gamma" else name
 
 
 def _solve(family: str, kind: str) -> None:
-    from .topk import TopKProblem, solve_topk
+    from ..topk import TopKProblem, solve_topk
 
     for means in PRECOMPILE_MEANS.values():
         solve_topk(TopKProblem(means, 2, family=_family(family)), kind=kind)
 
 
 def _run_rule(name: str, problems: Sequence[Any]) -> None:
-    from .testing.rules import run_rule
+    from .rules import run_rule
 
     for problem in problems:
         run_rule(name, problem)
@@ -94,8 +94,8 @@ def _solver_steps(families: Sequence[str]) -> list[tuple[str, Callable[[], objec
 
 
 def _rule_steps(families: Sequence[str], rules: Sequence[str]) -> list[tuple[str, Callable[[], object]]]:
-    from .algorithms.engine.protocol import get_policy, rule_traits
-    from .testing.rules import RULE_PROBLEMS
+    from ..algorithms.engine.protocol import get_policy, rule_traits
+    from .rules import RULE_PROBLEMS
 
     steps: list[tuple[str, Callable[[], object]]] = []
     for name in rules:
@@ -146,9 +146,9 @@ def precompile(families: Sequence[str] | None = None, rules: Sequence[str] | Non
     >>> result.compiled + result.loaded > 0
     True
     """
-    from . import _numba
-    from .algorithms.engine.protocol import POLICIES
-    from .families import FAMILIES
+    from .. import _numba
+    from ..algorithms.engine.protocol import POLICIES
+    from ..families import FAMILIES
 
     chosen_families = _choice(families, sorted(FAMILIES), "families")
     chosen_rules = _choice(rules, sorted(POLICIES), "rules") if rules is None or len(rules) else []
