@@ -39,7 +39,7 @@ Examples
 
 from __future__ import annotations
 
-from .report import ExperimentReport, report_figures, write_report
+from .report import ExperimentReport, report_figures, summary_figures, write_report
 from .runner import ExperimentRun, run_experiment
 from .spec import ExperimentSpec, InstanceSpec, RuleSpec, SpecError, load_spec
 from .status import StoreStatus, store_status
@@ -66,6 +66,7 @@ __all__ = [
     "across_instances",
     "write_report",
     "report_figures",
+    "summary_figures",
     "ExperimentReport",
     "rule_styles",
     "RULE_STYLES",

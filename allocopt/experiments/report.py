@@ -35,7 +35,7 @@ from .store import COMPUTATION_PACKAGES, Store
 from .styles import RuleStyle, rule_styles
 from .tables import _open, across_instances, checkpoint_column, load, paired_differences, summarize
 
-__all__ = ["ExperimentReport", "write_report", "report_figures"]
+__all__ = ["ExperimentReport", "write_report", "report_figures", "summary_figures"]
 
 _PANEL_SIZE = (4.8, 3.5)
 _MAX_COLUMNS = 3
@@ -266,11 +266,16 @@ def _characteristic_times(spec: ExperimentSpec) -> dict[str, float]:
 
 def report_figures(store: Any) -> dict[str, Any]:
     """The report's matplotlib figures by file name (``stopping_times.png``, ``error_rates.png``), not saved."""
-    plt = require("matplotlib.pyplot", "drawing the report's figures", PLOT_EXTRA)
     opened = _open(store, "report_figures")
-    spec = opened.spec
-    records = load(opened)
-    return _figures(plt, spec, summarize(records), _characteristic_times(spec))
+    return summary_figures(opened.spec, summarize(load(opened)))
+
+
+def summary_figures(spec: ExperimentSpec, summary: Any) -> dict[str, Any]:
+    """The report's figures (as :func:`report_figures`) of a table with the columns of
+    :func:`~allocopt.experiments.summarize`: for a summary kept from an earlier run (a table recorded in the docs
+    before its experiment had a store), drawn the way every report draws."""
+    plt = require("matplotlib.pyplot", "drawing the report's figures", PLOT_EXTRA)
+    return _figures(plt, spec, summary, _characteristic_times(spec))
 
 
 def _figures(plt: Any, spec: ExperimentSpec, summary: Any, lower_bounds: dict[str, float]) -> dict[str, Any]:
