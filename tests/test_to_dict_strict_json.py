@@ -123,6 +123,11 @@ def _pac_result():
     return dataclasses.replace(result, hardness=np.inf, time=np.nan)
 
 
+def _precompile_result():
+    result = allocopt.precompile(["gaussian"], rules=[])  # the Gaussian solvers: compiled or loaded once per worker
+    return dataclasses.replace(result, time=np.nan)
+
+
 def _topk_batch_result():
     # the second row has a tie at the top-1 boundary: invalid, reported with NaN entries, not raised
     batch = allocopt.solve_topk_batch([[1.0, 0.5, 0.0], [1.0, 1.0, 0.0]], 1, variance=0.25)
@@ -204,7 +209,7 @@ def _experiment_report():
     return write_report(directory / "store", directory / "report")
 
 
-WITHOUT_FLOATS = {"ChunkRecords", "ExperimentRun", "ExperimentReport", "StoreStatus"}
+WITHOUT_FLOATS = {"ChunkRecords", "ExperimentRun", "ExperimentReport", "StoreStatus", "PrecompileResult"}
 """Results whose fields are counts, names, paths and records of integers: no number in them can be non-finite (their
 builders check strict JSON only)."""
 
@@ -220,6 +225,7 @@ BUILDERS = {
     "FixedBudgetResult": _fixed_budget_result,
     "PolicyComparison": _policy_comparison,
     "PACResult": _pac_result,
+    "PrecompileResult": _precompile_result,
     "TopKBatchResult": _topk_batch_result,
     "TopKResult": _topk_result,
     "TopKCertificate": _topk_certificate,

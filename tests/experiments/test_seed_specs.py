@@ -37,6 +37,17 @@ def test_the_wang_yang_you_instances():
     assert ugape.complexity == float(h1(1.0 - np.arange(20) / 20.0, 5)) and ugape.a == 5.0
 
 
+def _exact_h1_ceiling(theta, m):
+    """ceil(sum_i Delta_i^-2) in exact rational arithmetic, Delta_i = theta_i - theta_(m+1) for the top m arms and
+    theta_(m) - theta_i for the others (Shahrampour and Tarokh 2017, eq. (4))."""
+    import math
+    from fractions import Fraction
+
+    values = sorted((Fraction(str(round(float(value), 12))) for value in theta), reverse=True)
+    gaps = [value - values[m] for value in values[:m]] + [values[m - 1] - value for value in values[m:]]
+    return math.ceil(sum(1 / gap**2 for gap in gaps))
+
+
 def test_the_nsar_setups_and_budgets():
     from allocopt.complexity import h1
     from allocopt.testing.bandit_instances import nsar_setup
@@ -48,8 +59,11 @@ def test_the_nsar_setups_and_budgets():
         setup = int(instance.name.split()[1])
         theta = nsar_setup(setup, instance.k, 50, rng=5)[order]
         np.testing.assert_array_equal(instance.theta, theta)
-        # the budget of Section IV.A: T = ceil(H1^(M))
-        assert instance.checkpoints == (int(np.ceil(float(h1(theta, instance.k)))),)
+        # the budget of Section IV.A: T = ceil(H1^(M)) of the paper's decimal means, computed exactly (Fractions of
+        # the means rounded to 12 decimals: setup 1's 0.39999999999999997 is the paper's 0.4, and its H1 is 1250,
+        # which floating point sums to 1250.0000000000005)
+        assert instance.checkpoints == (_exact_h1_ceiling(theta, instance.k),)
+        assert abs(_exact_h1_ceiling(theta, instance.k) - float(h1(theta, instance.k))) < 1
 
 
 def test_the_adaptive_topk_instances():
