@@ -170,12 +170,20 @@ def test_cumulative_tracking_pulls_the_arm_lagging_the_running_sum_of_the_sample
         sums[arm] += sums[arm] / (counts[arm] - 1)  # the pull returns the arm's mean: the means stay put
 
 
-@pytest.mark.parametrize("tracking", ["direct", "cumulative"])
-def test_cumulative_tracking_compiled_step_matches_its_specification(tracking):
-    from allocopt.testing import check_rule
-    from allocopt.testing.rules import RULE_PROBLEMS
+@pytest.mark.parametrize("family", ["gaussian", "bernoulli"])
+def test_cumulative_tracking_compiled_step_matches_its_specification(family):
+    # whole runs of the compiled step (dt_ts_step) against the rule's select (compiled kernels off), on the
+    # Gaussian incremental tracking kernel and on the families' pair kernels
+    from allocopt._numba import compiled_kernels
 
-    check_rule(DTTS(tracking=tracking), [RULE_PROBLEMS["gaussian k = 1"]])
+    problem = (TopKProblem([1.0, 0.8, 0.7, 0.2], 1, variance=0.5) if family == "gaussian"
+               else TopKProblem([0.8, 0.7, 0.4, 0.3], 2, family="bernoulli"))
+    rule = DTTS(tracking="cumulative", iterations=20)
+    compiled = identify(problem, rule, delta=0.1, n_runs=3, rng=4, max_samples=400)
+    with compiled_kernels(False):
+        specification = identify(problem, rule, delta=0.1, n_runs=3, rng=4, max_samples=400)
+    assert np.array_equal(compiled.pulls, specification.pulls)
+    assert np.array_equal(compiled.stopping_times, specification.stopping_times)
 
 
 @pytest.mark.parametrize("tracking", ["direct", "cumulative"])

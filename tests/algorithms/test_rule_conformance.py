@@ -12,8 +12,14 @@ from allocopt.exceptions import AllocoptError
 from allocopt.testing.rules import RULE_PROBLEMS, check_rule
 
 
+SLOW_TO_CONFORM = {"fwga-ts"}
+"""Rules whose Python path solves at every step (FWGA-TaS: 200 FWGA iterations per step, about 500 s for the
+checks on one problem on 2 cores): checked by the slow suite only (the test below on every reference problem)."""
+
+
 @pytest.mark.twin
-@pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_TO_CONFORM else name
+                                  for name in sorted(POLICIES)])
 def test_every_registered_rule_conforms_on_one_problem(name):
     for problem in RULE_PROBLEMS.values():
         try:
