@@ -33,7 +33,8 @@ Compiled step
     With KKT-Tracking, on Gaussian arms and every family with a compiled pair kernel and posterior sampler, the
     engine's compiled loop runs :func:`dt_ts_step`: the same three steps, the tracking by
     :func:`gaussian_tracking` (Gaussian arms: only the :math:`K - 1` costs that touch the chosen pair are
-    recomputed at each iteration) or :func:`family_tracking` (the families' pair kernels), each the
+    recomputed at each iteration) or :func:`family_tracking` (the families' pair kernels, in a cost grid of
+    which the chosen pair's row and column, :math:`K - 1` costs, are recomputed at each iteration), each the
     operations of :func:`~allocopt.topk.tracking.kkt_tracking_batch` in its order. The exact solver runs in
     Python (:meth:`DTTS.select_batch`).
 
@@ -466,24 +467,33 @@ def gaussian_tracking(theta, dispersion, top, bottom, iterations, work, psi):
 
 
 @kernel
-def family_minimal_pair(code, work):
-    """np.argmin's pair of the cost grid at w = u / phi (the first NaN if there is one; (0, 0) when every cost is
-    +inf)."""
-    k, n_bottom = work.u_top.shape[0], work.u_bottom.shape[0]
-    best = np.inf
-    best_i = 0
-    best_j = 0
-    found_nan = False
+def family_costs(code, work, best_i, best_j, every):
+    """The cost grid at w = u / phi (the families' pair kernel ``code``): every entry when ``every``, otherwise
+    row ``best_i`` and column ``best_j`` only (one call per iteration: a call per entry would pass ``work``'s
+    arrays, and their reference counts, each time)."""
+    k, n_bottom = work.cost.shape
     for i in range(k):
         w_i = work.u_top[i] / work.variance_top[i]
         for j in range(n_bottom):
-            cost, _, _ = _compiled_families.weighted_pair(code, work.theta_top[i], work.theta_bottom[j], w_i,
-                                                          work.u_bottom[j] / work.variance_bottom[j])
+            if every or i == best_i or j == best_j:
+                cost, _, _ = _compiled_families.weighted_pair(code, work.theta_top[i], work.theta_bottom[j], w_i,
+                                                              work.u_bottom[j] / work.variance_bottom[j])
+                work.cost[i, j] = cost
+
+
+@kernel
+def family_minimal_pair(work):
+    """np.argmin's pair of the cost grid (the first NaN if there is one; (0, 0) when every cost is +inf)."""
+    k, n_bottom = work.cost.shape
+    best = np.inf
+    best_i = 0
+    best_j = 0
+    for i in range(k):
+        for j in range(n_bottom):
+            cost = work.cost[i, j]
             if cost != cost:
-                if not found_nan:
-                    found_nan = True
-                    best_i, best_j = i, j
-            elif not found_nan and cost < best:
+                return i, j
+            if cost < best:
                 best, best_i, best_j = cost, i, j
     return best_i, best_j
 
@@ -491,10 +501,14 @@ def family_minimal_pair(code, work):
 @kernel
 def family_tracking(code, theta, dispersion, top, bottom, iterations, work, psi):
     """KKT-Tracking (the operations of :class:`~allocopt.topk.tracking.TrackingIterations` in the same order, on
-    the unnormalised iterates) with the families' compiled pair kernel number ``code``."""
+    the unnormalised iterates) with the families' compiled pair kernel number ``code``. An iteration moves only
+    u_i and u_j of its pair, so the grid ``work.cost`` keeps the other costs, each computed by the same call on
+    the same operands as a full recomputation would (no rounding changes)."""
     tracking_start(theta, dispersion, top, bottom, work)
     for t in range(1, iterations + 1):
-        best_i, best_j = family_minimal_pair(code, work)
+        if t <= 2:  # psi_0 (t = 1), and u_1 after the reset of u_0 to 0 (t = 2): every cost
+            family_costs(code, work, 0, 0, True)
+        best_i, best_j = family_minimal_pair(work)
         # the chosen pair with w = u * (1 / phi) (TrackingIterations.step)
         psi_i, psi_j = work.u_top[best_i], work.u_bottom[best_j]
         inverse_i, inverse_j = 1.0 / work.variance_top[best_i], 1.0 / work.variance_bottom[best_j]
@@ -509,6 +523,8 @@ def family_tracking(code, theta, dispersion, top, bottom, iterations, work, psi)
             work.u_bottom[:] = 0.0
         work.u_top[best_i] += h_top
         work.u_bottom[best_j] += 1.0 - h_top
+        if t >= 2:  # only the chosen pair's row and column moved (t = 1: every cost at the next iteration)
+            family_costs(code, work, best_i, best_j, False)
     tracking_answer(top, bottom, iterations, work, psi)
 
 
