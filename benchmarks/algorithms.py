@@ -22,20 +22,19 @@ Usage: ``python benchmarks/algorithms.py [--runs 10000] [--jobs 2] [--batch 1000
 ``--write-docs`` writes what it prints, with the date, the machine and the load, to
 docs/algorithms_benchmark.md.
 
-Full-size experiments (``--experiment NAME``, repeatable; then parts 1-3 are skipped): each runs its example
-script at the size of the paper, which writes its PNG and docs table, and this script records the wall time, the
-CPU time of the script and its joblib workers (the children reaped by the time it exits) and the load average
-before and after, in docs/experiment_timings.md (one marked section per experiment). Goal: at most 20 minutes each
-on a 2-core machine.
+Full-size experiments (``--experiment NAME``, repeatable; then parts 1-3 are skipped): each runs at the size of the
+paper, and this script records the wall time, the CPU time of the command and its joblib workers (the children
+reaped by the time it exits) and the load average before and after, in docs/experiment_timings.md (one marked
+section per experiment). Goal: at most 20 minutes each on a 2-core machine.
 
-* ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``examples/nsar_experiment.py``: the spec
-  ``examples/experiments/nsar.toml`` run into a new store, and its report);
+* ``nsar``: Shahrampour and Tarokh (2017), Figure 2: 4000 runs per bar (``allocopt experiment run`` of the spec
+  ``examples/experiments/nsar.toml`` into a new store; ``allocopt experiment report`` then writes its tables and
+  figures);
 * ``adaptive-topk``: Chen, Chen, Zhang, Zhou (2017), Figures 1-4: 200 runs per budget,
   AdaptiveTopK's fixed budget in both readings of a cut round against CLUCB-PAC, uniform allocation and OptMAI
-  (``examples/adaptive_topk_experiment.py``);
-* ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to 1024 with 50 runs per point
-  (``examples/lil_lucb_experiments.py``: the spec ``examples/experiments/lil_lucb.toml`` run into a new store, and
-  its report).
+  (``examples/adaptive_topk_experiment.py``, which writes its own figure and table);
+* ``lil-lucb``: Jiang, Li, Qiao (2017), Figure 1: N up to 1024 with 50 runs per point (``allocopt experiment run``
+  of the spec ``examples/experiments/lil_lucb.toml`` into a new store).
 """
 
 from __future__ import annotations
@@ -99,17 +98,18 @@ def seed000_figure_1(emit, problem: TopKProblem, runs: int, jobs: int) -> None:
 
 
 def experiment_command(name: str, jobs: int) -> list[str]:
-    """The example script and its full-size arguments for one experiment of :data:`EXPERIMENTS` (the scripts that
-    run a spec get a new store, so that every chunk is computed)."""
+    """The command and its full-size arguments for one experiment of :data:`EXPERIMENTS` (a spec is run into a new
+    store, so that every chunk is computed)."""
     if name == "adaptive-topk":
         return ["examples/adaptive_topk_experiment.py", "--runs", "200", "--jobs", str(jobs),
                 "--block-cut", "water-fill,arm-order"]
-    script = {"nsar": "examples/nsar_experiment.py", "lil-lucb": "examples/lil_lucb_experiments.py"}[name]
-    return [script, "--jobs", str(jobs), "--store", tempfile.mkdtemp(prefix=f"allocopt-{name}-") + "/store"]
+    spec = {"nsar": "examples/experiments/nsar.toml", "lil-lucb": "examples/experiments/lil_lucb.toml"}[name]
+    return ["-m", "allocopt", "experiment", "run", spec, "--jobs", str(jobs),
+            "--store", tempfile.mkdtemp(prefix=f"allocopt-{name}-") + "/store"]
 
 
 def time_experiment(name: str, command: list[str]) -> str:
-    """Run one full-size experiment script; return a sentence with its provenance (date, machine, load, versions:
+    """Run one full-size experiment command; return a sentence with its provenance (date, machine, load, versions:
     :class:`allocopt._scripts.MeasuredRun`) and the CPU time of the script and its reaped workers."""
     run = MeasuredRun.start()
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -117,8 +117,8 @@ def time_experiment(name: str, command: list[str]) -> str:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
     status = "completed" if completed.returncode == 0 else f"FAILED (exit status {completed.returncode})"
-    text = (f"{run.provenance(command='python ' + ' '.join(command))} The script {status}; CPU time of the script "
-            f"and its reaped workers {cpu:.0f} s (goal: 20 minutes of wall-clock time).")
+    text = (f"{run.provenance(command='python ' + ' '.join(command))} The command {status}; CPU time of the "
+            f"command and its reaped workers {cpu:.0f} s (goal: 20 minutes of wall-clock time).")
     print(text, flush=True)
     return text
 
@@ -131,7 +131,7 @@ def run_experiments(names: list[str], jobs: int) -> None:
         write_marked_section(TIMINGS, begin, end, "\n".join([begin, "", f"**{name}**: {text}", "", end]),
                              heading="# Full-size experiments: measured time\n\nWritten by "
                                      "`python benchmarks/algorithms.py --experiment NAME`; the figures and tables "
-                                     "are written by the example scripts themselves.\n")
+                                     "are written by `allocopt experiment report` (or the example script).\n")
 
 
 def main() -> None:
