@@ -16,7 +16,7 @@ from allocopt.algorithms import (AdaptiveTopK, AdaptiveTopKFixedBudget, adaptive
 from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
-from kernel_calls import compiled_recommend, compiled_select, compiled_stop
+from allocopt.testing.kernels import compiled_recommend, compiled_select, compiled_stop
 
 BERNOULLI = TopKProblem([0.9, 0.8, 0.75, 0.5, 0.45, 0.4, 0.2, 0.1], k=3, family="bernoulli")
 GAUSSIAN = TopKProblem([1.0, 0.8, 0.5, 0.3, 0.0, -0.2], k=2, variance=[0.25, 0.5, 0.3, 1.0, 0.2, 0.4])

@@ -14,7 +14,7 @@ from allocopt.algorithms import (CLUCBPAC, CLUCBPACFixedBudget, RuleContext, ide
 from allocopt.algorithms.engine.protocol import RunView
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import get_family
-from kernel_calls import compiled_select
+from allocopt.testing.kernels import compiled_select
 
 BERNOULLI = TopKProblem([0.9, 0.8, 0.7, 0.3, 0.2, 0.1], k=3, family="bernoulli")
 GAUSSIAN = TopKProblem([1.0, 0.8, 0.5, 0.3, 0.0], k=2, variance=[0.25, 0.5, 0.3, 1.0, 0.2])

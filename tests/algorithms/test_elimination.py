@@ -17,7 +17,7 @@ from allocopt.algorithms import (NSAR, SAR, SequentialHalving, SuccessiveRejects
 from allocopt.algorithms.engine.protocol import RuleContext, RunView
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
-from kernel_calls import compiled_select
+from allocopt.testing.kernels import compiled_select
 
 FAMILY_PROBLEMS = {
     "gaussian-heteroscedastic": TopKProblem([1.0, 0.8, 0.5, 0.3, 0.0, -0.2], k=2,

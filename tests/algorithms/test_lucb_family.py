@@ -18,7 +18,7 @@ from allocopt.algorithms.engine.confidence_bounds import exploration_rate, kl_bo
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import Bernoulli, Exponential, Gaussian, Poisson
 from allocopt.algorithms.rules._lucb_step import lucb_state
-from kernel_calls import compiled_select
+from allocopt.testing.kernels import compiled_select
 
 
 # ------------------------------------------------------------------------------------------ references

@@ -15,7 +15,7 @@ from allocopt.cli import main
 from allocopt.complexity import aggregate_regret
 from allocopt.exceptions import AllocoptError
 from allocopt.families import get_family
-from kernel_calls import compiled_select
+from allocopt.testing.kernels import compiled_select
 
 
 def _schedule(n_arms, k, budget):

@@ -18,7 +18,7 @@ from allocopt.algorithms.engine.counter_stream import counter_uniforms, stream_k
 from allocopt.algorithms.rules.top_two import log_expected_improvement
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import get_family
-from kernel_calls import compiled_select
+from allocopt.testing.kernels import compiled_select
 
 
 def _view(counts, sums):
@@ -203,8 +203,10 @@ def test_ttts_runs_do_not_depend_on_chunks_jobs_or_the_compiled_loop():
     assert np.array_equal(python.diagnostics["resamples"], reference.diagnostics["resamples"])
 
 
-@pytest.mark.parametrize("name", ["ttts", "t3c", "ttei"])
+@pytest.mark.parametrize("name", ["ttts", "t3c"])
 def test_scalar_and_batched_runs_agree(name):
+    # Gaussian arms: ndtri (scipy.special, called by both paths) and arithmetic, so bit for bit; TTEI's step takes
+    # logs and is compared stepwise (tests/algorithms/test_rule_conformance.py, check_rule with exact=False)
     problem = TopKProblem([1.0, 0.8, 0.7, 0.3, 0.0], k=1, variance=0.25)
     batched = identify(problem, name, delta=0.01, n_runs=4, rng=6, max_samples=300)
     scalar = identify(problem, name, delta=0.01, n_runs=4, rng=6, max_samples=300, batched=False)

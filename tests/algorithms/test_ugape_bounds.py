@@ -16,7 +16,7 @@ from allocopt.algorithms import UGapE, identify, identify_fixed_budget
 from allocopt.exceptions import InvalidArgumentError
 from allocopt.families import Bernoulli
 from allocopt.testing import check_rule
-from kernel_calls import compiled_select, compiled_stop
+from allocopt.testing.kernels import compiled_select, compiled_stop
 from test_lucb_family import brute_force_gap_indices, context_for, make_view
 
 MEANS, COUNTS = [0.19, 0.85, 0.54, 0.31, 0.43], [27, 6, 5, 11, 5]

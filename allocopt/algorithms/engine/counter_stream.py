@@ -44,7 +44,8 @@ import numpy as np
 
 from ..._numba import kernel, kernel_copy
 
-__all__ = ["stream_key", "counter_uniform", "counter_uniforms", "counter_uniform_kernel", "STREAM_KEY_UNIFORMS"]
+__all__ = ["stream_key", "counter_uniform", "counter_uniforms", "counter_uniform_kernel", "fill_counter_uniforms",
+           "STREAM_KEY_UNIFORMS"]
 
 STREAM_KEY_UNIFORMS = 2
 """Policy uniforms a step spends on its stream's key."""
@@ -79,6 +80,14 @@ def counter_uniform(key, counter):
 counter_uniform_kernel = kernel_copy(counter_uniform)
 """:func:`counter_uniform` as a compiled kernel (the same code), for step kernels: ``counter_uniform_kernel(key,
 np.uint64(counter))``."""
+
+
+@kernel
+def fill_counter_uniforms(key, first, out):
+    """Uniforms ``first, ..., first + len(out) - 1`` of the stream of ``key`` into ``out`` (for step kernels: what
+    :func:`counter_uniforms` returns, without allocating)."""
+    for index in range(out.shape[0]):
+        out[index] = counter_uniform_kernel(key, np.uint64(first + index))
 
 
 def counter_uniforms(key, first: int, count: int) -> np.ndarray:

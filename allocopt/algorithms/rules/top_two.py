@@ -54,7 +54,7 @@ from ..._validation import as_float, as_int, fail
 from ...topk.pairs import pair_terms
 from ..engine.loop import pick_among
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
-from ..engine.counter_stream import STREAM_KEY_UNIFORMS, counter_uniform_kernel, counter_uniforms, stream_key
+from ..engine.counter_stream import STREAM_KEY_UNIFORMS, counter_uniforms, fill_counter_uniforms, stream_key
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample
 
 __all__ = ["TTTS", "T3C", "TTEI", "RESAMPLE_CAP", "log_expected_improvement", "transportation_costs"]
@@ -324,6 +324,7 @@ class TopTwoParams(NamedTuple):
     max_resamples: int
     special: Any
     theta: np.ndarray  # (K,) work
+    draws: np.ndarray  # (K,) work: a re-sample's uniforms
     arms: np.ndarray  # (K,): 0, ..., K - 1, the candidates of every arg max
 
 
@@ -344,7 +345,8 @@ def top_two_params(rule, context: RuleContext, max_resamples: int = 0) -> TopTwo
         return None
     return TopTwoParams(float(rule.beta), posterior[0], posterior[1], posterior[2], int(pair),
                         np.ascontiguousarray(np.broadcast_to(context.dispersion, (context.n_arms,)), dtype=float),
-                        max_resamples, special_functions(), np.empty(context.n_arms), np.arange(context.n_arms))
+                        max_resamples, special_functions(), np.empty(context.n_arms), np.empty(context.n_arms),
+                        np.arange(context.n_arms))
 
 
 @kernel
@@ -387,17 +389,12 @@ def t3c_step(row, view, state, params, uniforms, each):
 
 @kernel
 def resample_arg_max(params, counts, sums, key, first, theta):
-    """One re-sample of TTTS into ``theta``: the posterior inverted at the uniforms ``first .. first + K - 1`` of the
-    stream of ``key`` (:func:`~allocopt.algorithms.engine.counter_stream.counter_uniform`); returns its first largest
-    arm (numpy's argmax)."""
-    best = 0
-    for arm in range(counts.shape[0]):
-        uniform = counter_uniform_kernel(key, np.uint64(first + arm))
-        theta[arm] = posterior_quantile(params.posterior, counts[arm], sums[arm], params.dispersion[arm], uniform,
-                                        params.special, params.low, params.high)
-        if theta[arm] > theta[best]:
-            best = arm
-    return best
+    """One re-sample of TTTS into ``theta``: :func:`sample_posterior` at the uniforms ``first .. first + K - 1`` of
+    the stream of ``key`` (:func:`~allocopt.algorithms.engine.counter_stream.fill_counter_uniforms`); returns its
+    first largest arm (numpy's argmax), as :meth:`TTTS.select` takes it."""
+    fill_counter_uniforms(key, first, params.draws)
+    sample_posterior(params, counts, sums, params.draws, theta)
+    return np.argmax(theta)
 
 
 def ttts_step(row, view, state, params, uniforms, each):

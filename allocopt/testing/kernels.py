@@ -1,20 +1,23 @@
 """A rule's compiled step called directly on one run's state, to compare it with the rule's ``select``, ``stop`` and
-``recommend`` (the specification) on hand-made and random states."""
+``recommend`` (the specification) on hand-made and random states (:func:`~allocopt.testing.rules.check_rule` and the
+package's tests). Needs numba."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from allocopt.algorithms.engine.protocol import RunView
-from allocopt.algorithms.engine.statistics import top_k_order
+from ..algorithms.engine.protocol import RunView
+from ..algorithms.engine.statistics import top_k_order
+
+__all__ = ["kernel_view", "kernel_state", "compiled_select", "compiled_stop", "compiled_recommend"]
 
 
 def _compiled(function):
     import numba
 
-    from allocopt._numba import NJIT_OPTIONS
+    from .._numba import NJIT_OPTIONS
 
-    from allocopt.algorithms.engine.loop import prepare_kernels
+    from ..algorithms.engine.loop import prepare_kernels
 
     prepare_kernels()
     return numba.njit(**NJIT_OPTIONS)(function)
