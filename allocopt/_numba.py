@@ -38,7 +38,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
            "kernel", "kernel_copy", "compile_kernels", "numba_njit",
-           "ensure_cache_location", "cache_directory", "compiled_functions"]
+           "ensure_cache_location", "invalidate_stale_caches", "SOURCES_DIGEST", "cache_directory",
+           "compiled_functions"]
 
 NJIT_OPTIONS: Mapping[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 """The options of ``numba.njit`` for every compiled function of the package."""
@@ -122,7 +123,86 @@ def ensure_cache_location() -> None:
         warnings.warn(f"numba cannot write its cache {where}: compiled code is cached in {folder} for this process "
                       "only (set NUMBA_CACHE_DIR to a writable folder to keep it)", PerformanceWarning,
                       stacklevel=3)
+    invalidate_stale_caches(package)
     _CACHE_CHECK["done"] = True
+
+
+SOURCES_DIGEST = "allocopt-kernel-sources.sha256"
+"""The file, in the cache folder of the package's top folder, where :func:`invalidate_stale_caches` keeps the digest
+of the sources that the cached machine code was built from."""
+
+
+def _cache_folders(package: str) -> list[str]:
+    """numba's cache folder for each folder of ``package`` that holds sources (the package's own first), where
+    numba's locators put them: under ``NUMBA_CACHE_DIR`` if set, else in ``__pycache__`` beside the sources if it can
+    be written, else in the user's cache folder."""
+    from numba.core import config
+    from numba.core.caching import UserProvidedCacheLocator
+    from numba.misc.appdirs import AppDirs
+
+    folders = sorted({root for root, _, names in os.walk(package)
+                      if "__pycache__" not in root and any(name.endswith(".py") for name in names)})
+    chosen = str(getattr(config, "CACHE_DIR", "") or "")
+    if not chosen and _writable(os.path.join(package, "__pycache__")):
+        return [os.path.join(folder, "__pycache__") for folder in folders]
+    base = chosen or AppDirs(appname="numba", appauthor=False).user_cache_dir
+    return [os.path.join(base, UserProvidedCacheLocator.get_suitable_cache_subpath(os.path.join(folder, "x.py")))
+            for folder in folders]
+
+
+def _sources_digest(package: str) -> str:
+    """sha256 of the paths and contents of every source file of ``package``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for source in sorted(os.path.relpath(os.path.join(root, name), package)
+                         for root, _, names in os.walk(package) for name in names if name.endswith(".py")):
+        with open(os.path.join(package, source), "rb") as handle:
+            digest.update(source.encode() + b"\0" + handle.read() + b"\0")
+    return digest.hexdigest()
+
+
+def invalidate_stale_caches(package: str) -> bool:
+    """Remove numba's cached machine code of ``package`` when any of its sources changed since it was cached.
+
+    numba checks a cached function against the contents of its own file only, so a kernel whose callee in another
+    file changed (a new version installed over the cache, a checkout, an editable install) would run its old
+    inlined copy of that callee: silently the old behaviour. Here the digest of all of the package's sources is
+    compared with the one saved in the cache (:data:`SOURCES_DIGEST`); where it differs, the package's cache files
+    (``*.nbi``, ``*.nbc``) are removed, so that every kernel is compiled again, and the new digest is saved.
+    Returns whether the caches were removed (False where they were current or cannot be written). A user's own
+    kernels that call the package's kernels are not covered: their cache follows their own file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kernels.py").write_text("x = 1")
+    >>> invalidate_stale_caches(str(folder)), invalidate_stale_caches(str(folder))
+    (True, False)
+    """
+    import glob
+    import tempfile
+
+    digest, folders = _sources_digest(package), _cache_folders(package)
+    marker = os.path.join(folders[0], SOURCES_DIGEST)
+    try:
+        with open(marker, encoding="ascii") as handle:
+            if handle.read().strip() == digest:
+                return False
+    except OSError:
+        pass
+    try:
+        for folder in folders:
+            for cached in glob.glob(os.path.join(folder, "*.nb[ic]")):
+                os.remove(cached)
+        os.makedirs(folders[0], exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folders[0], delete=False, encoding="ascii") as saved:
+            saved.write(digest + "\n")
+        os.replace(saved.name, marker)
+    except OSError:
+        return False
+    return True
 
 
 def cache_directory() -> str:
