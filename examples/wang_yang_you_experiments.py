@@ -159,62 +159,121 @@ def allocation_claims(distance: dict[str, float], exponent: dict[str, float]) ->
     return lines
 
 
+ALLOCATION_DATA = ROOT / "docs" / "images" / "wang_yang_you_allocations.json"
+"""What ``allocation`` measured (average allocations, error rates at the budgets, runs, times), so that
+``allocation --replot`` redraws the figure and rewrites the section without simulating."""
+
+
 def allocation(args) -> None:
+    """Run the allocation comparison (or, with ``--replot``, read what the last run saved) and write its figure and
+    section."""
+    import json
+
+    if args.replot:
+        if not ALLOCATION_DATA.exists():
+            raise SystemExit(f"allocation --replot: no saved measurements ({ALLOCATION_DATA}); run 'allocation' first")
+        data = json.loads(ALLOCATION_DATA.read_text(encoding="utf-8"))
+    else:
+        data = measure_allocations(args)
+        ALLOCATION_DATA.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    draw_allocations(data)
+    rows = allocation_section(data)
+    write_section("allocations", "\n".join(rows))
+    print("\n".join(rows))
+
+
+def measure_allocations(args) -> dict:
+    """Each rule's average allocation N/t at ``args.budget`` and its error rates at the checkpoints (the budget alone
+    for a rule that needs it), on Figure 1's instance; psi* and Gamma_B* of the fixed-budget problem."""
+    from allocopt.algorithms import identify_fixed_budget
+
     run = MeasuredRun.start()
+    problem = FIGURES[1][1]()
+    psi_star = solve_topk(problem, kind="budget").psi
+    rules = _fixed_budget_rules(problem)
+    runs = _runs(args, list(rules))
+    checkpoints = np.unique(np.round(np.geomspace(2000, args.budget, 8)).astype(int))
+    measured = {}
+    for label, rule in rules.items():
+        anytime = getattr(get_policy(rule, "allocation"), "anytime", True)
+        result = identify_fixed_budget(problem, rule, checkpoints if anytime else [args.budget], n_runs=runs[label],
+                                       rng=2022, n_jobs=args.jobs, progress=progress_on_terminal())
+        average = (result.pulls / result.pulls.sum(axis=1, keepdims=True)).mean(axis=0)
+        measured[label] = {"rule": get_policy(rule, "allocation").name, "average": average.tolist(),
+                           "budgets": np.asarray(result.budgets).tolist(),
+                           "error_rate": np.asarray(result.error_rate).tolist(), "n_runs": int(result.n_runs),
+                           "time": float(result.time)}
+        print(label, f"{result.time:.0f} s", flush=True)
+    command = (f"python examples/wang_yang_you_experiments.py allocation --budget {args.budget} --runs {args.runs}"
+               + "".join(f" --runs-for {item}" for item in args.runs_for or []))
+    return {"budget": args.budget, "command": command, "provenance": run.provenance(), "psi_star": psi_star.tolist(),
+            "theta": problem.theta.tolist(), "k": problem.k, "variance": float(np.asarray(problem.dispersion)[0]),
+            "rules": measured}
+
+
+def _allocation_exponents(data: dict) -> tuple[dict, dict, float]:
+    """Each rule's L1 distance to psi* and fixed-budget exponent Gamma_B(psi_bar), and Gamma_B*."""
+    problem = TopKProblem(data["theta"], data["k"], variance=data["variance"])
+    psi_star = np.asarray(data["psi_star"])
+    averages = {label: np.asarray(rule["average"]) for label, rule in data["rules"].items()}
+    distance = {label: float(np.abs(average - psi_star).sum()) for label, average in averages.items()}
+    exponent = {label: float(problem.costs(average, kind="budget").min()) for label, average in averages.items()}
+    return distance, exponent, float(problem.costs(psi_star, kind="budget").min())
+
+
+def draw_allocations(data: dict) -> None:
+    """Left: the average allocations against psi*. Right: error rates against the budget (log axes), each rule's
+    exp(-t Gamma_B(psi_bar)) dotted; a budget at which no run erred is a hollow marker at 1/(2 runs)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from allocopt.algorithms import identify_fixed_budget
     from allocopt.algorithms.plotting import plot_allocations
 
-    title, build = FIGURES[1]
-    problem = build()
-    psi_star = solve_topk(problem, kind="budget").psi
-    rules = _fixed_budget_rules(problem)
-    runs = _runs(args, list(rules))
-    averages, rates = {}, {}
-    checkpoints = np.unique(np.round(np.geomspace(2000, args.budget, 8)).astype(int))
-    for label, rule in rules.items():
-        anytime = getattr(get_policy(rule, "allocation"), "anytime", True)
-        result = identify_fixed_budget(problem, rule, checkpoints if anytime else [args.budget], n_runs=runs[label],
-                                       rng=2022, n_jobs=args.jobs, progress=progress_on_terminal())
-        averages[label] = (result.pulls / result.pulls.sum(axis=1, keepdims=True)).mean(axis=0)
-        rates[label] = result
-        print(label, f"{result.time:.0f} s", flush=True)
-    # each rule's average allocation: its L1 distance to psi* and its fixed-budget exponent Gamma_B(psi_bar)
-    distance = {label: float(np.abs(average - psi_star).sum()) for label, average in averages.items()}
-    exponent = {label: float(problem.costs(average, kind="budget").min()) for label, average in averages.items()}
-    gamma_b = float(problem.costs(psi_star, kind="budget").min())
-    styles = rule_styles([(label, get_policy(rule, "allocation").name) for label, rule in rules.items()])
-    fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
-    plot_allocations(averages, psi_star, ax=axes[0], colours={label: style.colour for label, style in styles.items()})
-    for label, result in rates.items():
-        axes[1].plot(result.budgets, np.maximum(result.error_rate, 0.5 / result.n_runs), styles[label].marker + "-",
-                     color=styles[label].colour, label=label)
-        axes[1].plot(result.budgets, np.exp(-result.budgets * exponent[label]), ":", color=styles[label].colour)
+    _, exponent, _ = _allocation_exponents(data)
+    styles = rule_styles([(label, rule["rule"]) for label, rule in data["rules"].items()])
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.8))
+    plot_allocations({label: rule["average"] for label, rule in data["rules"].items()}, data["psi_star"],
+                     ax=axes[0], colours={label: style.colour for label, style in styles.items()})
+    axes[0].set_title(f"average allocation N/t at t = {data['budget']:,}")
+    floor = 0.5 / max(rule["n_runs"] for rule in data["rules"].values())
+    for row, (label, rule) in enumerate(data["rules"].items()):
+        style, budgets, rate = styles[label], np.asarray(rule["budgets"]), np.asarray(rule["error_rate"])
+        erred = rate > 0
+        axes[1].plot(budgets[erred], rate[erred], style.marker + "-", color=style.colour,
+                     label=label if erred.any() else None)
+        # no error at these budgets: hollow markers in one row per rule just above 1/(2 runs)
+        axes[1].plot(budgets[~erred], np.full((~erred).sum(), floor * 1.15 ** row), style.marker, color=style.colour,
+                     markerfacecolor="none", label=None if erred.any() else label)
+        grid = np.geomspace(budgets.min() if budgets.size > 1 else 2000, data["budget"], 200)
+        axes[1].plot(grid, np.exp(-grid * exponent[label]), ":", color=style.colour)
+    axes[1].set_xscale("log")
     axes[1].set_yscale("log")
-    # below a tenth of one error in the runs nothing is measured: the bounds' tails would flatten the rates
-    axes[1].set_ylim(0.1 / max(result.n_runs for result in rates.values()), 1.5)
+    axes[1].set_ylim(0.5 * floor, 1.5)
     axes[1].set_xlabel("budget t")
-    axes[1].set_ylabel("error rate (dotted: exp(-t Gamma_B(psi_bar)))")
+    axes[1].set_ylabel("error rate")
+    axes[1].set_title(f"dotted: exp(-t Gamma_B(psi_bar)); hollow: no error in the runs (a row per rule from "
+                      f"{floor:g} up)", fontsize="medium")
     axes[1].legend(fontsize="small")
     fig.tight_layout()
-    image = ROOT / "docs" / "images" / "wang_yang_you_allocations.png"
-    fig.savefig(image, dpi=110)
-    rows = [f"## Allocations at a budget of {args.budget} and large deviations", "", run.provenance(), "",
-            f"Command: `python examples/wang_yang_you_experiments.py allocation --budget {args.budget} "
-            f"--runs {args.runs}" + "".join(f" --runs-for {item}" for item in args.runs_for or []) + "`", "",
-            "![Allocations](images/wang_yang_you_allocations.png)", "",
-            "| rule | runs | sum |N/t - psi*| | Gamma_B(psi_bar) / Gamma_B* | time (s) |", "|---|---|---|---|---|"]
+    fig.savefig(ROOT / "docs" / "images" / "wang_yang_you_allocations.png", dpi=110)
+    plt.close(fig)
+
+
+def allocation_section(data: dict) -> list[str]:
+    """The docs section of the allocation comparison: provenance, command, figure, table and the paper's claim."""
+    distance, exponent, gamma_b = _allocation_exponents(data)
     relative = {label: value / gamma_b for label, value in exponent.items()}
-    for label, result in rates.items():
-        rows.append(f"| {label} | {result.n_runs} | {distance[label]:.4f} | {relative[label]:.3f} | "
-                    f"{result.time:.0f} |")
-    rows += [""] + allocation_claims(distance, relative)
-    write_section("allocations", "\n".join(rows))
-    print("\n".join(rows))
+    rows = [f"## Allocations at a budget of {data['budget']} and large deviations", "", data["provenance"], "",
+            f"Command: `{data['command']}` (its measurements are saved in `docs/images/wang_yang_you_allocations."
+            f"json`; `--replot` redraws the figure and this section from them)", "",
+            "![Allocations](images/wang_yang_you_allocations.png)", "",
+            "| rule | runs | L1 distance sum_a abs(N_a/t - psi*_a) | Gamma_B(psi_bar) / Gamma_B* | time (s) |", "|---|---|---|---|---|"]
+    for label, rule in data["rules"].items():
+        rows.append(f"| {label} | {rule['n_runs']} | {distance[label]:.4f} | {relative[label]:.3f} | "
+                    f"{rule['time']:.0f} |")
+    return rows + [""] + allocation_claims(distance, relative)
 
 
 def main() -> None:
@@ -231,8 +290,10 @@ def main() -> None:
     large.add_argument("--runs", type=int, default=10_000)
     large.add_argument("--runs-for", action="append", metavar="LABEL=N")
     large.add_argument("--jobs", type=int, default=2)
-    redraw = commands.add_parser("replot", help="redraw Figure 1, 2 or 4 from the table its section recorded")
-    redraw.add_argument("--figure", type=int, choices=(1, 2, 4), default=1)
+    large.add_argument("--replot", action="store_true",
+                       help="redraw the figure and the section from the measurements the last run saved")
+    redraw = commands.add_parser("replot", help="redraw Figure 1 or 4 from the table its section recorded")
+    redraw.add_argument("--figure", type=int, choices=(1, 4), default=1)
     args = parser.parse_args()
     run = {"fixed-confidence": fixed_confidence, "fixed-budget": fixed_budget, "allocation": allocation,
            "replot": replot}

@@ -128,6 +128,9 @@ def plot_allocations(allocations: Mapping[str, np.ndarray], psi_star: np.ndarray
         ax.bar(arms + (index - (len(allocations) - 1) / 2) * width, np.asarray(allocation), width=width, label=label,
                color=colour)
     ax.plot(arms, psi_star, "k_", markersize=14, markeredgewidth=2, label="psi*")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # arms are numbered 1, ..., K
     ax.set_xlabel("arm")
     ax.set_ylabel("N/t")
     ax.legend(fontsize="small")
