@@ -242,6 +242,10 @@ def main() -> None:
     with tee_stdout() as printed:
         measure(args)
     if args.write_docs:
+        if not DOCS.exists():
+            DOCS.write_text("# The one engine's figures\n\nWritten by `python benchmarks/one_engine.py --write-docs`: "
+                            "per-step costs, the floor, the top-k solver's tie ratio and first use (the goals are "
+                            "those of the issue \"One engine\").\n", encoding="utf-8")
         write_docs_section(DOCS, "one-engine", run, ["```text", *printed.getvalue().strip("\n").splitlines(), "```"])
 
 
