@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterator, Mapping, Sequence, Union
 
 __all__ = ["NJIT_OPTIONS", "AVAILABLE", "compiled_enabled", "compiled_kernels", "CompiledOnce", "compile_once",
-           "kernel", "kernel_copy", "compile_kernels", "numba_njit",
+           "kernel", "inlined_kernel", "kernel_copy", "compile_kernels", "numba_njit",
            "ensure_cache_location", "invalidate_stale_caches", "SOURCES_DIGEST", "cache_directory",
            "compiled_functions"]
 
@@ -233,13 +233,13 @@ def compiled_functions() -> list[Any]:
         return list(_COMPILED)
 
 
-def numba_njit():
-    """``numba.njit`` with :data:`NJIT_OPTIONS`, once numba's cache has a place (:func:`ensure_cache_location`); the
-    dispatchers it makes are listed by :func:`compiled_functions`."""
+def numba_njit(**options: Any):
+    """``numba.njit`` with :data:`NJIT_OPTIONS` (and ``options``), once numba's cache has a place
+    (:func:`ensure_cache_location`); the dispatchers it makes are listed by :func:`compiled_functions`."""
     import numba
 
     ensure_cache_location()
-    decorate = numba.njit(**NJIT_OPTIONS)
+    decorate = numba.njit(**NJIT_OPTIONS, **options)
 
     def njit(function: Callable) -> Any:
         dispatcher = decorate(function)
@@ -381,6 +381,27 @@ def kernel(function: Callable) -> Callable:
     return function
 
 
+_INLINED: set[Callable] = set()
+
+
+def inlined_kernel(function: Callable) -> Callable:
+    """A kernel (:func:`kernel`) that numba inlines into its compiled callers (``inline="always"``): for the small
+    helpers of a hot loop that take a named tuple of work arrays, where a call passes every array of the tuple (and
+    its reference count) each time. The operations, and so the results, are those of the call; the callers take
+    longer to compile.
+
+    Examples
+    --------
+    >>> def _thrice(x):
+    ...     return 3.0 * x
+    >>> inlined_kernel(_thrice)(1.5)
+    4.5
+    """
+    with _KERNELS_LOCK:
+        _INLINED.add(function)
+    return kernel(function)
+
+
 def kernel_copy(function: Callable) -> Callable:
     """A kernel (:func:`kernel`) that runs ``function``'s code with its module's globals: for a plain function that
     Python code also calls (and that must stay plain Python there), or one that another module compiles its own
@@ -411,11 +432,13 @@ def compile_kernels() -> None:
             return
         import numba
 
-        njit = numba_njit()
+        njit, inlined = numba_njit(), numba_njit(inline="always")
         for function in fresh:  # a function without a source file (a doctest's, an interactive session's) is
             # compiled without numba's disk cache, which needs a file to key on
-            _DISPATCHERS[function] = (njit(function) if os.path.isfile(function.__code__.co_filename)
-                                      else numba.njit(**{**NJIT_OPTIONS, "cache": False})(function))
+            options = {"inline": "always"} if function in _INLINED else {}
+            _DISPATCHERS[function] = ((inlined if options else njit)(function)
+                                      if os.path.isfile(function.__code__.co_filename)
+                                      else numba.njit(**{**NJIT_OPTIONS, "cache": False, **options})(function))
         for module in list(sys.modules.values()):
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):

@@ -57,7 +57,7 @@ import numpy as np
 from typing import Any, NamedTuple
 
 from ...families import kernels as _compiled_families
-from ..._numba import kernel
+from ..._numba import inlined_kernel, kernel
 from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_choice, as_int
@@ -309,7 +309,7 @@ class TrackingWork(NamedTuple):
                    grid(), top(), top(), np.empty(k, dtype=np.int64), np.zeros(k, dtype=np.bool_))
 
 
-@kernel
+@inlined_kernel
 def row_minima(work, i):
     """The first minimum of cost row ``i`` (strictly smaller than +inf; column 0 when there is none) and the
     smallest value of its other columns (+inf when there is none); the row is no longer stale."""
@@ -329,7 +329,7 @@ def row_minima(work, i):
     work.stale[i] = False
 
 
-@kernel
+@inlined_kernel
 def gaussian_costs(work, i):
     """Cost row ``i``: 0.5 gap^2 / (1/w_i + 1/w_j)."""
     inverse_i = work.inverse_top[i]
@@ -337,7 +337,7 @@ def gaussian_costs(work, i):
         work.cost[i, j] = work.half_square[i, j] / (inverse_i + work.inverse_bottom[j])
 
 
-@kernel
+@inlined_kernel
 def first_minimal_row(work):
     """The first row of smallest entry whose entry is its exact minimum (stale rows rescanned): the first minimal
     pair in row-major order is at this row's first minimum."""
@@ -363,7 +363,7 @@ def sampling_share(psi_i, psi_j, scaled_divergence, pair_cost):
     return 1.0 if psi_j > 0 else 0.5
 
 
-@kernel
+@inlined_kernel
 def gaussian_share(theta_i, theta_j, work, best_i, best_j):
     """h_{i;j} at the chosen pair: pair_terms with w = u * (1 / sigma^2) (the Gaussian unit_confidence_pair), then
     sampling_function_top, its limits at zero cost, clipped to [0, 1]."""
@@ -385,7 +385,7 @@ def gaussian_share(theta_i, theta_j, work, best_i, best_j):
     return min(max(sampling_share(psi_i, psi_j, divergence_i * inverse_i, pair_cost), 0.0), 1.0)
 
 
-@kernel
+@inlined_kernel
 def gaussian_update(work, best_i, best_j):
     """After u_i and u_j grew: cost row ``best_i`` and column ``best_j`` again. Costs only grow (u grows, IEEE
     division and addition are monotone), so a row other than ``best_i`` whose minimum was at ``best_j`` keeps it
