@@ -132,6 +132,58 @@ def replot(args) -> None:
     print("wrote", ", ".join(names))
 
 
+def confidence_claims(report: Path) -> list[str]:
+    """The paper's claims about a fixed-confidence figure (Section 5, Appendix D), as measured in a report's tables
+    (``summary.csv`` and ``paired_differences.csv`` of ``allocopt experiment report``): KKT-TS, DT-TS and BTS do not
+    differ in practice; the stopping is conservative; UGapE takes fewer samples with a much higher error rate."""
+    import pandas as pd
+
+    summary = pd.read_csv(report / "summary.csv")
+    paired = pd.read_csv(report / "paired_differences.csv")
+    times = paired[(paired["value"] == "stopping_time") & (paired["reference"] == "kkt-ts")]
+    lines = ["Claims of the paper, as measured in the report:", ""]
+    for rule in ("dt-ts", "bts"):
+        rows = times[times["rule"] == rule].sort_values("delta", ascending=False)
+        if len(rows):
+            deltas = ", ".join(f"{delta:g}" for delta in rows["delta"])
+            differences = ", ".join(f"{mean:+.1f} +- {error:.1f}"
+                                    for mean, error in zip(rows["mean"], rows["standard_error"]))
+            lines.append(f"- KKT-TS, DT-TS and BTS do not differ in practice: {rule} minus kkt-ts, paired, at delta = "
+                         f"{deltas}: {differences}.")
+    worst = summary.assign(relative=summary["error_rate"] / summary["delta"]).sort_values("relative").iloc[-1]
+    lines.append(f"- The stopping is conservative: the largest realised error rate relative to delta is "
+                 f"{worst['relative']:.3f} x delta ({worst['rule']}, delta = {worst['delta']:g}).")
+    at = summary[summary["delta"] == summary["delta"].max()].set_index("rule")
+    if {"ugape", "kkt-ts"} <= set(at.index):
+        lines.append(f"- UGapE against KKT-TS at delta = {summary['delta'].max():g}: E[tau] "
+                     f"{at.loc['ugape', 'mean_stopping_time']:.0f} against {at.loc['kkt-ts', 'mean_stopping_time']:.0f}; "
+                     f"error rate {at.loc['ugape', 'error_rate']:.4f} against {at.loc['kkt-ts', 'error_rate']:.4f} "
+                     "(the paper: fewer samples, a much higher error rate).")
+    return lines
+
+
+def write_figure_section(args) -> None:
+    """Write a figure's section of the docs page from its report (``docs/experiments/wang_yang_you_figure_N/``):
+    the store's command, the link, the figures and, at fixed confidence, the paper's claims as measured."""
+    spec = load_spec(SPECS[args.figure])
+    name = f"wang_yang_you_figure_{args.figure}"
+    report = ROOT / "docs" / "experiments" / name
+    head = (report / "report.md").read_text(encoding="utf-8")
+    store_line = next(line for line in head.splitlines() if line.startswith("| store |"))
+    source = (f"From the store of `allocopt experiment run examples/experiments/{name}.toml` "
+              f"({store_line.split('|')[2].strip()}), reported by `allocopt experiment report`: the tables, the "
+              f"paired differences against {spec.report.get('reference', 'the reference')} and the compute time "
+              f"are in [the report](experiments/{name}/report.md).")
+    lines = [f"## {_figure(args.figure)[0]} (Wang, Yang, You 2022, Section 5)", "", source, ""]
+    for png in sorted(report.glob("*.png")):
+        lines += [f"![{_figure(args.figure)[0].split(':')[0]}: {png.stem.replace('_', ' ')}](experiments/{name}/{png.name})",
+                  ""]
+    if spec.setting == "confidence":
+        lines += confidence_claims(report)
+    write_section(f"figure-{args.figure}", "\n".join(lines))
+    print("\n".join(lines))
+
+
 def _fixed_budget_rules(problem: TopKProblem) -> dict:
     from allocopt.algorithms import UGapE
     from allocopt.complexity import h1
@@ -265,9 +317,9 @@ def allocation_section(data: dict) -> list[str]:
     """The docs section of the allocation comparison: provenance, command, figure, table and the paper's claim."""
     distance, exponent, gamma_b = _allocation_exponents(data)
     relative = {label: value / gamma_b for label, value in exponent.items()}
-    rows = [f"## Allocations at a budget of {data['budget']} and large deviations", "", data["provenance"], "",
-            f"Command: `{data['command']}` (its measurements are saved in `docs/images/wang_yang_you_allocations."
-            f"json`; `--replot` redraws the figure and this section from them)", "",
+    command = (f"Command: `{data['command']}` (its measurements are saved in "
+               "`docs/images/wang_yang_you_allocations.json`; `--replot` redraws the figure and this section from them)")
+    rows = [f"## Allocations at a budget of {data['budget']} and large deviations", "", data["provenance"], "", command, "",
             "![Allocations](images/wang_yang_you_allocations.png)", "",
             "| rule | runs | L1 distance sum_a abs(N_a/t - psi*_a) | Gamma_B(psi_bar) / Gamma_B* | time (s) |", "|---|---|---|---|---|"]
     for label, rule in data["rules"].items():
@@ -294,9 +346,11 @@ def main() -> None:
                        help="redraw the figure and the section from the measurements the last run saved")
     redraw = commands.add_parser("replot", help="redraw Figure 1 or 4 from the table its section recorded")
     redraw.add_argument("--figure", type=int, choices=(1, 4), default=1)
+    section = commands.add_parser("section", help="write a figure's section of the docs page from its report")
+    section.add_argument("--figure", type=int, choices=sorted(SPECS), default=1)
     args = parser.parse_args()
     run = {"fixed-confidence": fixed_confidence, "fixed-budget": fixed_budget, "allocation": allocation,
-           "replot": replot}
+           "replot": replot, "section": write_figure_section}
     if args.command is not None:
         run[args.command](args)
         return
