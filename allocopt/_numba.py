@@ -132,20 +132,29 @@ SOURCES_DIGEST = "allocopt-kernel-sources.sha256"
 of the sources that the cached machine code was built from."""
 
 
-def _cache_folders(package: str) -> list[str]:
-    """numba's cache folder for each folder of ``package`` that holds sources (the package's own first), where
-    numba's locators put them: under ``NUMBA_CACHE_DIR`` if set, else in ``__pycache__`` beside the sources if it can
-    be written, else in the user's cache folder."""
+def _cache_base(package: str) -> str | None:
+    """Where numba's locators put the package's compiled code, in their order: ``NUMBA_CACHE_DIR`` if set, None for
+    ``__pycache__`` beside each source if the package's can be written, else the user's cache folder."""
     from numba.core import config
-    from numba.core.caching import UserProvidedCacheLocator
     from numba.misc.appdirs import AppDirs
+
+    chosen = str(getattr(config, "CACHE_DIR", "") or "")
+    if chosen:
+        return chosen
+    if _writable(os.path.join(package, "__pycache__")):
+        return None
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+def _cache_folders(package: str) -> list[str]:
+    """numba's cache folder for each folder of ``package`` that holds sources (the package's own first)."""
+    from numba.core.caching import UserProvidedCacheLocator
 
     folders = sorted({root for root, _, names in os.walk(package)
                       if "__pycache__" not in root and any(name.endswith(".py") for name in names)})
-    chosen = str(getattr(config, "CACHE_DIR", "") or "")
-    if not chosen and _writable(os.path.join(package, "__pycache__")):
+    base = _cache_base(package)
+    if base is None:
         return [os.path.join(folder, "__pycache__") for folder in folders]
-    base = chosen or AppDirs(appname="numba", appauthor=False).user_cache_dir
     return [os.path.join(base, UserProvidedCacheLocator.get_suitable_cache_subpath(os.path.join(folder, "x.py")))
             for folder in folders]
 
@@ -209,16 +218,10 @@ def cache_directory() -> str:
     """Where numba keeps the package's compiled code: ``NUMBA_CACHE_DIR`` (or the temporary folder chosen by
     :func:`ensure_cache_location`), else ``__pycache__`` beside each of the package's modules, else the user's cache
     folder."""
-    from numba.core import config
-    from numba.misc.appdirs import AppDirs
-
     ensure_cache_location()
-    if getattr(config, "CACHE_DIR", ""):
-        return str(getattr(config, "CACHE_DIR"))
     package = os.path.dirname(os.path.abspath(__file__))
-    if _writable(os.path.join(package, "__pycache__")):
-        return os.path.join(package, "**", "__pycache__")
-    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+    base = _cache_base(package)
+    return os.path.join(package, "**", "__pycache__") if base is None else base
 
 
 _COMPILED: list[Any] = []
@@ -432,13 +435,12 @@ def compile_kernels() -> None:
             return
         import numba
 
-        njit, inlined = numba_njit(), numba_njit(inline="always")
         for function in fresh:  # a function without a source file (a doctest's, an interactive session's) is
             # compiled without numba's disk cache, which needs a file to key on
             options = {"inline": "always"} if function in _INLINED else {}
-            _DISPATCHERS[function] = ((inlined if options else njit)(function)
-                                      if os.path.isfile(function.__code__.co_filename)
-                                      else numba.njit(**{**NJIT_OPTIONS, "cache": False, **options})(function))
+            njit = (numba_njit(**options) if os.path.isfile(function.__code__.co_filename)
+                    else numba.njit(**{**NJIT_OPTIONS, "cache": False, **options}))
+            _DISPATCHERS[function] = njit(function)
         for module in list(sys.modules.values()):
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):
