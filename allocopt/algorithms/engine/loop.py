@@ -133,6 +133,15 @@ def split_top_k(values, k, top, bottom, best_values, best_arms, member):
 
 
 @kernel
+def copy_into(destination, source):
+    """``destination[:] = source`` for 1-d arrays of one length, element by element: a slice assignment from an
+    array makes numba compile its shape-mismatch message (string formatting) into the kernel, seconds of first
+    use."""
+    for index in range(destination.shape[0]):
+        destination[index] = source[index]
+
+
+@kernel
 def pick_among(arms, values, largest, uniform):
     """The arm of ``arms`` of largest (or smallest) value, ties broken as :func:`allocopt._rng.random_candidate`
     breaks them: the floor(u c)-th of the c tied arms in the order of ``arms``. ``arms[0]`` when a value is NaN
@@ -205,7 +214,7 @@ def cut_pulls(each, counts, remaining, water_fill, out):
     for arm in range(n_arms):
         total += each[arm]
     if total <= remaining:
-        out[:] = each
+        copy_into(out, each)
         return total
     out[:] = 0
     if not water_fill:
@@ -321,7 +330,7 @@ def never_stop(row, view, state, params):
 
 def empirical_top(row, view, state, params, out):
     """The default recommendation: the empirical top-k."""
-    out[:] = view.top
+    copy_into(out, view.top)
 
 
 # ---------------------------------------------------------------------------------------------- the loop
@@ -383,7 +392,7 @@ def _run_rows(rows_to_run, config, rows, buffers, state, params):  # pragma: no 
                     reached = checkpoint_reached(config, buffers, t, check, value, crossed)
                     if reached or capped:
                         rows.times[row, check] = t
-                        rows.recommendations[row, check, :] = recommended
+                        copy_into(rows.recommendations[row, check], recommended)
                     if reached:
                         rows.done[row, check] = True
                         rows.stopped[row, check] = True
@@ -416,7 +425,7 @@ def _run_rows(rows_to_run, config, rows, buffers, state, params):  # pragma: no 
                 each[arm] = times
             rows.pending_total[row] = cut_pulls(each, rows.counts[row], remaining_pulls(row, config, rows),
                                                 config.water_fill, cut)
-            rows.pending[row, :] = cut
+            copy_into(rows.pending[row], cut)
 
 
 def prepare_kernels() -> None:

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..._numba import kernel
 from ..._validation import as_choice, as_float, fail
-from ..engine.loop import DEFER, EACH
+from ..engine.loop import DEFER, EACH, copy_into
 from .elimination import _order, _priorities, ranked_arms
 from ..engine.protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
@@ -333,8 +333,8 @@ def advance_copy(row, view, state, params):
     """:func:`advance_adaptive` on a copy of the run's state (the work rows of ``params``): returns the copy's
     accepted arms, active arms and whether the rounds are over."""
     active, accepted = params.flags[0], params.flags[1]
-    active[:] = state.active[row]
-    accepted[:] = state.accepted[row]
+    copy_into(active, state.active[row])
+    copy_into(accepted, state.accepted[row])
     round_copy = state.round[row].copy()
     finished = state.finished[row].copy()
     advance_adaptive(row, view.counts, view.means, active, accepted, round_copy, finished,

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..._numba import kernel
 from ..._validation import as_float
-from ..engine.loop import EACH, GROW, pick_among
+from ..engine.loop import EACH, GROW, copy_into, pick_among
 from ..engine.confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_variance
 from .lucb import _pull_both, critical_arms, in_top_mask
 from ..engine.protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
@@ -257,7 +257,7 @@ def at_lucb_advance(row, view, state, params):
         for arm in view.top:
             params.answer[arm] = True
     else:
-        params.answer[:] = state.answer[row]
+        copy_into(params.answer, state.answer[row])
     return current
 
 
@@ -266,7 +266,7 @@ def at_lucb_stop(row, view, state, params):
     log(1/delta)."""
     stage = at_lucb_advance(row, view, state, params)
     state.stage[row, 0] = stage
-    state.answer[row, :] = params.answer
+    copy_into(state.answer[row], params.answer)
     return stage >= 2 and (params.log_inverse_delta1 + (float(stage - 1) - 1.0) * params.log_inverse_alpha
                            >= params.log_inverse_delta)
 
@@ -278,7 +278,7 @@ def at_lucb_step(row, view, state, params, uniforms, each):
         return GROW, 0
     stage = at_lucb_advance(row, view, state, params)
     state.stage[row, 0] = stage
-    state.answer[row, :] = params.answer
+    copy_into(state.answer[row], params.answer)
     h = pick_among(view.top, params.revised, False, uniforms[0])
     l = pick_among(view.bottom, params.revised, True, uniforms[1])
     each[:] = 0

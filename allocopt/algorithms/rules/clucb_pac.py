@@ -45,7 +45,7 @@ from typing import NamedTuple
 from ..._numba import kernel
 from ..._rng import random_candidate
 from ..._validation import as_float, fail
-from ..engine.loop import GROW, split_top_k
+from ..engine.loop import GROW, copy_into, split_top_k
 from ..engine.confidence_bounds import SUBGAUSSIAN_FAMILIES, subgaussian_radius, subgaussian_variance
 from .lucb import in_top_mask
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
@@ -352,7 +352,7 @@ def clucb_step(row, view, state, params, uniforms, each):
     if params.budget_form:
         if not state.stopped[row, 0] and gap <= params.tolerance:
             state.stopped[row, 0] = True
-            state.answer[row, :] = view.top
+            copy_into(state.answer[row], view.top)
         stopped = state.stopped[row, 0]
     candidates = params.flags[1]
     for arm in range(candidates.shape[0]):
@@ -363,9 +363,9 @@ def clucb_step(row, view, state, params, uniforms, each):
 def clucb_recommend(row, view, state, params, out):
     """:meth:`CLUCBPACFixedBudget.recommend` compiled: the answer of the first stop, else the empirical top-k."""
     if state.stopped[row, 0]:
-        out[:] = state.answer[row]
+        copy_into(out, state.answer[row])
     else:
-        out[:] = view.top
+        copy_into(out, view.top)
 
 
 register_policy("clucb-pac", CLUCBPAC)

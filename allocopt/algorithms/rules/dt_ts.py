@@ -62,7 +62,7 @@ from ..._rng import random_candidate
 from ..._special import special_functions
 from ..._validation import as_choice, as_int
 from ...topk.tracking import kkt_tracking_batch
-from ..engine.loop import GAUSSIAN_STATISTIC, pick_among, split_top_k
+from ..engine.loop import GAUSSIAN_STATISTIC, copy_into, pick_among, split_top_k
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
 from ..engine.statistics import posterior_kind, posterior_quantile, posterior_sample, top_k_order
 from .track_and_stop import solve_allocations
@@ -268,7 +268,7 @@ def dt_ts_step(row, view, state, params, uniforms, each):
                 fresh = False
     state.solver_calls[row, 0] += 1
     if fresh:
-        state.psi[row, :] = params.psi
+        copy_into(state.psi[row], params.psi)
     else:
         state.solver_fallbacks[row, 0] += 1
     # 3. the arm whose count lags its target the most

@@ -47,7 +47,7 @@ import numpy as np
 from ..._numba import kernel
 from ..._validation import as_int, as_positive_float, fail
 from ...complexity.top_m import c_p, logbar
-from ..engine.loop import DEFER, EACH
+from ..engine.loop import DEFER, EACH, copy_into
 from ..engine.protocol import PullEach, RuleContext, RunView, StepKernel, register_policy
 
 __all__ = ["NSAR", "SAR", "SuccessiveRejects", "SequentialHalving", "nsar_schedule", "successive_rejects_schedule",
@@ -539,8 +539,8 @@ def advance_rounds(row, counts, sums, means, state, params):
         ranked_arms(arms, n_active, values, priority, order)
         decide_round(params, round_index, order, n_active, to_accept, values, priority, gaps, active, accepted)
         if params.fresh_means:
-            state.start_counts[row, :] = counts
-            state.start_sums[row, :] = sums
+            copy_into(state.start_counts[row], counts)
+            copy_into(state.start_sums[row], sums)
         round_index += 1
     state.round[row, 0] = round_index
 
@@ -623,11 +623,11 @@ def rounds_recommend(row, view, state, params, out):
     n_arms = view.counts.shape[0]
     saved_active, saved_accepted = params.flags[0], params.flags[1]
     saved_round = state.round[row, 0]
-    saved_active[:] = state.active[row]
-    saved_accepted[:] = state.accepted[row]
+    copy_into(saved_active, state.active[row])
+    copy_into(saved_accepted, state.accepted[row])
     saved_counts, saved_sums = params.order[2], params.values[1]
-    saved_counts[:] = state.start_counts[row]
-    saved_sums[:] = state.start_sums[row]
+    copy_into(saved_counts, state.start_counts[row])
+    copy_into(saved_sums, state.start_sums[row])
     advance_rounds(row, view.counts, view.sums, view.means, state, params)
     arms, order = params.order[0], params.order[1]
     chosen = 0
@@ -647,11 +647,11 @@ def rounds_recommend(row, view, state, params, out):
         if state.accepted[row, arm]:
             out[filled] = arm
             filled += 1
-    state.active[row, :] = saved_active
-    state.accepted[row, :] = saved_accepted
+    copy_into(state.active[row], saved_active)
+    copy_into(state.accepted[row], saved_accepted)
     state.round[row, 0] = saved_round
-    state.start_counts[row, :] = saved_counts
-    state.start_sums[row, :] = saved_sums
+    copy_into(state.start_counts[row], saved_counts)
+    copy_into(state.start_sums[row], saved_sums)
 
 
 register_policy("nsar", NSAR)

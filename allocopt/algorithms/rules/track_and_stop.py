@@ -58,7 +58,7 @@ from ...topk.kernels import FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER, NO_STA
 from ...topk.simplex import project_to_simplex
 from ...topk.certificate import ROUNDING_ALLOWANCE
 from ...topk.problem import TopKProblem
-from ..engine.loop import pick_among
+from ..engine.loop import copy_into, pick_among
 from ..engine.protocol import DEFER, RuleContext, RunView, StepKernel, register_policy
 from ..engine.statistics import sequential_sum
 
@@ -436,7 +436,7 @@ def track_and_stop_step(row, view, state, params, uniforms, each):
     state.solver_calls[row, 0] += 1
     state.last_solve[row, 0] = t
     if verdict == SOLVED:
-        state.psi[row, :] = params.target
+        copy_into(state.psi[row], params.target)
     else:
         state.solver_fallbacks[row, 0] += 1
     # D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a

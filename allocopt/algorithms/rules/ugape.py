@@ -65,7 +65,7 @@ from ..._validation import as_choice, as_float, fail
 from ..engine import _kl_bounds as _bounds
 from ..engine.confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                         subgaussian_radius, subgaussian_variance)
-from ..engine.loop import GROW, pick_among, split_top_k
+from ..engine.loop import GROW, copy_into, pick_among, split_top_k
 from ._lucb_step import rate_table
 from .lucb import _pick
 from ..engine.protocol import RuleContext, RunView, StepKernel, register_policy
@@ -434,7 +434,7 @@ def ugape_step(row, view, state, params, uniforms, each):
     ugape_indices(row, view, state, params)
     if not params.confidence and state.indices_chosen_index[row, 0] < state.best_index[row, 0]:
         state.best_index[row, 0] = state.indices_chosen_index[row, 0]
-        state.best_set[row, :] = state.indices_chosen[row]
+        copy_into(state.best_set[row], state.indices_chosen[row])
     radius = state.indices_radius[row]
     u_arm = pick_among(state.indices_others[row], state.indices_upper[row], True, uniforms[0])
     l_arm = pick_among(state.indices_chosen[row], state.indices_lower[row], False, uniforms[1])
@@ -447,9 +447,9 @@ def ugape_recommend(row, view, state, params, out):
     """:meth:`UGapE.recommend` compiled: J_t (UGapEb: the best J_t, unless the current one is better)."""
     ugape_indices(row, view, state, params)
     if params.confidence or state.indices_chosen_index[row, 0] < state.best_index[row, 0]:
-        out[:] = state.indices_chosen[row]
+        copy_into(out, state.indices_chosen[row])
     else:
-        out[:] = state.best_set[row]
+        copy_into(out, state.best_set[row])
 
 
 register_policy("ugape", UGapE)

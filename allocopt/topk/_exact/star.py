@@ -487,8 +487,14 @@ def _star_rows(code, theta, dispersion, k, start, max_iterations, negative_multi
     certificate = np.empty(4)
     _certificate(code, theta, dispersion, k, psi, rows, cols, mu[:n_kept], top_sums, bottom_sums, certificate)
     out[0] = 1.0
-    out[1:5] = certificate
-    out[5] = max(1, max(degree_top.max(), degree_bottom.max()))
+    largest_degree = 1
+    for index in range(4):  # element by element: a slice assignment compiles numba's shape-mismatch message
+        out[1 + index] = certificate[index]
+    for arm in range(k):
+        largest_degree = max(largest_degree, degree_top[arm])
+    for arm in range(n_bottom):
+        largest_degree = max(largest_degree, degree_bottom[arm])
+    out[5] = largest_degree
 
 
 def _star_batch(code, theta, dispersion, k, max_iterations, negative_multiplier, psi, mu, keep, out):
