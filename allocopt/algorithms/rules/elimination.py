@@ -282,17 +282,6 @@ def _ranks(order: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _fill_recommendation(k: int, accepted: np.ndarray, undecided: np.ndarray, means: np.ndarray,
-                         priority: np.ndarray) -> np.ndarray:
-    """The k recommended arms of each row, ``(R, k)``: the accepted arms, then the undecided arms of largest
-    empirical mean (ties: the run's random order) up to k."""
-    missing = k - accepted.sum(axis=1)
-    keys = np.where(undecided, means, -np.inf)
-    rank = _ranks(np.lexsort((_order(priority), -keys), axis=-1))
-    chosen = accepted | (undecided & (rank < missing[:, None]))
-    return np.nonzero(chosen)[1].reshape(-1, k)
-
-
 class EmpiricalGaps(NamedTuple):
     """The empirical gaps of the active arms of R rows (:func:`empirical_gaps`)."""
 
