@@ -39,7 +39,7 @@ from ..families import ExponentialFamily, get_family
 from ._exact.forest import gaussian_forest
 from ._exact.gaussian_star import gaussian_double_star
 from ..families.kernels import kernel_code
-from ._exact.star import double_star_edges, star_batch_kernel
+from ._exact.star import STAR_MAX_ITERATIONS, double_star_edges, star_batch_kernel
 from ._exact._routing import FAST_PATH_PAIRS
 from ._exact.search import _NEGATIVE_MULTIPLIER
 from .certificate import certified_gap
@@ -265,8 +265,8 @@ def _compiled_double_stars(theta: np.ndarray, dispersion: np.ndarray, k: int, ki
         group_dispersion = np.ascontiguousarray(sorted_dispersion[rows][first].reshape(rows.size, groups) * count)
         group_psi, mu = np.empty((rows.size, groups)), np.empty((rows.size, groups - 1))
         keep, out = np.empty((rows.size, groups - 1), dtype=np.bool_), np.empty((rows.size, 7))
-        star_batch_kernel()(code, group_theta, group_dispersion, top_groups, 100, _NEGATIVE_MULTIPLIER, group_psi,
-                            mu, keep, out)
+        star_batch_kernel()(code, group_theta, group_dispersion, top_groups, STAR_MAX_ITERATIONS, _NEGATIVE_MULTIPLIER,
+                            group_psi, mu, keep, out)
         value[rows], bound[rows] = out[:, 1], out[:, 2]
         terms = out[:, 5] + (0 if groups == n_arms else 1)
         for position in np.flatnonzero(out[:, 0] == 1.0).tolist():  # the single solve's allowance

@@ -34,10 +34,12 @@ from typing import Any
 
 from ._exact.gaussian_star import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from ._exact.gaussian_star import _gaussian_star_rows, _kernel
-from ._exact.star import double_star_edges
+from ._exact.search import _NEGATIVE_MULTIPLIER as _FAMILY_NEGATIVE_MULTIPLIER
+from ._exact.star import STAR_MAX_ITERATIONS, _star_rows, double_star_edges, star_kernel
 
 __all__ = ["gaussian_star_rows", "gaussian_star_rows_kernel", "double_star_edges", "FEASIBILITY",
-           "NEGATIVE_MULTIPLIER", "NO_START", "MAX_NEWTON"]
+           "NEGATIVE_MULTIPLIER", "NO_START", "MAX_NEWTON", "family_star_rows", "family_star_rows_kernel",
+           "FAMILY_NEGATIVE_MULTIPLIER", "STAR_MAX_ITERATIONS"]
 
 gaussian_star_rows = _gaussian_star_rows
 """The Gaussian double star's row kernel as a plain Python function (see the module docstring)."""
@@ -56,3 +58,22 @@ NO_START = _NO_START
 def gaussian_star_rows_kernel() -> Any:
     """:func:`gaussian_star_rows` compiled with numba (on first use; cached on disk)."""
     return _kernel()
+
+
+family_star_rows = _star_rows
+"""The double star's row kernel of the families with a compiled pair kernel, as a plain Python function:
+``family_star_rows(code, theta, dispersion, k, start, max_iterations, negative_multiplier, psi, mu, keep, weight,
+top_sums, bottom_sums, out)`` on one row of distinct means sorted top then bottom (``code`` the pair kernel's
+number, :func:`allocopt.families.kernels.kernel_code`; ``weight`` the balance's first weights, ones for a fresh
+solve; ``top_sums`` (k,) and ``bottom_sums`` (K - k,) work arrays), writing ``psi``, the kept multipliers and
+``out`` = (accepted, value, bound, stationarity, complementarity, largest arm degree, balance residual). It is the
+single solve's and :func:`~allocopt.topk.solve_topk_batch`'s compiled double star, with their
+``max_iterations`` :data:`STAR_MAX_ITERATIONS` and :data:`FAMILY_NEGATIVE_MULTIPLIER`."""
+
+FAMILY_NEGATIVE_MULTIPLIER = _FAMILY_NEGATIVE_MULTIPLIER
+"""The family double star's ``negative_multiplier`` (that of the single solve and the batch)."""
+
+
+def family_star_rows_kernel() -> Any:
+    """:func:`family_star_rows` compiled with numba (on first use; cached on disk), with what it calls by name."""
+    return star_kernel()

@@ -245,3 +245,27 @@ def test_track_and_stop_counts_fallbacks_at_boundary_ties():
     result = identify(problem, TrackAndStop(update="every"), delta=0.1, n_runs=3, rng=1, max_samples=30)
     assert result.diagnostics["solver_fallbacks"].sum() > 0
     assert np.all(result.diagnostics["solver_fallbacks"] <= result.diagnostics["solver_calls"])
+
+
+class _PythonTrackAndStop(TrackAndStop):
+    """Track-and-Stop without its compiled step: every step batched in Python (solve_topk_batch on all runs)."""
+
+    def compiled_step(self, context):
+        return None
+
+
+@pytest.mark.parametrize("problem", [
+    TopKProblem([0.6, 0.5, 0.5, 0.4], 1, family="bernoulli"),  # tied means, k = 1
+    TopKProblem([0.6, 0.6, 0.5, 0.3], 3, family="bernoulli"),  # k = K - 1
+    TopKProblem([0.99, 0.97, 0.5, 0.02, 0.01], 2, family="bernoulli"),  # empirical means clipped at 0 and 1
+    TopKProblem([0.3, 0.2, 0.1, 0.05], 2, family="poisson"),  # empirical means of 0 clipped
+    TopKProblem([5.0, 4.0, 3.5, 3.0, 1.0, 0.2], 3, family="exponential"),
+], ids=["bernoulli-ties", "bernoulli-k=K-1", "bernoulli-edges", "poisson", "exponential"])
+def test_track_and_stop_compiled_on_other_families_is_the_batched_python_step(problem):
+    # the compiled step (the batch's double star on distinct means or tie groups, deferring the rest to Python)
+    # against the Python step that solves every run's row with solve_topk_batch: the same arrays, bit for bit
+    compiled = identify(problem, TrackAndStop(), delta=(0.1, 0.01), n_runs=12, rng=7, max_samples=20000)
+    python = identify(problem, _PythonTrackAndStop(), delta=(0.1, 0.01), n_runs=12, rng=7, max_samples=20000)
+    _same(compiled, python)
+    assert TrackAndStop().compiled_step(RuleContext(problem.n_arms, problem.k, problem.family,
+                                                    np.ones(problem.n_arms), delta=0.1)) is not None

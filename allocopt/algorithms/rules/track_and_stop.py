@@ -49,12 +49,14 @@ import numpy as np
 from typing import NamedTuple
 
 from ..._numba import kernel, kernel_copy
+from ...families import kernels as _compiled_families
 from ..._rng import random_candidate
 from ..._validation import as_choice, as_int, fail
 from ...exceptions import AllocoptError
 from ...topk import kernels as _topk_kernels
 from ...topk import certificate as _certificate
-from ...topk.kernels import FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER, NO_START
+from ...topk.kernels import FAMILY_NEGATIVE_MULTIPLIER, FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER, NO_START
+from ...topk.kernels import STAR_MAX_ITERATIONS
 from ...topk.simplex import project_to_simplex
 from ...topk.certificate import ROUNDING_ALLOWANCE
 from ...topk.problem import TopKProblem
@@ -67,6 +69,7 @@ __all__ = ["TrackAndStop", "solve_allocations", "project_shrunk_simplex", "c_tra
 
 ACCEPTED_STATUSES = frozenset({"optimal", "iteration_limit"})
 _EDGE = 1e-9
+_ERROR_PROBES = (np.array([0.3, 0.6]), np.array([0.01, 0.99]))  # means inside every built-in family's domain
 _SOLVERS = ("exact", "fwga", "kkt-tracking")
 
 
@@ -245,23 +248,36 @@ class TrackAndStop:
         return (last_solve < 0) | ((t - n_arms) % int(self.update) == 0)
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
-        """:func:`track_and_stop_step` for the engine's compiled loop: Gaussian arms, D-tracking, the exact solver
-        (with at most a ``tol``) at every step, and a double star small enough for the batch's fast path; None
-        otherwise (the step then runs in Python, batched by :meth:`select_batch`)."""
+        """:func:`track_and_stop_step` (Gaussian arms) or :func:`family_track_and_stop_step` (the other families
+        with a compiled pair kernel) for the engine's compiled loop: D-tracking, the exact solver (with at most a
+        ``tol``) at every step, and a double star small enough for the batch's fast path; None otherwise (the step
+        then runs in Python, batched by :meth:`select_batch`)."""
         from ...topk.batch import FAST_PATH_PAIRS
         from ...topk.batch import BATCH_TOL
 
-        n_arms, k = context.n_arms, context.k
+        n_arms, k, family = context.n_arms, context.k, context.family
         if (self.tracking != "d" or self.update != "every" or not _uses_batch_solver(self.solver, self.solver_options)
-                or context.family.name != "gaussian" or not context.family.harmonic_costs("confidence")
                 or k * (n_arms - k) > FAST_PATH_PAIRS):
             return None
-        _topk_kernels.gaussian_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
         tol = float(self.solver_options.get("tol", BATCH_TOL))  # solve_allocations leaves it to solve_topk_batch
         dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
-        return StepKernel(track_and_stop_step, state=TrackAndStopState, params=TrackAndStopParams(
-            k, tol, dispersion, ExactWork.empty(n_arms), np.empty(n_arms), np.empty(n_arms),
-            np.empty(n_arms, dtype=np.int64), np.arange(n_arms)))
+        work: ExactWork | FamilyWork
+        if family.harmonic_costs("confidence"):
+            if family.name != "gaussian":
+                return None
+            _topk_kernels.gaussian_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
+            step, work = track_and_stop_step, ExactWork.empty(n_arms)
+        else:
+            code = _compiled_families.kernel_code(family.compiled_pair("confidence"))
+            # the batch adds the family's evaluation error of a row's costs; the compiled step takes one number
+            errors = {float(family.pair_error_bound("confidence", means)) for means in _ERROR_PROBES}
+            if code is None or len(errors) != 1:
+                return None
+            _topk_kernels.family_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
+            step, work = family_track_and_stop_step, FamilyWork.for_family(family, n_arms, k, code, errors.pop())
+        return StepKernel(step, state=TrackAndStopState, params=TrackAndStopParams(
+            k, tol, dispersion, work, np.empty(n_arms), np.empty(n_arms), np.empty(n_arms, dtype=np.int64),
+            np.arange(n_arms)))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms, t, counts = context.n_arms, int(view.t), view.counts
@@ -352,13 +368,78 @@ class ExactWork(NamedTuple):
                    np.empty(1), np.empty(1, dtype=np.bool_))
 
 
-SOLVED, FALLBACK, HAND_BACK = range(3)
-"""What :func:`exact_allocation` found: an allocation, a row the batch does not solve (``ok`` False), or a double
-star the batch does not accept (it solves the row on other forests)."""
+class FamilyWork(NamedTuple):
+    """Constants and work arrays of :func:`family_allocation` (one sorted row for the family's double star)."""
 
-# the batch solver's compiled double star and the certificate's gap, called by name from compiled code
+    code: int  # the family's pair kernel (allocopt.families.kernels.kernel_code)
+    lower: float  # the mean domain's ends
+    upper: float
+    low: float  # where empirical means are clipped (_clipped_means): lower + _EDGE, upper - _EDGE (or infinite)
+    high: float
+    pair_error: float  # the family's evaluation error of the fixed-confidence costs (pair_error_bound)
+    order: np.ndarray  # (K,) int64
+    clipped: np.ndarray  # (K,)
+    theta: np.ndarray  # (K,): the tie groups' means, sorted (the clipped means when no two are tied)
+    dispersion: np.ndarray  # (K,): the groups' dispersions, n_g phi_g
+    group_size: np.ndarray  # (K,): the groups' sizes n_g
+    group_of: np.ndarray  # (K,) int64: the group of each sorted arm
+    psi: np.ndarray  # (K,)
+    mu: np.ndarray  # (K - 1,)
+    keep: np.ndarray  # (K - 1,) bool
+    weight: np.ndarray  # (K,)
+    top_sums: np.ndarray  # (k,)
+    bottom_sums: np.ndarray  # (K - k,)
+    out: np.ndarray  # (7,)
+
+    @classmethod
+    def for_family(cls, family, n_arms: int, k: int, code: int, pair_error: float) -> "FamilyWork":
+        low = family.lower + _EDGE if np.isfinite(family.lower) else family.lower
+        high = family.upper - _EDGE if np.isfinite(family.upper) else family.upper
+        return cls(code, float(family.lower), float(family.upper), float(low), float(high), pair_error,
+                   np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms),
+                   np.empty(n_arms), np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms - 1),
+                   np.empty(n_arms - 1, dtype=np.bool_), np.empty(n_arms), np.empty(k), np.empty(n_arms - k),
+                   np.empty(7))
+
+
+SOLVED, FALLBACK, HAND_BACK = range(3)
+"""What :func:`exact_allocation` and :func:`family_allocation` found: an allocation, a row the batch does not solve
+(``ok`` False), or a row the batch solves by another route (other forests, tie groups, the single solve): the step
+is then handed back to Python."""
+
+# the batch solver's compiled double stars and the certificate's gap, called by name from compiled code
 star_rows = kernel_copy(_topk_kernels.gaussian_star_rows)
+family_star_rows = kernel_copy(_topk_kernels.family_star_rows)
 certified_gap = kernel_copy(_certificate.scalar_certified_gap)
+
+
+@kernel
+def sort_decreasing(values, order):
+    """``order`` = ``argsort(-values, kind="stable")``: an insertion sort, equal values keep the arm order."""
+    for arm in range(values.shape[0]):
+        position = arm
+        while position > 0 and values[order[position - 1]] < values[arm]:
+            order[position] = order[position - 1]
+            position -= 1
+        order[position] = arm
+
+
+@kernel
+def normalised_allocation(sorted_psi, order, out):
+    """:data:`SOLVED` with ``out`` the allocation ``sorted_psi`` in arm order divided by its sum left to right
+    (:func:`solve_allocations`' normalisation), or :data:`FALLBACK` where an entry is not finite or negative."""
+    n_arms = order.shape[0]
+    for position in range(n_arms):
+        psi = sorted_psi[position]
+        if not (np.isfinite(psi) and psi >= 0):
+            return FALLBACK
+        out[order[position]] = psi
+    total = 0.0
+    for arm in range(n_arms):
+        total += out[arm]
+    for arm in range(n_arms):
+        out[arm] = out[arm] / total
+    return SOLVED
 
 
 @kernel
@@ -372,12 +453,7 @@ def exact_allocation(means, dispersion, k, tol, work, out):
         if not (means[arm] > -np.inf and means[arm] < np.inf):  # outside the family's domain
             return FALLBACK
     order = work.order
-    for arm in range(n_arms):  # argsort(-means, kind="stable"): insertion sort, equal means keep the arm order
-        position = arm
-        while position > 0 and means[order[position - 1]] < means[arm]:
-            order[position] = order[position - 1]
-            position -= 1
-        order[position] = arm
+    sort_decreasing(means, order)
     if not means[order[k - 1]] > means[order[k]]:  # no unique top-k set
         return FALLBACK
     for position in range(n_arms):
@@ -389,17 +465,72 @@ def exact_allocation(means, dispersion, k, tol, work, out):
         return HAND_BACK
     if not certified_gap(work.bound[0], work.value[0], ROUNDING_ALLOWANCE, 1) <= tol * work.value[0]:
         return FALLBACK
-    total = 0.0
-    for position in range(n_arms):
-        psi = work.psi[0, position]
-        if not (np.isfinite(psi) and psi >= 0):
+    return normalised_allocation(work.psi[0], order, out)
+
+
+@kernel
+def family_allocation(means, dispersion, k, tol, work, out):
+    """:func:`solve_allocations`'s answer for one row of means of a family with a compiled pair kernel, as
+    :func:`allocopt.solve_topk_batch` gives it by its compiled double star: the means clipped into the family's
+    domain (:func:`_clipped_means`), sorted, tied means merged into groups (:func:`tie_groups`), the double star
+    from weights one with the batch's iteration cap and multiplier tolerance, accepted when it is solved with a
+    positive value and a certified relative gap at most ``tol`` (the family's evaluation error and, for groups,
+    one more rounding term in the allowance), each arm given its group's allocation over the group's size.
+    :data:`SOLVED`, :data:`FALLBACK` (no unique top-k set, a mean outside the domain, a non-finite or negative
+    allocation) or :data:`HAND_BACK` (tied arms of different dispersions, or a double star the batch does not
+    accept: the single solve takes those)."""
+    n_arms = means.shape[0]
+    clipped, order = work.clipped, work.order
+    for arm in range(n_arms):
+        if means[arm] != means[arm]:
             return FALLBACK
-        out[order[position]] = psi
-    for arm in range(n_arms):
-        total += out[arm]
-    for arm in range(n_arms):
-        out[arm] = out[arm] / total
-    return SOLVED
+        clipped[arm] = min(max(means[arm], work.low), work.high)
+        if not (clipped[arm] > work.lower and clipped[arm] < work.upper):
+            return FALLBACK
+    sort_decreasing(clipped, order)
+    if not clipped[order[k - 1]] > clipped[order[k]]:  # no unique top-k set
+        return FALLBACK
+    n_groups, n_top = tie_groups(clipped, dispersion, order, k, work)
+    if n_groups == 0:
+        return HAND_BACK
+    for group in range(n_groups):
+        work.weight[group] = 1.0
+    family_star_rows(work.code, work.theta[:n_groups], work.dispersion[:n_groups], n_top, 0.0, STAR_MAX_ITERATIONS,
+                     FAMILY_NEGATIVE_MULTIPLIER, work.psi, work.mu, work.keep, work.weight, work.top_sums,
+                     work.bottom_sums, work.out)
+    value = work.out[1]
+    terms = work.out[5] + (0 if n_groups == n_arms else 1)
+    if not (work.out[0] == 1.0 and value > 0
+            and certified_gap(work.out[2], value, work.pair_error, int(terms)) <= tol * value):
+        return HAND_BACK
+    for position in range(n_arms):  # each arm's share of its group's allocation
+        work.clipped[position] = work.psi[work.group_of[position]] / work.group_size[work.group_of[position]]
+    return normalised_allocation(work.clipped, order, out)
+
+
+@kernel
+def tie_groups(clipped, dispersion, order, k, work):
+    """The tie groups of the sorted means, as :func:`allocopt.solve_topk_batch` forms them: a group starts at each
+    new mean and at the k-th arm; its mean, its dispersion n_g phi_g (the first member's times the size), its size,
+    and the group of each sorted arm written to ``work``. Returns the number of groups and of top groups, or (0, 0)
+    where tied arms differ in dispersion."""
+    n_groups = n_top = 0
+    for position in range(clipped.shape[0]):
+        arm = order[position]
+        if position == 0 or position == k or clipped[arm] != clipped[order[position - 1]]:
+            work.theta[n_groups] = clipped[arm]
+            work.dispersion[n_groups] = dispersion[arm]
+            work.group_size[n_groups] = 0.0
+            n_groups += 1
+            if position < k:
+                n_top += 1
+        elif dispersion[arm] != dispersion[order[position - 1]]:
+            return 0, 0
+        work.group_size[n_groups - 1] += 1.0
+        work.group_of[position] = n_groups - 1
+    for group in range(n_groups):
+        work.dispersion[group] = work.dispersion[group] * work.group_size[group]
+    return n_groups, n_top
 
 
 class TrackAndStopState(NamedTuple):
@@ -417,7 +548,7 @@ class TrackAndStopParams(NamedTuple):
     k: int
     tol: float
     dispersion: np.ndarray
-    exact: ExactWork
+    exact: ExactWork | FamilyWork  # the Gaussian or the family double star's work
     target: np.ndarray  # (K,)
     lag: np.ndarray  # (K,)
     forced: np.ndarray  # (K,) int64
@@ -425,21 +556,33 @@ class TrackAndStopParams(NamedTuple):
 
 
 def track_and_stop_step(row, view, state, params, uniforms, each):
-    """:meth:`TrackAndStop.select` compiled for D-tracking and the exact solver at every step (deferred to it where
-    the batch would solve the row on other forests)."""
-    counts, t = view.counts, view.t
-    n_arms = counts.shape[0]
-    # the target allocation at the empirical means
+    """:meth:`TrackAndStop.select` compiled for Gaussian arms, D-tracking and the exact solver at every step (deferred
+    to it where the batch would solve the row on other forests)."""
     verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
+    return d_tracking(row, view, state, params, uniforms, verdict)
+
+
+def family_track_and_stop_step(row, view, state, params, uniforms, each):
+    """:meth:`TrackAndStop.select` compiled for the other families with a compiled pair kernel (deferred to it where
+    the batch would solve the row by another route than the double star of distinct means)."""
+    verdict = family_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
+    return d_tracking(row, view, state, params, uniforms, verdict)
+
+
+@kernel
+def d_tracking(row, view, state, params, uniforms, verdict):
+    """The step after the solve: the target kept (SOLVED) or the last one (FALLBACK; HAND_BACK defers the step),
+    then D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a."""
     if verdict == HAND_BACK:
         return DEFER, 0
+    counts, t = view.counts, view.t
+    n_arms = counts.shape[0]
     state.solver_calls[row, 0] += 1
     state.last_solve[row, 0] = t
     if verdict == SOLVED:
         copy_into(state.psi[row], params.target)
     else:
         state.solver_fallbacks[row, 0] += 1
-    # D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a
     n_forced = 0
     floor = np.sqrt(t) - n_arms / 2
     for arm in range(n_arms):

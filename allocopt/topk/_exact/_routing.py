@@ -17,7 +17,7 @@ from ..result import BindingForest, TopKResult, _ResultTemplate
 from .gaussian_star import _FEASIBILITY, MAX_NEWTON, gaussian_double_star_instance
 from .gaussian_star import tied_star_instance_kernel as tied_gaussian_star_kernel
 from .search import _NEGATIVE_MULTIPLIER, active_set
-from .star import double_star_edges, star_instance_kernel, tied_star_instance_kernel
+from .star import STAR_MAX_ITERATIONS, double_star_edges, star_instance_kernel, tied_star_instance_kernel
 
 __all__ = ["solve", "OPTIONS", "FAST_PATH_PAIRS"]
 
@@ -148,13 +148,14 @@ def _compiled_star_fast_path(problem: TopKProblem, kind: str, tol: float, starte
     if tied:
         scalars, psi, multipliers = _tied_answer(
             problem, tied_star_instance_kernel(), code, problem.theta, problem.order, problem.dispersion, k, start,
-            100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind))
+            STAR_MAX_ITERATIONS, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind))
         if multipliers is None:
             return None
     else:
         psi, mu, keep = np.empty(n_arms), np.empty(n_arms - 1), np.empty(n_arms - 1, dtype=bool)
         scalars = star_instance_kernel()(code, problem.theta, problem.top, problem.bottom, problem.dispersion, start,
-                                         100, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind), psi, mu, keep)
+                                         STAR_MAX_ITERATIONS, _NEGATIVE_MULTIPLIER, problem.evaluation_error(kind), psi,
+                                         mu, keep)
         if scalars[0] != 1.0:
             return None
         n_kept = int(scalars[-1])

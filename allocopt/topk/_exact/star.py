@@ -96,6 +96,10 @@ class StarCertificate(NamedTuple):
     complementarity: float
 
 
+STAR_MAX_ITERATIONS = 100
+"""Balance evaluations of the compiled double star at most (the single solve, the batch and the engine)."""
+
+
 # pair_by_code compiled first; the functions are called by their global names: compiled in this order
 _kernels = compile_once(globals(), needs=(_families._kernels,),
                         rebind=("scalar_certified_gap", "_inverse_step", "_leaf_weight", "_leaf_start", "_balance",
