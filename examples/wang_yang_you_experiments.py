@@ -344,8 +344,8 @@ def main() -> None:
     large.add_argument("--jobs", type=int, default=2)
     large.add_argument("--replot", action="store_true",
                        help="redraw the figure and the section from the measurements the last run saved")
-    redraw = commands.add_parser("replot", help="redraw Figure 1 or 4 from the table its section recorded")
-    redraw.add_argument("--figure", type=int, choices=(1, 4), default=1)
+    redraw = commands.add_parser("replot", help="redraw Figure 4 from the table its section recorded")
+    redraw.add_argument("--figure", type=int, choices=(4,), default=4)
     section = commands.add_parser("section", help="write a figure's section of the docs page from its report")
     section.add_argument("--figure", type=int, choices=sorted(SPECS), default=1)
     args = parser.parse_args()
