@@ -260,12 +260,14 @@ class _PythonTrackAndStop(TrackAndStop):
     TopKProblem([0.99, 0.97, 0.5, 0.02, 0.01], 2, family="bernoulli"),  # empirical means clipped at 0 and 1
     TopKProblem([0.3, 0.2, 0.1, 0.05], 2, family="poisson"),  # empirical means of 0 clipped
     TopKProblem([5.0, 4.0, 3.5, 3.0, 1.0, 0.2], 3, family="exponential"),
-], ids=["bernoulli-ties", "bernoulli-k=K-1", "bernoulli-edges", "poisson", "exponential"])
+    FAMILY_PROBLEMS["gamma"],  # a dispersion other than one
+], ids=["bernoulli-ties", "bernoulli-k=K-1", "bernoulli-edges", "poisson", "exponential", "gamma"])
 def test_track_and_stop_compiled_on_other_families_is_the_batched_python_step(problem):
     # the compiled step (the batch's double star on distinct means or tie groups, deferring the rest to Python)
     # against the Python step that solves every run's row with solve_topk_batch: the same arrays, bit for bit
     compiled = identify(problem, TrackAndStop(), delta=(0.1, 0.01), n_runs=12, rng=7, max_samples=20000)
     python = identify(problem, _PythonTrackAndStop(), delta=(0.1, 0.01), n_runs=12, rng=7, max_samples=20000)
     _same(compiled, python)
-    assert TrackAndStop().compiled_step(RuleContext(problem.n_arms, problem.k, problem.family,
-                                                    np.ones(problem.n_arms), delta=0.1)) is not None
+    dispersion = np.broadcast_to(np.asarray(problem.dispersion, dtype=float), (problem.n_arms,)).copy()
+    assert TrackAndStop().compiled_step(RuleContext(problem.n_arms, problem.k, problem.family, dispersion,
+                                                    delta=0.1)) is not None

@@ -503,7 +503,7 @@ def family_allocation(means, dispersion, k, tol, work, out):
     if not (work.out[0] == 1.0 and value > 0
             and certified_gap(work.out[2], value, work.pair_error, int(terms)) <= tol * value):
         return HAND_BACK
-    for position in range(n_arms):  # each arm's share of its group's allocation
+    for position in range(n_arms):  # each arm's share of its group's allocation (into the clipped means' array)
         work.clipped[position] = work.psi[work.group_of[position]] / work.group_size[work.group_of[position]]
     return normalised_allocation(work.clipped, order, out)
 
