@@ -55,7 +55,7 @@ from ..._validation import as_choice, as_int, fail
 from ...exceptions import AllocoptError
 from ...topk import kernels as _topk_kernels
 from ...topk import certificate as _certificate
-from ...topk.kernels import FAMILY_NEGATIVE_MULTIPLIER, FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER, NO_START
+from ...topk.kernels import FAMILY_NEGATIVE_MULTIPLIER, FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER
 from ...topk.kernels import STAR_MAX_ITERATIONS
 from ...topk.simplex import project_to_simplex
 from ...topk.certificate import ROUNDING_ALLOWANCE
@@ -265,7 +265,7 @@ class TrackAndStop:
         if family.harmonic_costs("confidence"):
             if family.name != "gaussian":
                 return None
-            _topk_kernels.gaussian_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
+            _bind_star("star_rows", _topk_kernels.gaussian_star_rows_kernel())
             step, work = track_and_stop_step, ExactWork.empty(n_arms)
         else:
             code = _compiled_families.kernel_code(family.compiled_pair("confidence"))
@@ -273,7 +273,7 @@ class TrackAndStop:
             errors = {float(family.pair_error_bound("confidence", means)) for means in _ERROR_PROBES}
             if code is None or len(errors) != 1:
                 return None
-            _topk_kernels.family_star_rows_kernel()  # compiled: the helpers the copy calls by name are bound
+            _bind_star("family_star_rows", _topk_kernels.family_star_rows_kernel())
             step, work = family_track_and_stop_step, FamilyWork.for_family(family, n_arms, k, code, errors.pop())
         return StepKernel(step, state=TrackAndStopState, params=TrackAndStopParams(
             k, tol, dispersion, work, np.empty(n_arms), np.empty(n_arms), np.empty(n_arms, dtype=np.int64),
@@ -360,12 +360,15 @@ class ExactWork(NamedTuple):
     stationarity: np.ndarray
     complementarity: np.ndarray
     accepted: np.ndarray  # (1,) bool
+    start: np.ndarray  # (1,): the star's start (not read: has_start is false)
+    has_start: bool
+    max_newton: int
 
     @classmethod
     def empty(cls, n_arms: int) -> "ExactWork":
         return cls(np.empty(n_arms, dtype=np.int64), np.empty((1, n_arms)), np.empty((1, n_arms)),
                    np.empty((1, n_arms)), np.empty((1, n_arms - 1)), np.empty(1), np.empty(1), np.empty(1),
-                   np.empty(1), np.empty(1, dtype=np.bool_))
+                   np.empty(1), np.empty(1, dtype=np.bool_), np.zeros(1), False, MAX_NEWTON)
 
 
 class FamilyWork(NamedTuple):
@@ -377,6 +380,7 @@ class FamilyWork(NamedTuple):
     low: float  # where empirical means are clipped (_clipped_means): lower + _EDGE, upper - _EDGE (or infinite)
     high: float
     pair_error: float  # the family's evaluation error of the fixed-confidence costs (pair_error_bound)
+    max_iterations: int  # the double star's (STAR_MAX_ITERATIONS)
     order: np.ndarray  # (K,) int64
     clipped: np.ndarray  # (K,)
     theta: np.ndarray  # (K,): the tie groups' means, sorted (the clipped means when no two are tied)
@@ -396,6 +400,7 @@ class FamilyWork(NamedTuple):
         low = family.lower + _EDGE if np.isfinite(family.lower) else family.lower
         high = family.upper - _EDGE if np.isfinite(family.upper) else family.upper
         return cls(code, float(family.lower), float(family.upper), float(low), float(high), pair_error,
+                   STAR_MAX_ITERATIONS,
                    np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms),
                    np.empty(n_arms), np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms - 1),
                    np.empty(n_arms - 1, dtype=np.bool_), np.empty(n_arms), np.empty(k), np.empty(n_arms - k),
@@ -407,10 +412,18 @@ SOLVED, FALLBACK, HAND_BACK = range(3)
 (``ok`` False), or a row the batch solves by another route (other forests, tie groups, the single solve): the step
 is then handed back to Python."""
 
-# the batch solver's compiled double stars and the certificate's gap, called by name from compiled code
-star_rows = kernel_copy(_topk_kernels.gaussian_star_rows)
-family_star_rows = kernel_copy(_topk_kernels.family_star_rows)
+# the batch solver's compiled double stars, called by name from compiled code: the top-k layer's own dispatchers
+# (bound by TrackAndStop.compiled_step, _bind_star), so that a run compiles each star once, with the types of the
+# single solve's call; and the certificate's gap
+star_rows = _topk_kernels.gaussian_star_rows
+family_star_rows = _topk_kernels.family_star_rows
 certified_gap = kernel_copy(_certificate.scalar_certified_gap)
+
+
+def _bind_star(name: str, dispatcher) -> None:
+    """Bind the top-k layer's compiled double star under ``name`` (``star_rows`` or ``family_star_rows``) before a
+    compiled step that calls it is compiled."""
+    globals()[name] = dispatcher
 
 
 @kernel
@@ -459,8 +472,9 @@ def exact_allocation(means, dispersion, k, tol, work, out):
     for position in range(n_arms):
         work.theta[0, position] = means[order[position]]
         work.variance[0, position] = dispersion[order[position]]
-    star_rows(work.theta, work.variance, k, NO_START, False, MAX_NEWTON, FEASIBILITY, NEGATIVE_MULTIPLIER,
-              work.psi, work.mu, work.value, work.bound, work.stationarity, work.complementarity, work.accepted)
+    star_rows(work.theta, work.variance, k, work.start, work.has_start, work.max_newton, FEASIBILITY,
+              NEGATIVE_MULTIPLIER, work.psi, work.mu, work.value, work.bound, work.stationarity, work.complementarity,
+              work.accepted)
     if not work.accepted[0]:
         return HAND_BACK
     if not certified_gap(work.bound[0], work.value[0], ROUNDING_ALLOWANCE, 1) <= tol * work.value[0]:
@@ -495,7 +509,7 @@ def family_allocation(means, dispersion, k, tol, work, out):
         return HAND_BACK
     for group in range(n_groups):
         work.weight[group] = 1.0
-    family_star_rows(work.code, work.theta[:n_groups], work.dispersion[:n_groups], n_top, 0.0, STAR_MAX_ITERATIONS,
+    family_star_rows(work.code, work.theta[:n_groups], work.dispersion[:n_groups], n_top, 0.0, work.max_iterations,
                      FAMILY_NEGATIVE_MULTIPLIER, work.psi, work.mu, work.keep, work.weight, work.top_sums,
                      work.bottom_sums, work.out)
     value = work.out[1]
