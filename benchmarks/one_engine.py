@@ -179,10 +179,10 @@ usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime}))
 """
 
-DEFAULT_RULES = ("uniform", "kkt-ts", "kkt-ts@bernoulli", "bts", "dt-ts", "track-and-stop", "track-and-stop@bernoulli", "ocba-balanced", "t3c",
-                 "ttts", "ttts@bernoulli", "ttei", "lucb", "kl-lucb@bernoulli", "lil-lucb", "lil-rand-lucb",
-                 "lil-clucb", "ugape", "kl-elimination", "at-lucb", "sar", "sequential-halving", "optmai",
-                 "adaptive-topk-budget", "clucb-pac-budget", "adaptive-topk", "clucb-pac")
+DEFAULT_RULES = ("uniform", "kkt-ts", "kkt-ts@bernoulli", "bts", "dt-ts", "track-and-stop", "track-and-stop@bernoulli",
+                 "ocba-balanced", "t3c", "ttts", "ttts@bernoulli", "ttei", "lucb", "kl-lucb@bernoulli", "lil-lucb",
+                 "lil-rand-lucb", "lil-clucb", "ugape", "kl-elimination", "at-lucb", "sar", "sequential-halving",
+                 "optmai", "adaptive-topk-budget", "clucb-pac-budget", "adaptive-topk", "clucb-pac")
 
 
 def _child(source: Path, script: str, *arguments: str, environment: dict | None = None) -> dict:

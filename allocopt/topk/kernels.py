@@ -34,12 +34,13 @@ from typing import Any
 
 from ._exact.gaussian_star import _FEASIBILITY, _NEGATIVE_MULTIPLIER, _NO_START, MAX_NEWTON
 from ._exact.gaussian_star import _gaussian_star_rows, _kernel
+from ._exact.groups import merge_ties
 from ._exact.search import _NEGATIVE_MULTIPLIER as _FAMILY_NEGATIVE_MULTIPLIER
 from ._exact.star import STAR_MAX_ITERATIONS, _star_rows, double_star_edges, star_kernel
 
 __all__ = ["gaussian_star_rows", "gaussian_star_rows_kernel", "double_star_edges", "FEASIBILITY",
            "NEGATIVE_MULTIPLIER", "NO_START", "MAX_NEWTON", "family_star_rows", "family_star_rows_kernel",
-           "FAMILY_NEGATIVE_MULTIPLIER", "STAR_MAX_ITERATIONS"]
+           "FAMILY_NEGATIVE_MULTIPLIER", "STAR_MAX_ITERATIONS", "merge_ties"]
 
 gaussian_star_rows = _gaussian_star_rows
 """The Gaussian double star's row kernel as a plain Python function (see the module docstring)."""
@@ -77,3 +78,7 @@ FAMILY_NEGATIVE_MULTIPLIER = _FAMILY_NEGATIVE_MULTIPLIER
 def family_star_rows_kernel() -> Any:
     """:func:`family_star_rows` compiled with numba (on first use; cached on disk), with what it calls by name."""
     return star_kernel()
+
+# merge_ties(theta, order, dispersion, k, group_theta, group_dispersion, first, count) -> (n_groups, n_top): the tie
+# groups of sorted means as the single solve and the batch merge them (allocopt.topk._exact.groups.merge_ties), a
+# plain function that compiled callers compile inside them

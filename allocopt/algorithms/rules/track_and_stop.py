@@ -96,15 +96,18 @@ def project_shrunk_simplex(psi: np.ndarray, epsilon) -> np.ndarray:
     return epsilon + scale * project_to_simplex((psi - epsilon) / scale)
 
 
+def _clip_bounds(family) -> tuple[float, float]:
+    """Where empirical means are clipped into the family's open mean domain: ``_EDGE`` inside each finite end (an
+    infinite end clips nothing)."""
+    low = family.lower + _EDGE if np.isfinite(family.lower) else family.lower
+    high = family.upper - _EDGE if np.isfinite(family.upper) else family.upper
+    return float(low), float(high)
+
+
 def _clipped_means(context: RuleContext, means: np.ndarray) -> np.ndarray:
     """Empirical means moved inside the family's open mean domain (an empirical Bernoulli mean of 0 or 1)."""
-    family = context.family
-    theta = np.array(means, dtype=float)
-    if np.isfinite(family.lower):
-        theta = np.maximum(theta, family.lower + _EDGE)
-    if np.isfinite(family.upper):
-        theta = np.minimum(theta, family.upper - _EDGE)
-    return theta
+    low, high = _clip_bounds(context.family)
+    return np.minimum(np.maximum(np.array(means, dtype=float), low), high)
 
 
 def _solve_one(context: RuleContext, means: np.ndarray, solver: str, options: dict, warm):
@@ -377,7 +380,7 @@ class FamilyWork(NamedTuple):
     code: int  # the family's pair kernel (allocopt.families.kernels.kernel_code)
     lower: float  # the mean domain's ends
     upper: float
-    low: float  # where empirical means are clipped (_clipped_means): lower + _EDGE, upper - _EDGE (or infinite)
+    low: float  # where empirical means are clipped (_clip_bounds)
     high: float
     pair_error: float  # the family's evaluation error of the fixed-confidence costs (pair_error_bound)
     max_iterations: int  # the double star's (STAR_MAX_ITERATIONS)
@@ -385,8 +388,8 @@ class FamilyWork(NamedTuple):
     clipped: np.ndarray  # (K,)
     theta: np.ndarray  # (K,): the tie groups' means, sorted (the clipped means when no two are tied)
     dispersion: np.ndarray  # (K,): the groups' dispersions, n_g phi_g
-    group_size: np.ndarray  # (K,): the groups' sizes n_g
-    group_of: np.ndarray  # (K,) int64: the group of each sorted arm
+    group_first: np.ndarray  # (K,) int64: each group's first position in the sorted order
+    group_size: np.ndarray  # (K,) int64: the groups' sizes n_g
     psi: np.ndarray  # (K,)
     mu: np.ndarray  # (K - 1,)
     keep: np.ndarray  # (K - 1,) bool
@@ -397,12 +400,11 @@ class FamilyWork(NamedTuple):
 
     @classmethod
     def for_family(cls, family, n_arms: int, k: int, code: int, pair_error: float) -> "FamilyWork":
-        low = family.lower + _EDGE if np.isfinite(family.lower) else family.lower
-        high = family.upper - _EDGE if np.isfinite(family.upper) else family.upper
-        return cls(code, float(family.lower), float(family.upper), float(low), float(high), pair_error,
-                   STAR_MAX_ITERATIONS,
+        low, high = _clip_bounds(family)
+        return cls(code, float(family.lower), float(family.upper), low, high, pair_error, STAR_MAX_ITERATIONS,
                    np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms), np.empty(n_arms),
-                   np.empty(n_arms), np.empty(n_arms, dtype=np.int64), np.empty(n_arms), np.empty(n_arms - 1),
+                   np.empty(n_arms, dtype=np.int64), np.empty(n_arms, dtype=np.int64), np.empty(n_arms),
+                   np.empty(n_arms - 1),
                    np.empty(n_arms - 1, dtype=np.bool_), np.empty(n_arms), np.empty(k), np.empty(n_arms - k),
                    np.empty(7))
 
@@ -418,6 +420,7 @@ is then handed back to Python."""
 star_rows = _topk_kernels.gaussian_star_rows
 family_star_rows = _topk_kernels.family_star_rows
 certified_gap = kernel_copy(_certificate.scalar_certified_gap)
+merge_ties = kernel_copy(_topk_kernels.merge_ties)
 
 
 def _bind_star(name: str, dispatcher) -> None:
@@ -486,7 +489,8 @@ def exact_allocation(means, dispersion, k, tol, work, out):
 def family_allocation(means, dispersion, k, tol, work, out):
     """:func:`solve_allocations`'s answer for one row of means of a family with a compiled pair kernel, as
     :func:`allocopt.solve_topk_batch` gives it by its compiled double star: the means clipped into the family's
-    domain (:func:`_clipped_means`), sorted, tied means merged into groups (:func:`tie_groups`), the double star
+    domain (:func:`_clipped_means`), sorted, tied means merged into groups (the exact solver's ``merge_ties``,
+    :mod:`allocopt.topk.kernels`), the double star
     from weights one with the batch's iteration cap and multiplier tolerance, accepted when it is solved with a
     positive value and a certified relative gap at most ``tol`` (the family's evaluation error and, for groups,
     one more rounding term in the allowance), each arm given its group's allocation over the group's size.
@@ -504,7 +508,8 @@ def family_allocation(means, dispersion, k, tol, work, out):
     sort_decreasing(clipped, order)
     if not clipped[order[k - 1]] > clipped[order[k]]:  # no unique top-k set
         return FALLBACK
-    n_groups, n_top = tie_groups(clipped, dispersion, order, k, work)
+    n_groups, n_top = merge_ties(clipped, order, dispersion, k, work.theta, work.dispersion, work.group_first,
+                                 work.group_size)
     if n_groups == 0:
         return HAND_BACK
     for group in range(n_groups):
@@ -517,34 +522,11 @@ def family_allocation(means, dispersion, k, tol, work, out):
     if not (work.out[0] == 1.0 and value > 0
             and certified_gap(work.out[2], value, work.pair_error, int(terms)) <= tol * value):
         return HAND_BACK
-    for position in range(n_arms):  # each arm's share of its group's allocation (into the clipped means' array)
-        work.clipped[position] = work.psi[work.group_of[position]] / work.group_size[work.group_of[position]]
+    for group in range(n_groups):  # each arm's share of its group's allocation (into the clipped means' array)
+        share = work.psi[group] / work.group_size[group]
+        for position in range(work.group_first[group], work.group_first[group] + work.group_size[group]):
+            work.clipped[position] = share
     return normalised_allocation(work.clipped, order, out)
-
-
-@kernel
-def tie_groups(clipped, dispersion, order, k, work):
-    """The tie groups of the sorted means, as :func:`allocopt.solve_topk_batch` forms them: a group starts at each
-    new mean and at the k-th arm; its mean, its dispersion n_g phi_g (the first member's times the size), its size,
-    and the group of each sorted arm written to ``work``. Returns the number of groups and of top groups, or (0, 0)
-    where tied arms differ in dispersion."""
-    n_groups = n_top = 0
-    for position in range(clipped.shape[0]):
-        arm = order[position]
-        if position == 0 or position == k or clipped[arm] != clipped[order[position - 1]]:
-            work.theta[n_groups] = clipped[arm]
-            work.dispersion[n_groups] = dispersion[arm]
-            work.group_size[n_groups] = 0.0
-            n_groups += 1
-            if position < k:
-                n_top += 1
-        elif dispersion[arm] != dispersion[order[position - 1]]:
-            return 0, 0
-        work.group_size[n_groups - 1] += 1.0
-        work.group_of[position] = n_groups - 1
-    for group in range(n_groups):
-        work.dispersion[group] = work.dispersion[group] * work.group_size[group]
-    return n_groups, n_top
 
 
 class TrackAndStopState(NamedTuple):
@@ -578,7 +560,7 @@ def track_and_stop_step(row, view, state, params, uniforms, each):
 
 def family_track_and_stop_step(row, view, state, params, uniforms, each):
     """:meth:`TrackAndStop.select` compiled for the other families with a compiled pair kernel (deferred to it where
-    the batch would solve the row by another route than the double star of distinct means)."""
+    the batch would solve the row by another route than the double star of the tie groups)."""
     verdict = family_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
     return d_tracking(row, view, state, params, uniforms, verdict)
 
