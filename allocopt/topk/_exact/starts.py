@@ -92,7 +92,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from ..._numba import compile_once
+from ..._numba import compile_once, compiled_enabled
 from ...families import Gaussian
 from .._graph import connected_components
 from .forest import ForestLayout
@@ -371,9 +371,10 @@ _PURE: dict[str, Any] = {"potentials": staircase_potentials, "moves": north_west
 _KERNELS = compile_once(globals(), kernels={name: function.__name__ for name, function in _PURE.items()})
 
 
-def transport_kernels(compiled: bool = True) -> Mapping[str, Any]:
-    """The staircase walks: compiled with numba (on first use), or the pure Python twins (``compiled=False``)."""
-    if not compiled:
+def transport_kernels(compiled: bool | None = None) -> Mapping[str, Any]:
+    """The staircase walks: compiled with numba (on first use), or the pure Python twins (``compiled=False``, or
+    ``None`` with the package's compiled kernels switched off: :func:`allocopt._numba.compiled_enabled`)."""
+    if not (compiled_enabled() if compiled is None else compiled):
         return _PURE
     return _KERNELS()
 
@@ -495,7 +496,7 @@ def _restricted(points: np.ndarray, weight: np.ndarray, shift: np.ndarray, beta:
 
 
 def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_iterations: int = 100,
-                     compiled: bool = True) -> TransportForest | None:
+                     compiled: bool | None = None) -> TransportForest | None:
     """Locate the optimal binding forest of a Gaussian instance (module docstring); ``None`` when no staircase
     gives a positive start, or when the instance's scale takes the route's squares and quotients out of the
     floating-point range (means or variances near 1e-150 or 1e154: the exact solver's general path, which works
@@ -526,7 +527,7 @@ def transport_forest(reduced: Reduced, psi_start: np.ndarray | None = None, max_
 
 
 def _locate(reduced: Reduced, psi_start: np.ndarray | None, max_iterations: int,
-            compiled: bool) -> TransportForest | None:
+            compiled: bool | None) -> TransportForest | None:
     """The body of :func:`transport_forest`."""
     kernels = transport_kernels(compiled)
     groups = _sorted(reduced)
