@@ -37,7 +37,7 @@ import numpy as np
 
 from .._numba import compile_once, compiled_enabled
 
-__all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_code", "pair_by_code", "weighted_pair"]
+__all__ = ["pair_kernel", "pair_arrays", "kernel_code", "pair_code", "pair_by_code", "weighted_pair", "unit_divergence"]
 
 _LOG1PMX_SERIES_RADIUS = 0.05
 # the coefficients 1/(2n + 3), highest power first (allocopt.families.base._ATANH_TAIL)
@@ -77,7 +77,7 @@ _PAIR_NAMES = tuple(sorted(set(_PAIR_FUNCTIONS.values())))
 _kernels = compile_once(
     globals(),
     rebind=("_log1pmx", "_entropy", "_ratio_divergence", "_anchored", *_PAIR_NAMES, ("pair_by_code", "_pair_by_code"),
-            ("weighted_pair", "_weighted_pair")),
+            ("weighted_pair", "_weighted_pair"), "unit_divergence"),
     kernels={**{name: name for name in _PAIR_NAMES}, "by_code": "pair_by_code", "weighted": "weighted_pair",
              "loop": "_pair_loop"})
 
@@ -151,6 +151,25 @@ def _weighted_pair(code, theta_top, theta_bottom, w_top, w_bottom):
         share_bottom = w_bottom / total
     values = pair_by_code(code, theta_top, theta_bottom, share_top, share_bottom)
     return w_top * values[0] + w_bottom * values[1], values[0], values[1]
+
+
+def unit_divergence(code, mean, x):
+    r"""The unit divergence :math:`d_1(\text{mean}, x)` of the family of pair kernel ``code`` (confidence codes;
+    :math:`d_1(x, \text{mean})` for budget codes), in the pair kernels' forms, which keep their relative precision
+    for nearly equal arguments: :math:`(m - x)^2/2` (Gaussian), the Bernoulli sum of two entropy terms
+    :math:`a\log(a/b) - (a - b)`, the Poisson one term, the exponential :math:`t - 1 - \log t` from :math:`t - 1`.
+    The forms of the built-in families' ``unit_kl``, term for term (compiled callers call it by this module
+    attribute)."""
+    if code == 2 or code == 4 or code == 6:
+        mean, x = x, mean
+    if code == 0:
+        return 0.5 * (mean - x) * (mean - x)
+    if code == 1 or code == 2:
+        return (_entropy(mean, x, mean - x, 0.0, False)
+                + _entropy(1.0 - mean, 1.0 - x, x - mean, 0.0, False))
+    if code == 3 or code == 4:
+        return _entropy(mean, x, mean - x, 0.0, False)
+    return _ratio_divergence(mean / x, (mean - x) / x)
 
 
 # replaced by their compiled versions on first use of the kernels (compiled callers use them by these names)

@@ -11,13 +11,16 @@ import pytest
 from scipy.optimize import brentq
 
 from allocopt import TopKProblem
+from allocopt._numba import compiled_kernels
 from allocopt.algorithms import (ATLUCB, KLLUCB, LUCB, POLICIES, KLElimination, LilCLUCB, LilLUCB, LilRandLUCB,
                                  LUCBPlusPlus, PullEach, RuleContext, RunView, UGapE, identify,
                                  identify_fixed_budget)
 from allocopt.algorithms.engine.confidence_bounds import exploration_rate, kl_bound, lil_radii, lil_radii_of_counts
 from allocopt.exceptions import AllocoptError, InvalidArgumentError
 from allocopt.families import Bernoulli, Exponential, Gaussian, Poisson
+from allocopt.algorithms.engine import _kl_bounds
 from allocopt.algorithms.rules._lucb_step import lucb_state
+from allocopt.testing.families import reference_family
 from allocopt.testing.kernels import compiled_select
 
 
@@ -101,6 +104,57 @@ def test_kl_bounds_of_one_run_equal_those_of_a_batch():
     batch = kl_bound(Bernoulli(), means, level, upper)
     for row in range(7):
         assert np.array_equal(kl_bound(Bernoulli(), means[row], level[row], upper[row]), batch[row])
+
+
+COMPILED_BOUND_CASES = {
+    # means at and near the ends of each domain and far outside ordinary magnitudes
+    "gaussian": (Gaussian(0.5), [-1e6, -0.3, 0.0, 2.0, 1e6]),
+    "bernoulli": (Bernoulli(), [0.0, 1e-12, 0.05, 0.5, 0.93, 1.0 - 1e-12, 1.0]),
+    "poisson": (Poisson(), [0.0, 1e-12, 0.2, 3.0, 40.0, 1e6]),
+    "exponential": (Exponential(), [1e-12, 0.01, 1.0, 7.0, 1e12]),
+    "gamma": (reference_family("gamma"), [1e-12, 0.01, 1.0, 7.0, 1e12]),  # the exponential divergence / 4
+}
+
+
+@pytest.mark.parametrize("name", list(COMPILED_BOUND_CASES))
+def test_compiled_kl_bounds_are_the_numpy_bounds(name):
+    # the step kernels' scalar bounds (KL-LUCB, KL-Elimination, UGapE) against kl_bound, the rules' specification;
+    # to a tolerance (a last-ulp difference in a logarithm can move one bisection decision near the root)
+    family, means = COMPILED_BOUND_CASES[name]
+    means = np.array(means)
+    _kl_bounds.compile_bounds()
+    code = _kl_bounds.bound_code(family)
+    assert _kl_bounds.KL_BOUND_FAMILIES[code] == ("exponential" if name == "gamma" else name)
+    dispersion = np.broadcast_to(family.dispersion, means.shape)
+    scale = _kl_bounds.bound_scale(code, dispersion)
+    for level in (0.0, 1e-12, 1e-4, 0.3, 5.0, 600.0):
+        for upper in (True, False):
+            expected = kl_bound(family, means, level, upper, dispersion)
+            got = np.array([_kl_bounds.kl_bound(code, mean, level, upper, factor)
+                            for mean, factor in zip(means, scale)])
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0.0, err_msg=f"level {level}, upper {upper}")
+
+
+KL_RULE_PROBLEMS = {
+    # the families whose KL bounds the step kernels compute besides Bernoulli arms: small Poisson means (near the
+    # domain's end), exponential arms, and gamma arms of dispersion 1/4 (the exponential divergence scaled)
+    "poisson": TopKProblem([4.0, 1.5, 0.6, 0.05], 2, family="poisson"),
+    "exponential": TopKProblem([3.0, 1.0, 0.6, 0.3], 1, family="exponential"),
+    "gamma": TopKProblem([3.0, 2.5, 1.0, 0.8, 0.3], 2, family=reference_family("gamma")),
+}
+
+
+@pytest.mark.parametrize("rule", ["kl-lucb", "kl-elimination", "ugape"])
+@pytest.mark.parametrize("name", list(KL_RULE_PROBLEMS))
+def test_compiled_kl_rules_are_their_python_steps_on_other_families(rule, name):
+    # before, these families ran the rules' Python steps: the compiled bounds were Gaussian and Bernoulli only
+    problem = KL_RULE_PROBLEMS[name]
+    assert POLICIES[rule]().compiled_step(context_for(problem.theta, problem.k, problem.family, delta=0.1)) is not None
+    with compiled_kernels(False):
+        python = identify(problem, rule, delta=0.1, n_runs=3, rng=5, max_samples=1500, n_jobs=1)
+    compiled = identify(problem, rule, delta=0.1, n_runs=3, rng=5, max_samples=1500, n_jobs=1)
+    for field in ("stopping_times", "recommendations", "pulls", "stopped"):
+        assert np.array_equal(getattr(python, field), getattr(compiled, field)), field
 
 
 def test_exploration_rates_written_out():

@@ -61,6 +61,7 @@ from ...exceptions import InvalidArgumentError
 from ...families import Bernoulli, Exponential, ExponentialFamily, Gaussian, Poisson
 
 __all__ = ["EXPLORATION_RATES", "BISECTION_STEPS", "check_exploration", "exploration_rate", "kl_bound",
+           "unit_divergence_name",
            "subgaussian_variance", "subgaussian_radius", "lil_radii", "lil_radii_of_counts", "SUBGAUSSIAN_FAMILIES"]
 
 EXPLORATION_RATES = ("heuristic", "kalyanakrishnan", "kaufmann", "gabillon")
@@ -109,7 +110,7 @@ def exploration_rate(exploration: str | Callable, t: Any, delta: float, n_arms: 
 _GENERIC = "generic"
 
 
-def _unit_divergence(family: ExponentialFamily) -> str:
+def unit_divergence_name(family: ExponentialFamily) -> str:
     """Which closed form of the unit divergence :math:`d_1` the bounds use: that of the built-in family whose
     ``unit_kl`` the family inherits (the gamma family has the exponential family's), else the family's own
     ``unit_kl`` (:data:`_GENERIC`). Decided by the divergence itself, never by the family's name."""
@@ -210,7 +211,7 @@ def kl_bound(family: ExponentialFamily, means: Any, level: Any, upper: Any, disp
     means, level, upper, dispersion = np.broadcast_arrays(
         np.asarray(means, dtype=float), np.asarray(level, dtype=float), np.asarray(upper, dtype=bool),
         np.asarray(dispersion, dtype=float))
-    name = _unit_divergence(family)
+    name = unit_divergence_name(family)
     if name == "gaussian":
         radius = np.sqrt(2.0 * dispersion * level)
         return np.where(upper, means + radius, means - radius)

@@ -1,5 +1,5 @@
-r"""The compiled step of the LUCB-family rules (:mod:`allocopt.algorithms.rules.lucb`): LUCB, KL-LUCB (Gaussian and
-Bernoulli arms), lil'LUCB, LUCB++, lil'RandLUCB and lil'CLUCB in the engine's compiled loop.
+r"""The compiled step of the LUCB-family rules (:mod:`allocopt.algorithms.rules.lucb`): LUCB, KL-LUCB (every family
+with compiled KL bounds), lil'LUCB, LUCB++, lil'RandLUCB and lil'CLUCB in the engine's compiled loop.
 
 The rules read, at every step, every arm's mean and count, split the arms into the empirical top-k :math:`\hat I_t`
 and the others, and pull one or two arms: with :math:`K = 1024` arms an O(K) step would cost more than the rule's
@@ -19,7 +19,7 @@ arithmetic, so the step keeps, for each replication, incremental structures that
   :func:`allocopt.algorithms.engine.confidence_bounds.lil_radii_of_counts`; the Hoeffding radius
   :math:`\sqrt{((2\sigma_a^2)\beta_t)/N_a}` in the order of :func:`~allocopt.algorithms.engine.confidence_bounds.subgaussian_radius`
   with :math:`\beta_t` read from a table of :func:`~allocopt.algorithms.engine.confidence_bounds.exploration_rate`; the
-  Bernoulli KL bound by :func:`~allocopt.algorithms.engine.confidence_bounds.kl_bound`'s bisection.
+  other families' KL bounds by :func:`~allocopt.algorithms.engine.confidence_bounds.kl_bound`'s bisection.
 
 The rule's ``stop`` (called first at every step) brings the structures up to date with the arms the previous step
 pulled and decides; ``select`` reads them. Tables too short for the next step are grown before it (``GROW``).
@@ -38,27 +38,31 @@ from ..engine.confidence_bounds import _lil_table, exploration_rate
 from ...complexity.lil import lil_radius
 
 __all__ = ["LucbParams", "LucbState", "lucb_state", "lucb_stop", "lucb_step", "grow_lucb", "radius_table",
-           "rate_table", "PAIR", "RANDOMISED", "CHANGE", "LIL", "HOEFFDING", "GAUSSIAN_KL", "BERNOULLI_KL"]
+           "rate_table", "PAIR", "RANDOMISED", "CHANGE", "LIL", "HOEFFDING", "GAUSSIAN_KL", "FAMILY_KL"]
 
 # how the rule pulls (lucb.py: _BoundCrossing.select, LilRandLUCB.select, LilCLUCB.select)
 PAIR, RANDOMISED, CHANGE = 0, 1, 2
 # its radius: LIL tables over the counts, Hoeffding with a rate over t, the Gaussian KL bound (the same radius
-# computed as sqrt(2 sigma^2 (beta / N)), in the order of confidence_bounds.kl_bound) or the Bernoulli KL bound
-LIL, HOEFFDING, GAUSSIAN_KL, BERNOULLI_KL = 0, 1, 2, 3
+# computed as sqrt(2 sigma^2 (beta / N)), in the order of confidence_bounds.kl_bound) or another family's KL bound
+# (by _kl_bounds.kl_bound's bisection)
+LIL, HOEFFDING, GAUSSIAN_KL, FAMILY_KL = 0, 1, 2, 3
 FIRST_TABLE_SIZE = 1024
 """Entries of a new rate table, or of a radius table beyond the shared LIL tables (doubled as needed)."""
 
 
 class LucbParams(NamedTuple):
-    """What the compiled LUCB step reads: how it pulls (``kind``), its radius, k, sigma and 2 sigma^2 per arm, the
-    LIL tables (top and bottom; unused entries for the other radii), the rate table, the rule's table parameters
-    (``omega_top``, ``omega_bottom``, ``eps``, ``form``, ``exploration``, ``delta``) and the trees' leaf count."""
+    """What the compiled LUCB step reads: how it pulls (``kind``), its radius (and the KL bounds' family number for
+    :data:`FAMILY_KL`), k, sigma and the radius' scale per arm (2 sigma^2, or for :data:`FAMILY_KL` the KL bounds'
+    :func:`~allocopt.algorithms.engine._kl_bounds.bound_scale`), the LIL tables (top and bottom; unused entries for
+    the other radii), the rate table, the rule's table parameters (``omega_top``, ``omega_bottom``, ``eps``,
+    ``form``, ``exploration``, ``delta``) and the trees' leaf count."""
 
     kind: int
     radius: int
+    kl_code: int
     k: int
     sigma: np.ndarray
-    twice_variance: np.ndarray
+    scale: np.ndarray
     top_table: np.ndarray
     bottom_table: np.ndarray
     rates: np.ndarray
@@ -330,15 +334,16 @@ def scan_bounds(row, t, state, params):
     rate = params.rates[t]
     if params.radius == HOEFFDING:
         for arm in range(n_arms):
-            radii[arm] = np.sqrt(params.twice_variance[arm] * rate / count_values[arm])
+            radii[arm] = np.sqrt(params.scale[arm] * rate / count_values[arm])
     elif params.radius == GAUSSIAN_KL:
         for arm in range(n_arms):
-            radii[arm] = np.sqrt(params.twice_variance[arm] * (rate / count_values[arm]))
+            radii[arm] = np.sqrt(params.scale[arm] * (rate / count_values[arm]))
     lowest, n_lowest, h_arm = np.inf, 0, -1
     highest, n_highest, l_arm = -np.inf, 0, -1
     for arm in range(n_arms):  # one scan instead of the trees
-        if params.radius == BERNOULLI_KL:  # the lower bound on the top-k, the upper bound elsewhere
-            value = _bounds.kl_bound(1, means[arm], rate / count_values[arm], not in_top[arm], 0.0)
+        if params.radius == FAMILY_KL:  # the lower bound on the top-k, the upper bound elsewhere
+            value = _bounds.kl_bound(params.kl_code, means[arm], rate / count_values[arm], not in_top[arm],
+                                     params.scale[arm])
         else:
             value = revised_value(means[arm], radii[arm], in_top[arm])
         revised[arm] = value

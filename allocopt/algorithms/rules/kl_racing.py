@@ -23,8 +23,8 @@ one pull): two for :math:`a_B, a_W` and, reused, for :math:`u, l`. Each step dra
 
 ``select`` is the rule's step for one run, written like the paper's pseudo-code: the specification, and what runs with
 the compiled kernels off, for ``batched=False``, or for a family the compiled step does not cover. ``compiled_step``
-gives the same step compiled (:func:`racing_step`, :func:`racing_stop`, :func:`racing_recommend`; Gaussian and
-Bernoulli arms) for the engine's compiled loop; the tests compare the two.
+gives the same step compiled (:func:`racing_step`, :func:`racing_stop`, :func:`racing_recommend`; every family
+with compiled KL bounds) for the engine's compiled loop; the tests compare the two.
 """
 
 from __future__ import annotations
@@ -184,15 +184,17 @@ class KLElimination:
         return self._recommend(context, view, state)
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
-        """:func:`racing_step` with its ``stop`` and ``recommend`` for the engine's compiled loop: Gaussian and
-        Bernoulli arms at a named exploration rate (None otherwise: the step runs in Python)."""
-        if context.family.name not in _bounds.KL_BOUND_FAMILIES or not isinstance(self.exploration, str):
+        """:func:`racing_step` with its ``stop`` and ``recommend`` for the engine's compiled loop: the families with
+        compiled KL bounds (:data:`~allocopt.algorithms.engine._kl_bounds.KL_BOUND_FAMILIES`) at a named exploration
+        rate (None otherwise: the step runs in Python)."""
+        code = _bounds.bound_code(context.family)
+        if code is None or not isinstance(self.exploration, str):
             return None
         n_arms = context.n_arms
         delta = context.delta_value(self.name)
         return StepKernel(racing_step, params=RacingParams(
-            context.k, bool(self.racing), _bounds.KL_BOUND_FAMILIES.index(context.family.name),
-            2.0 * np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float),
+            context.k, bool(self.racing), code,
+            _bounds.bound_scale(code, np.broadcast_to(context.dispersion, (n_arms,))),
             rate_table(self.exploration, delta, n_arms, 2 * n_arms + 2), self.exploration, float(delta),
             np.empty(n_arms), np.empty((3, n_arms), dtype=np.bool_)),
             state=RacingState, stop=racing_stop, recommend=racing_recommend, grow=grow_racing)
@@ -208,13 +210,14 @@ class RacingState(NamedTuple):
 
 
 class RacingParams(NamedTuple):
-    """What the compiled race reads: k, whether it accepts arms, the KL bounds' family number, 2 sigma^2, the rate
-    table (and what grows it), and work arrays."""
+    """What the compiled race reads: k, whether it accepts arms, the KL bounds' family number and per-arm scale
+    (:func:`~allocopt.algorithms.engine._kl_bounds.bound_scale`), the rate table (and what grows it), and work
+    arrays."""
 
     k: int
     accept: bool
     family: int
-    twice_variance: np.ndarray
+    scale: np.ndarray
     rates: np.ndarray
     exploration: str
     delta: float
@@ -288,30 +291,30 @@ def racing_decide(row, view, state, params):
     if not (n_accepted < k and n_accepted + n_remaining > k):
         return
     beta = params.rates[view.t]
-    twice_variance, code = params.twice_variance, params.family
+    scale, code = params.scale, params.family
     rank_members(means, remaining, k - n_accepted, leaders)
     best = extreme_member(means, remaining, True, state.tie_uniforms[row, 0])
     worst = extreme_member(means, remaining, False, state.tie_uniforms[row, 1])
     accept_now = False
     if params.accept:  # L_{a_B} >= U_u
-        lower_best = _bounds.kl_bound(code, means[best], beta / counts[best], False, twice_variance[best])
+        lower_best = _bounds.kl_bound(code, means[best], beta / counts[best], False, scale[best])
         accept_now = True
         n_others = 0
         for arm in range(means.shape[0]):
             if remaining[arm] and not leaders[arm]:
                 n_others += 1
                 if means[arm] > lower_best or _bounds.kl_bound(code, means[arm], beta / counts[arm], True,
-                                                               twice_variance[arm]) > lower_best:
+                                                               scale[arm]) > lower_best:
                     accept_now = False
                     break
         if n_others == 0:  # u is arm 0 when R \\ J is empty (as random_candidate picks among no candidate)
-            accept_now = lower_best >= _bounds.kl_bound(code, means[0], beta / counts[0], True, twice_variance[0])
+            accept_now = lower_best >= _bounds.kl_bound(code, means[0], beta / counts[0], True, scale[0])
     if not (accept_now and best == worst):  # U_{a_W} <= L_l
-        upper_worst = _bounds.kl_bound(code, means[worst], beta / counts[worst], True, twice_variance[worst])
+        upper_worst = _bounds.kl_bound(code, means[worst], beta / counts[worst], True, scale[worst])
         eliminate = True
         for arm in range(means.shape[0]):
             if leaders[arm] and (means[arm] < upper_worst or _bounds.kl_bound(
-                    code, means[arm], beta / counts[arm], False, twice_variance[arm]) < upper_worst):
+                    code, means[arm], beta / counts[arm], False, scale[arm]) < upper_worst):
                 eliminate = False
                 break
         if eliminate:

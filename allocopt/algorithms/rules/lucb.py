@@ -48,7 +48,8 @@ from ..._rng import random_candidate
 from ..._validation import as_choice, as_float, fail
 from ...complexity.lil import LIL_FORMS, c_eps
 from ...exceptions import InvalidArgumentError
-from ._lucb_step import (BERNOULLI_KL, CHANGE, FIRST_TABLE_SIZE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED,
+from ..engine import _kl_bounds as _bounds
+from ._lucb_step import (CHANGE, FAMILY_KL, FIRST_TABLE_SIZE, GAUSSIAN_KL, HOEFFDING, LIL, PAIR, RANDOMISED,
                          LucbParams, LucbState, grow_lucb, lucb_state, lucb_step, lucb_stop, radius_table, rate_table)
 from ..engine.confidence_bounds import (SUBGAUSSIAN_FAMILIES, check_exploration, exploration_rate, kl_bound,
                                lil_radii_of_counts, subgaussian_radius, subgaussian_variance)
@@ -255,14 +256,16 @@ class KLLUCB(_BoundCrossing):
 
     def lucb_params(self, context: RuleContext) -> LucbParams | None:
         r"""Gaussian arms, whose KL bounds are :math:`\hat\mu_a \pm \sqrt{2\sigma_a^2\beta/N_a}` in closed form, and
-        Bernoulli arms, whose bounds the step computes by :func:`~allocopt.algorithms.engine.confidence_bounds.kl_bound`'s
-        bisection (None for the other families or a callable rate: the step runs in Python)."""
-        if callable(self.exploration) or context.family.name not in ("gaussian", "bernoulli"):
+        the other families with compiled KL bounds, whose bounds the step computes by
+        :func:`~allocopt.algorithms.engine.confidence_bounds.kl_bound`'s bisection (None for a family with a
+        divergence of its own or a callable rate: the step runs in Python)."""
+        code = _bounds.bound_code(context.family)
+        if callable(self.exploration) or code is None:
             return None
-        variance = np.broadcast_to(np.asarray(context.dispersion, dtype=float), (context.n_arms,))
-        radius = GAUSSIAN_KL if context.family.name == "gaussian" else BERNOULLI_KL
-        return _params(context, PAIR, radius, np.zeros(context.n_arms), variance, exploration=self.exploration,
-                       delta=context.delta_value(self.name))
+        dispersion = np.broadcast_to(np.asarray(context.dispersion, dtype=float), (context.n_arms,))
+        radius = GAUSSIAN_KL if code == 0 else FAMILY_KL
+        return _params(context, PAIR, radius, np.zeros(context.n_arms), dispersion, kl_code=code,
+                       exploration=self.exploration, delta=context.delta_value(self.name))
 
 
 # ------------------------------------------------------------------------------------------- LIL rules
@@ -520,15 +523,17 @@ class LilCLUCB(_UniformRadii):
 _LUCB_KINDS = {"lil-lucb": PAIR, "lucb++": PAIR, "lil-rand-lucb": RANDOMISED, "lil-clucb": CHANGE}
 
 
-def _params(context: RuleContext, kind: int, radius: int, sigma, variance, *, top_table=None, bottom_table=None,
-            omega_top=np.nan, omega_bottom=np.nan, eps=0.0, form="experiments", exploration="heuristic",
-            delta=np.nan) -> LucbParams:
-    """The compiled step's parameters (unused tables of size 1)."""
+def _params(context: RuleContext, kind: int, radius: int, sigma, variance, *, kl_code: int = -1, top_table=None,
+            bottom_table=None, omega_top=np.nan, omega_bottom=np.nan, eps=0.0, form="experiments",
+            exploration="heuristic", delta=np.nan) -> LucbParams:
+    """The compiled step's parameters (unused tables of size 1; ``variance`` is the dispersion for
+    :data:`FAMILY_KL`)."""
     n_arms = context.n_arms
     placeholder = np.zeros(1)
     rates = placeholder if radius == LIL else rate_table(exploration, delta, n_arms, n_arms + 2)
-    return LucbParams(kind, radius, context.k, np.ascontiguousarray(sigma, dtype=float),
-                      2.0 * np.ascontiguousarray(variance, dtype=float),
+    scale = (_bounds.bound_scale(kl_code, variance) if radius == FAMILY_KL
+             else 2.0 * np.ascontiguousarray(variance, dtype=float))
+    return LucbParams(kind, radius, kl_code, context.k, np.ascontiguousarray(sigma, dtype=float), scale,
                       placeholder if top_table is None else top_table,
                       placeholder if bottom_table is None else bottom_table, rates,
                       1 << max(0, n_arms - 1).bit_length(), float(omega_top), float(omega_bottom), float(eps), form,

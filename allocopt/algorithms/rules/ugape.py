@@ -304,16 +304,16 @@ class UGapE:
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """:func:`ugape_step` with its ``stop`` and ``recommend`` for the engine's compiled loop (None for an
-        exploration rate given as a callable, or KL bounds on a family other than Gaussian and Bernoulli: the step
-        runs in Python)."""
+        exploration rate given as a callable, or KL bounds of a divergence without compiled bounds: the step runs in
+        Python)."""
         if self.mode == "confidence" and not isinstance(self.exploration, str):
             return None
-        kl = self._kl_bounds(context)
-        if kl and context.family.name != "bernoulli":
-            return None
-        variance = (np.full(context.n_arms, 0.25) if kl
-                    else subgaussian_variance(context.family, context.dispersion, "UGapE"))
         n_arms, k = context.n_arms, context.k
+        kl_code = _bounds.bound_code(context.family) if self._kl_bounds(context) else -1
+        if kl_code is None:
+            return None
+        variance = (_bounds.bound_scale(kl_code, np.broadcast_to(context.dispersion, (n_arms,))) if kl_code >= 0
+                    else subgaussian_variance(context.family, context.dispersion, "UGapE"))
         confidence = self.mode == "confidence"
         delta = context.delta_value("UGapE") if confidence else np.nan
         constant = np.nan
@@ -321,7 +321,7 @@ class UGapE:
             assert self.a is not None and self.complexity is not None  # (checked by __post_init__ in budget mode)
             constant = self.a * (context.budget_value("UGapE") - n_arms) / (4.0 * self.complexity)
         return StepKernel(ugape_step, params=UGapEParams(
-            k, float(self.epsilon), confidence, kl, self.stop_on == "min-gap-index",
+            k, float(self.epsilon), confidence, kl_code, self.stop_on == "min-gap-index",
             np.ascontiguousarray(variance, dtype=float), float(constant),
             rate_table(str(self.exploration), delta, n_arms, n_arms + 2) if confidence else np.zeros(1),
             str(self.exploration), float(delta), np.empty((2, n_arms)), np.empty(3 * n_arms + 2, dtype=np.int64),
@@ -345,14 +345,14 @@ class UGapEState(NamedTuple):
 
 
 class UGapEParams(NamedTuple):
-    """What the compiled UGapE reads: k, epsilon, the mode, the bounds (Bernoulli KL bounds, else Hoeffding's), the
-    stopping rule (the smallest gap index, else B_{J_t}), sigma^2, UGapEb's radius constant, the rate table (and
-    what grows it), and work arrays."""
+    """What the compiled UGapE reads: k, epsilon, the mode, the bounds (the KL bounds' family number, or -1 for
+    Hoeffding's), the stopping rule (the smallest gap index, else B_{J_t}), sigma^2 (the KL bounds' scale with KL
+    bounds), UGapEb's radius constant, the rate table (and what grows it), and work arrays."""
 
     k: int
     epsilon: float
     confidence: bool
-    bernoulli_kl: bool
+    kl_code: int
     min_gap_index: bool
     variance: np.ndarray
     constant: float
@@ -380,10 +380,10 @@ def ugape_indices(row, view, state, params):
     radius, upper, lower = state.indices_radius[row], state.indices_upper[row], state.indices_lower[row]
     index, chosen, others = state.indices_gap_index[row], state.indices_chosen[row], state.indices_others[row]
     for arm in range(n_arms):
-        if params.bernoulli_kl:  # the KL bounds at level beta(t, delta) / N_a; the pull choice compares the widths
+        if params.kl_code >= 0:  # the KL bounds at level beta(t, delta) / N_a; the pull choice compares the widths
             level = params.rates[view.t] / counts[arm]
-            upper[arm] = _bounds.kl_bound(1, means[arm], level, True, 0.0)
-            lower[arm] = _bounds.kl_bound(1, means[arm], level, False, 0.0)
+            upper[arm] = _bounds.kl_bound(params.kl_code, means[arm], level, True, params.variance[arm])
+            lower[arm] = _bounds.kl_bound(params.kl_code, means[arm], level, False, params.variance[arm])
             radius[arm] = upper[arm] - lower[arm]
             continue
         if params.confidence:  # Hoeffding's radius at beta(t, delta)

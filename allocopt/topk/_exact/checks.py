@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._numba import compile_once
 from ...families import kernels as _families
-from ...families.kernels import _entropy, _ratio_divergence, kernel_code  # noqa: F401 (compiled: shared below)
+from ...families.kernels import kernel_code, unit_divergence  # noqa: F401 (compiled: shared below)
 from .._scan import BOUND_MARGIN, PairScan, _listed, scan_pairs, trusted
 from .groups import Reduced
 
@@ -191,22 +191,6 @@ def envelope_pairs(reduced: Reduced, psi: np.ndarray, code: int | None = None) -
 
 
 # ------------------------------------------------------------------------------------------ compiled parts
-def _divergence(code, mean, x):
-    # the unit divergence d(mean, x) (confidence codes) or d(x, mean) (budget codes), in the forms of the pair
-    # kernels (allocopt.families.kernels: a log(a/b) - (a - b) from the difference, t - 1 - log t from t - 1),
-    # which keep their relative precision for nearly equal arguments
-    if code == 2 or code == 4 or code == 6:
-        mean, x = x, mean
-    if code == 0:
-        return 0.5 * (mean - x) * (mean - x)
-    if code == 1 or code == 2:
-        return (_entropy(mean, x, mean - x, 0.0, False)
-                + _entropy(1.0 - mean, 1.0 - x, x - mean, 0.0, False))
-    if code == 3 or code == 4:
-        return _entropy(mean, x, mean - x, 0.0, False)
-    return _ratio_divergence(mean / x, (mean - x) / x)
-
-
 def _mean_of_natural(code, eta):
     # the mean of natural parameter eta (unit Gaussian: eta = x); nan outside the natural domain
     if code == 0:
@@ -222,8 +206,8 @@ def _mean_of_natural(code, eta):
 
 def _difference(code, theta, w, a, b, x):
     # f_a(x) - f_b(x); a zero weight makes the arm's function zero (also where its divergence is infinite)
-    value_a = 0.0 if w[a] == 0.0 else w[a] * _divergence(code, theta[a], x)
-    value_b = 0.0 if w[b] == 0.0 else w[b] * _divergence(code, theta[b], x)
+    value_a = 0.0 if w[a] == 0.0 else w[a] * unit_divergence(code, theta[a], x)
+    value_b = 0.0 if w[b] == 0.0 else w[b] * unit_divergence(code, theta[b], x)
     return value_a - value_b
 
 
@@ -428,8 +412,8 @@ def _meetings(breaks_top, arms_top, breaks_bottom, arms_bottom):
 _ENVELOPE = compile_once(
     globals(),
     needs=(_families._kernels,),
-    shared=((_families, ("_entropy", "_ratio_divergence")),),
-    rebind=("_divergence", "_mean_of_natural", "_difference", "_stationary", "_crossing", "_append", "_merge"),
+    shared=((_families, ("unit_divergence",)),),
+    rebind=("_mean_of_natural", "_difference", "_stationary", "_crossing", "_append", "_merge"),
     kernels={"envelope": "_envelope", "meetings": "_meetings"})
 
 
