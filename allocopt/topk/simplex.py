@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["project_to_simplex"]
+from .._numba import kernel
+
+__all__ = ["project_to_simplex", "project_into_simplex"]
 
 
 def project_to_simplex(vector: np.ndarray) -> np.ndarray:
@@ -28,3 +30,27 @@ def project_to_simplex(vector: np.ndarray) -> np.ndarray:
     rho = n_arms - 1 - np.argmax((ordered * positions > excess)[..., ::-1], axis=-1)  # last index where it holds
     shift = np.take_along_axis(excess, rho[..., None], axis=-1) / (rho[..., None] + 1)
     return np.maximum(vector - shift, 0.0)
+
+
+@kernel
+def project_into_simplex(vector, ordered, out):
+    """:func:`project_to_simplex` of one vector into ``out``, compiled (``ordered``: a work array of the same length):
+    the same operations in the same order, the cumulative sums added left to right as numpy's ``cumsum`` adds them,
+    so the two agree bit for bit (tested)."""
+    n_arms = vector.shape[0]
+    for index in range(n_arms):
+        ordered[index] = -vector[index]
+    ordered.sort()
+    running, rho = 0.0, n_arms - 1
+    shift = np.nan
+    for index in range(n_arms):
+        ordered[index] = -ordered[index]
+        running += ordered[index]
+        if ordered[index] * (index + 1) > running - 1.0:  # the last index where it holds
+            rho, shift = index, running - 1.0
+    if rho == n_arms - 1:
+        shift = running - 1.0
+    shift = shift / (rho + 1)
+    for index in range(n_arms):
+        value = vector[index] - shift
+        out[index] = 0.0 if value < 0.0 else value

@@ -32,9 +32,9 @@ Batched solves
     warm-started from the run's previous result.
 
 Compiled step
-    On Gaussian arms with D-tracking and the exact solver (with at most a ``tol``) at every step, the engine's
-    compiled loop runs :func:`track_and_stop_step`: the allocation by :func:`exact_allocation` (the batch solver's
-    compiled double star of Theorem 3.4 and its certificate, with the batch's acceptance), then D-tracking. A step
+    On Gaussian arms with the exact solver (with at most a ``tol``) at every step, the engine's compiled loop runs
+    :func:`track_and_stop_step`: the allocation by :func:`exact_allocation` (the batch solver's compiled double star
+    of Theorem 3.4 and its certificate, with the batch's acceptance), then D- or C-tracking (:func:`track`). A step
     whose double star the batch does not accept (it would pivot to other forests) is deferred to
     :meth:`TrackAndStop.select`, which solves it by :func:`solve_allocations`.
 """
@@ -57,7 +57,7 @@ from ...topk import kernels as _topk_kernels
 from ...topk import certificate as _certificate
 from ...topk.kernels import FAMILY_NEGATIVE_MULTIPLIER, FEASIBILITY, MAX_NEWTON, NEGATIVE_MULTIPLIER
 from ...topk.kernels import STAR_MAX_ITERATIONS
-from ...topk.simplex import project_to_simplex
+from ...topk.simplex import project_into_simplex, project_to_simplex
 from ...topk.certificate import ROUNDING_ALLOWANCE
 from ...topk.problem import TopKProblem
 from ..engine.loop import copy_into, pick_among
@@ -252,14 +252,14 @@ class TrackAndStop:
 
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """:func:`track_and_stop_step` (Gaussian arms) or :func:`family_track_and_stop_step` (the other families
-        with a compiled pair kernel) for the engine's compiled loop: D-tracking, the exact solver (with at most a
-        ``tol``) at every step, and a double star small enough for the batch's fast path; None otherwise (the step
+        with a compiled pair kernel) for the engine's compiled loop: D- or C-tracking, the exact solver (with at most
+        a ``tol``) at every step, and a double star small enough for the batch's fast path; None otherwise (the step
         then runs in Python, batched by :meth:`select_batch`)."""
         from ...topk.batch import FAST_PATH_PAIRS
         from ...topk.batch import BATCH_TOL
 
         n_arms, k, family = context.n_arms, context.k, context.family
-        if (self.tracking != "d" or self.update != "every" or not _uses_batch_solver(self.solver, self.solver_options)
+        if (self.update != "every" or not _uses_batch_solver(self.solver, self.solver_options)
                 or k * (n_arms - k) > FAST_PATH_PAIRS):
             return None
         tol = float(self.solver_options.get("tol", BATCH_TOL))  # solve_allocations leaves it to solve_topk_batch
@@ -279,8 +279,8 @@ class TrackAndStop:
             _bind_star("family_star_rows", _topk_kernels.family_star_rows_kernel())
             step, work = family_track_and_stop_step, FamilyWork.for_family(family, n_arms, k, code, errors.pop())
         return StepKernel(step, state=TrackAndStopState, params=TrackAndStopParams(
-            k, tol, dispersion, work, np.empty(n_arms), np.empty(n_arms), np.empty(n_arms, dtype=np.int64),
-            np.arange(n_arms)))
+            k, tol, self.tracking == "c", dispersion, work, np.empty(n_arms), np.empty(n_arms),
+            np.empty(n_arms, dtype=np.int64), np.arange(n_arms), np.empty(n_arms), np.empty(n_arms)))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
         n_arms, t, counts = context.n_arms, int(view.t), view.counts
@@ -533,52 +533,83 @@ class TrackAndStopState(NamedTuple):
     """The arrays of :meth:`TrackAndStop.init_state` that :func:`track_and_stop_step` reads and updates."""
 
     psi: np.ndarray
+    cumulative: np.ndarray  # C-tracking's running sum of the projected allocations
     last_solve: np.ndarray
     solver_fallbacks: np.ndarray
     solver_calls: np.ndarray
 
 
 class TrackAndStopParams(NamedTuple):
-    """What :func:`track_and_stop_step` reads: k, the solver's ``tol``, the variances and work arrays."""
+    """What :func:`track_and_stop_step` reads: k, the solver's ``tol``, whether it C-tracks, the variances and work
+    arrays."""
 
     k: int
     tol: float
+    c_tracking: bool
     dispersion: np.ndarray
     exact: ExactWork | FamilyWork  # the Gaussian or the family double star's work
     target: np.ndarray  # (K,)
     lag: np.ndarray  # (K,)
     forced: np.ndarray  # (K,) int64
     arms: np.ndarray  # (K,): 0, ..., K - 1
+    shrunk: np.ndarray  # (K,): C-tracking's allocation moved into the simplex to project
+    ordered: np.ndarray  # (K,): the projection's sorted values
 
 
 def track_and_stop_step(row, view, state, params, uniforms, each):
-    """:meth:`TrackAndStop.select` compiled for Gaussian arms, D-tracking and the exact solver at every step (deferred
-    to it where the batch would solve the row on other forests)."""
+    """:meth:`TrackAndStop.select` compiled for Gaussian arms and the exact solver at every step (deferred to it where
+    the batch would solve the row on other forests)."""
     verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
-    return d_tracking(row, view, state, params, uniforms, verdict)
+    return track(row, view, state, params, uniforms, verdict)
 
 
 def family_track_and_stop_step(row, view, state, params, uniforms, each):
     """:meth:`TrackAndStop.select` compiled for the other families with a compiled pair kernel (deferred to it where
     the batch would solve the row by another route than the double star of the tie groups)."""
     verdict = family_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
-    return d_tracking(row, view, state, params, uniforms, verdict)
+    return track(row, view, state, params, uniforms, verdict)
 
 
 @kernel
-def d_tracking(row, view, state, params, uniforms, verdict):
+def track(row, view, state, params, uniforms, verdict):
     """The step after the solve: the target kept (SOLVED) or the last one (FALLBACK; HAND_BACK defers the step),
-    then D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a."""
+    then D- or C-tracking."""
     if verdict == HAND_BACK:
         return DEFER, 0
-    counts, t = view.counts, view.t
-    n_arms = counts.shape[0]
     state.solver_calls[row, 0] += 1
-    state.last_solve[row, 0] = t
+    state.last_solve[row, 0] = view.t
     if verdict == SOLVED:
         copy_into(state.psi[row], params.target)
     else:
         state.solver_fallbacks[row, 0] += 1
+    if params.c_tracking:
+        return c_tracking(row, view, state, params, uniforms)
+    return d_tracking(row, view, state, params, uniforms)
+
+
+@kernel
+def c_tracking(row, view, state, params, uniforms):
+    """C-tracking: the running sum of the allocations projected on the simplex shrunk by :func:`c_tracking_epsilon`
+    (:func:`project_shrunk_simplex`, the same operations), then the largest sum minus N_a."""
+    counts = view.counts
+    n_arms = counts.shape[0]
+    epsilon = 0.5 / np.sqrt(n_arms * n_arms + float(view.t))
+    scale = 1.0 - n_arms * epsilon
+    psi, cumulative = state.psi[row], state.cumulative[row]
+    for arm in range(n_arms):
+        params.shrunk[arm] = (psi[arm] - epsilon) / scale
+    project_into_simplex(params.shrunk, params.ordered, params.lag)
+    for arm in range(n_arms):
+        cumulative[arm] += epsilon + scale * params.lag[arm]
+        params.lag[arm] = cumulative[arm] - counts[arm]
+    return pick_among(params.arms, params.lag, True, uniforms[0]), 1
+
+
+@kernel
+def d_tracking(row, view, state, params, uniforms):
+    """D-tracking: a least-pulled under-sampled arm, else the largest t psi_a - N_a."""
+    counts, t = view.counts, view.t
+    n_arms = counts.shape[0]
     n_forced = 0
     floor = np.sqrt(t) - n_arms / 2
     for arm in range(n_arms):
