@@ -273,17 +273,22 @@ def test_track_and_stop_compiled_on_other_families_is_the_batched_python_step(pr
                                                     delta=0.1)) is not None
 
 
+@pytest.mark.parametrize("options", [{"tracking": "c"}, {"update": "geometric"}, {"tracking": "c", "update": 3}],
+                         ids=["c-tracking", "geometric", "c-tracking-every-3"])
 @pytest.mark.parametrize("problem", [
     TopKProblem([1.0, 0.8, 0.5, 0.2], 2, variance=0.25),
     TopKProblem([0.6, 0.5, 0.5, 0.4], 1, family="bernoulli"),  # tied means, k = 1
     TopKProblem([0.3, 0.2, 0.1, 0.05], 2, family="poisson"),  # empirical means of 0 clipped
     FAMILY_PROBLEMS["gamma"],  # a dispersion other than one
 ], ids=["gaussian", "bernoulli-ties", "poisson", "gamma"])
-def test_c_tracking_compiled_is_the_batched_python_step(problem):
-    # C-tracking's running sum of projected allocations in the compiled step (before, C-tracking ran in Python)
-    rule, python_rule = TrackAndStop(tracking="c"), _PythonTrackAndStop(tracking="c")
+def test_track_and_stop_options_compiled_are_the_batched_python_step(problem, options):
+    # C-tracking's running sum of projected allocations, and solves at a geometric or periodic schedule, in the
+    # compiled step (before, they ran in Python): the same arrays and solver counts as the Python step
+    rule, python_rule = TrackAndStop(**options), _PythonTrackAndStop(**options)
     dispersion = np.broadcast_to(np.asarray(problem.dispersion, dtype=float), (problem.n_arms,)).copy()
     assert rule.compiled_step(RuleContext(problem.n_arms, problem.k, problem.family, dispersion, delta=0.1)) is not None
     compiled = identify(problem, rule, delta=(0.1, 0.01), n_runs=6, rng=7, max_samples=20000)
     python = identify(problem, python_rule, delta=(0.1, 0.01), n_runs=6, rng=7, max_samples=20000)
     _same(compiled, python)
+    for name in ("solver_calls", "solver_fallbacks"):
+        assert np.array_equal(compiled.diagnostics[name], python.diagnostics[name]), name

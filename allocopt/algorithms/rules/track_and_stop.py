@@ -32,7 +32,7 @@ Batched solves
     warm-started from the run's previous result.
 
 Compiled step
-    On Gaussian arms with the exact solver (with at most a ``tol``) at every step, the engine's compiled loop runs
+    On Gaussian arms with the exact solver (with at most a ``tol``), the engine's compiled loop runs
     :func:`track_and_stop_step`: the allocation by :func:`exact_allocation` (the batch solver's compiled double star
     of Theorem 3.4 and its certificate, with the batch's acceptance), then D- or C-tracking (:func:`track`). A step
     whose double star the batch does not accept (it would pivot to other forests) is deferred to
@@ -253,14 +253,13 @@ class TrackAndStop:
     def compiled_step(self, context: RuleContext) -> StepKernel | None:
         """:func:`track_and_stop_step` (Gaussian arms) or :func:`family_track_and_stop_step` (the other families
         with a compiled pair kernel) for the engine's compiled loop: D- or C-tracking, the exact solver (with at most
-        a ``tol``) at every step, and a double star small enough for the batch's fast path; None otherwise (the step
-        then runs in Python, batched by :meth:`select_batch`)."""
+        a ``tol``) at every ``update``, and a double star small enough for the batch's fast path; None otherwise (the
+        step then runs in Python, batched by :meth:`select_batch`)."""
         from ...topk.batch import FAST_PATH_PAIRS
         from ...topk.batch import BATCH_TOL
 
         n_arms, k, family = context.n_arms, context.k, context.family
-        if (self.update != "every" or not _uses_batch_solver(self.solver, self.solver_options)
-                or k * (n_arms - k) > FAST_PATH_PAIRS):
+        if not _uses_batch_solver(self.solver, self.solver_options) or k * (n_arms - k) > FAST_PATH_PAIRS:
             return None
         tol = float(self.solver_options.get("tol", BATCH_TOL))  # solve_allocations leaves it to solve_topk_batch
         dispersion = np.ascontiguousarray(np.broadcast_to(context.dispersion, (n_arms,)), dtype=float)
@@ -278,8 +277,11 @@ class TrackAndStop:
                 return None
             _bind_star("family_star_rows", _topk_kernels.family_star_rows_kernel())
             step, work = family_track_and_stop_step, FamilyWork.for_family(family, n_arms, k, code, errors.pop())
+        update = (UPDATE_EVERY if self.update == "every" else UPDATE_GEOMETRIC if self.update == "geometric"
+                  else UPDATE_PERIODIC)
+        period = int(self.update) if update == UPDATE_PERIODIC else 1
         return StepKernel(step, state=TrackAndStopState, params=TrackAndStopParams(
-            k, tol, self.tracking == "c", dispersion, work, np.empty(n_arms), np.empty(n_arms),
+            k, tol, self.tracking == "c", update, period, dispersion, work, np.empty(n_arms), np.empty(n_arms),
             np.empty(n_arms, dtype=np.int64), np.arange(n_arms), np.empty(n_arms), np.empty(n_arms)))
 
     def select(self, context: RuleContext, view: RunView, state, uniforms: np.ndarray) -> int:
@@ -409,10 +411,13 @@ class FamilyWork(NamedTuple):
                    np.empty(7))
 
 
-SOLVED, FALLBACK, HAND_BACK = range(3)
+SOLVED, FALLBACK, HAND_BACK, NOT_DUE = range(4)
 """What :func:`exact_allocation` and :func:`family_allocation` found: an allocation, a row the batch does not solve
 (``ok`` False), or a row the batch solves by another route (other forests, tie groups, the single solve): the step
-is then handed back to Python."""
+is then handed back to Python. ``NOT_DUE``: no solve at this step (``update``)."""
+
+UPDATE_EVERY, UPDATE_GEOMETRIC, UPDATE_PERIODIC = range(3)
+"""The compiled step's ``update``: every step, when the pulls have doubled, or every ``m`` steps."""
 
 # the batch solver's compiled double stars, called by name from compiled code: the top-k layer's own dispatchers
 # (bound by TrackAndStop.compiled_step, _bind_star), so that a run compiles each star once, with the types of the
@@ -540,12 +545,14 @@ class TrackAndStopState(NamedTuple):
 
 
 class TrackAndStopParams(NamedTuple):
-    """What :func:`track_and_stop_step` reads: k, the solver's ``tol``, whether it C-tracks, the variances and work
-    arrays."""
+    """What :func:`track_and_stop_step` reads: k, the solver's ``tol``, whether it C-tracks, when it solves, the
+    variances and work arrays."""
 
     k: int
     tol: float
     c_tracking: bool
+    update: int  # UPDATE_EVERY, UPDATE_GEOMETRIC or UPDATE_PERIODIC
+    period: int  # m of update=m
     dispersion: np.ndarray
     exact: ExactWork | FamilyWork  # the Gaussian or the family double star's work
     target: np.ndarray  # (K,)
@@ -559,29 +566,45 @@ class TrackAndStopParams(NamedTuple):
 def track_and_stop_step(row, view, state, params, uniforms, each):
     """:meth:`TrackAndStop.select` compiled for Gaussian arms and the exact solver at every step (deferred to it where
     the batch would solve the row on other forests)."""
-    verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
+    verdict = NOT_DUE
+    if solve_due(params, state.last_solve[row, 0], view.t, view.counts.shape[0]):
+        verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
     return track(row, view, state, params, uniforms, verdict)
 
 
 def family_track_and_stop_step(row, view, state, params, uniforms, each):
     """:meth:`TrackAndStop.select` compiled for the other families with a compiled pair kernel (deferred to it where
     the batch would solve the row by another route than the double star of the tie groups)."""
-    verdict = family_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
+    verdict = NOT_DUE
+    if solve_due(params, state.last_solve[row, 0], view.t, view.counts.shape[0]):
+        verdict = family_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
     return track(row, view, state, params, uniforms, verdict)
 
 
 @kernel
+def solve_due(params, last_solve, t, n_arms):
+    """:meth:`TrackAndStop._due` for one run: every step, when the pulls have doubled since the last solve, or every
+    ``m`` steps (and at the first step)."""
+    if params.update == UPDATE_EVERY or last_solve < 0:
+        return True
+    if params.update == UPDATE_GEOMETRIC:
+        return t >= 2 * last_solve
+    return (t - n_arms) % params.period == 0
+
+
+@kernel
 def track(row, view, state, params, uniforms, verdict):
-    """The step after the solve: the target kept (SOLVED) or the last one (FALLBACK; HAND_BACK defers the step),
-    then D- or C-tracking."""
+    """The step after the solve: the target kept (SOLVED) or the last one (FALLBACK, or NOT_DUE: no solve at this
+    step; HAND_BACK defers the step), then D- or C-tracking."""
     if verdict == HAND_BACK:
         return DEFER, 0
-    state.solver_calls[row, 0] += 1
-    state.last_solve[row, 0] = view.t
-    if verdict == SOLVED:
-        copy_into(state.psi[row], params.target)
-    else:
-        state.solver_fallbacks[row, 0] += 1
+    if verdict != NOT_DUE:
+        state.solver_calls[row, 0] += 1
+        state.last_solve[row, 0] = view.t
+        if verdict == SOLVED:
+            copy_into(state.psi[row], params.target)
+        else:
+            state.solver_fallbacks[row, 0] += 1
     if params.c_tracking:
         return c_tracking(row, view, state, params, uniforms)
     return d_tracking(row, view, state, params, uniforms)
