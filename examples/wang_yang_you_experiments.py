@@ -31,7 +31,7 @@ from allocopt import TopKProblem, solve_topk
 from allocopt._scripts import MeasuredRun, progress_on_terminal, write_marked_section
 from allocopt.algorithms import KKTTS
 from allocopt.algorithms.engine.protocol import get_policy
-from allocopt.experiments import load_spec, rule_styles, run_experiment, summary_figures, write_report
+from allocopt.experiments import load_spec, rule_styles, run_experiment, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "wang_yang_you_2022.md"
@@ -79,57 +79,6 @@ def fixed_confidence(args) -> None:
 
 def fixed_budget(args) -> None:
     run_figure(2, args)
-
-
-def recorded_summary(figure: int, spec):
-    """The summary table that the former script recorded in the figure's section of the docs page (its markdown
-    table: rule, runs, delta or budget, mean stopping time and standard error, error rate and interval)."""
-    import pandas as pd
-
-    text = PAGE.read_text(encoding="utf-8")
-    section = text[text.index(f"<!-- figure-{figure} start -->"):text.index(f"<!-- figure-{figure} end -->")]
-    lines = section.splitlines()
-    header = next(index for index, line in enumerate(lines) if line.startswith("| policy | runs |"))
-    budget = spec.setting == "budget"
-    rows = []
-    for line in lines[header + 2:]:
-        if not line.startswith("| "):
-            break
-        cells = [cell.strip() for cell in line.strip("|").split("|")]
-        rate, interval = (cells[3], cells[4]) if budget else (cells[5], cells[6])
-        low, high = (float(value) for value in interval.strip("[]").split(","))
-        row = {"instance": spec.instances[0].name, "rule": cells[0], "n_runs": int(cells[1]),
-               "error_rate": float(rate), "error_low": low, "error_high": high, "stopped_fraction": 1.0,
-               "censored": False}
-        if budget:
-            row["budget"] = int(cells[2])
-        else:
-            row |= {"delta": float(cells[2]), "mean_stopping_time": float(cells[3]), "standard_error": float(cells[4])}
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def replot(args) -> None:
-    """Redraw a figure from the table its section recorded, the way every experiment report draws (each rule in
-    its fixed colour and marker, log axes where values span decades), without simulating."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    spec = load_spec(SPECS[args.figure])
-    figures = summary_figures(spec, recorded_summary(args.figure, spec))
-    names = []
-    for name, drawn in figures.items():
-        names.append(f"wang_yang_you_figure_{args.figure}_{name}")
-        drawn.savefig(ROOT / "docs" / "images" / names[-1], dpi=110, bbox_inches="tight")
-        plt.close(drawn)
-    old = f"![Figure {args.figure}](images/wang_yang_you_figure_{args.figure}.png)"
-    text = PAGE.read_text(encoding="utf-8")
-    if old in text:
-        PAGE.write_text(text.replace(old, "\n\n".join(f"![Figure {args.figure}](images/{name})" for name in names)),
-                        encoding="utf-8")
-    print("wrote", ", ".join(names))
 
 
 def confidence_claims(report: Path) -> list[str]:
@@ -344,13 +293,11 @@ def main() -> None:
     large.add_argument("--jobs", type=int, default=2)
     large.add_argument("--replot", action="store_true",
                        help="redraw the figure and the section from the measurements the last run saved")
-    redraw = commands.add_parser("replot", help="redraw Figure 4 from the table its section recorded")
-    redraw.add_argument("--figure", type=int, choices=(4,), default=4)
     section = commands.add_parser("section", help="write a figure's section of the docs page from its report")
     section.add_argument("--figure", type=int, choices=sorted(SPECS), default=1)
     args = parser.parse_args()
     run = {"fixed-confidence": fixed_confidence, "fixed-budget": fixed_budget, "allocation": allocation,
-           "replot": replot, "section": write_figure_section}
+           "section": write_figure_section}
     if args.command is not None:
         run[args.command](args)
         return

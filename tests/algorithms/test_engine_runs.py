@@ -273,6 +273,7 @@ def test_track_and_stop_compiled_on_other_families_is_the_batched_python_step(pr
                                                     delta=0.1)) is not None
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("options", [{"tracking": "c"}, {"update": "geometric"}, {"tracking": "c", "update": 3}],
                          ids=["c-tracking", "geometric", "c-tracking-every-3"])
 @pytest.mark.parametrize("problem", [

@@ -116,6 +116,7 @@ COMPILED_BOUND_CASES = {
 }
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("name", list(COMPILED_BOUND_CASES))
 def test_compiled_kl_bounds_are_the_numpy_bounds(name):
     # the step kernels' scalar bounds (KL-LUCB, KL-Elimination, UGapE) against kl_bound, the rules' specification;
@@ -144,6 +145,7 @@ KL_RULE_PROBLEMS = {
 }
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("rule", ["kl-lucb", "kl-elimination", "ugape"])
 @pytest.mark.parametrize("name", list(KL_RULE_PROBLEMS))
 def test_compiled_kl_rules_are_their_python_steps_on_other_families(rule, name):
