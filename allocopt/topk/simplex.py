@@ -41,16 +41,15 @@ def project_into_simplex(vector, ordered, out):
     for index in range(n_arms):
         ordered[index] = -vector[index]
     ordered.sort()
-    running, rho = 0.0, n_arms - 1
-    shift = np.nan
+    running, rho, excess = 0.0, -1, 0.0
     for index in range(n_arms):
         ordered[index] = -ordered[index]
         running += ordered[index]
-        if ordered[index] * (index + 1) > running - 1.0:  # the last index where it holds
-            rho, shift = index, running - 1.0
-    if rho == n_arms - 1:
-        shift = running - 1.0
-    shift = shift / (rho + 1)
+        if ordered[index] * (index + 1) > running - 1.0:  # rho: the last index where it holds
+            rho, excess = index, running - 1.0
+    if rho < 0:  # it holds nowhere (NaN entries): numpy's argmax of no True gives the last index
+        rho, excess = n_arms - 1, running - 1.0
+    shift = excess / (rho + 1)
     for index in range(n_arms):
         value = vector[index] - shift
         out[index] = 0.0 if value < 0.0 else value

@@ -254,6 +254,7 @@ class _PythonTrackAndStop(TrackAndStop):
         return None
 
 
+@pytest.mark.twin
 @pytest.mark.parametrize("problem", [
     TopKProblem([0.6, 0.5, 0.5, 0.4], 1, family="bernoulli"),  # tied means, k = 1
     TopKProblem([0.6, 0.6, 0.5, 0.3], 3, family="bernoulli"),  # k = K - 1

@@ -34,7 +34,7 @@ __all__ = ["KL_BOUND_FAMILIES", "bound_code", "kl_bound", "bound_scale", "compil
 KL_BOUND_FAMILIES = ("gaussian", "bernoulli", "poisson", "exponential")
 """The unit divergences whose KL bounds are compiled (their codes are their positions here)."""
 
-_GAUSSIAN, _BERNOULLI, _POISSON = 0, 1, 2
+_GAUSSIAN, _BERNOULLI, _POISSON, _EXPONENTIAL = 0, 1, 2, 3
 # the confidence pair-kernel numbers of allocopt.families.kernels, for unit_divergence (by bound code)
 _PAIR_CODES = (0, 1, 3, 5)
 
@@ -105,7 +105,7 @@ def _kl_bound(family_code, mean, level, upper, scale):
         constant = _xlogy(mean, mean) + _xlogy(1.0 - mean, 1.0 - mean)
     else:
         constant = _xlogy(mean, mean) - mean
-    geometric = family_code != _BERNOULLI and family_code != _POISSON
+    geometric = family_code == _EXPONENTIAL
     feasible, infeasible = mean, outer
     for _ in range(BISECTION_STEPS):
         middle = np.sqrt(feasible * infeasible) if geometric else 0.5 * (feasible + infeasible)

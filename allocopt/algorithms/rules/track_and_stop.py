@@ -564,8 +564,8 @@ class TrackAndStopParams(NamedTuple):
 
 
 def track_and_stop_step(row, view, state, params, uniforms, each):
-    """:meth:`TrackAndStop.select` compiled for Gaussian arms and the exact solver at every step (deferred to it where
-    the batch would solve the row on other forests)."""
+    """:meth:`TrackAndStop.select` compiled for Gaussian arms and the exact solver at every due step
+    (:func:`solve_due`; deferred to it where the batch would solve the row on other forests)."""
     verdict = NOT_DUE
     if solve_due(params, state.last_solve[row, 0], view.t, view.counts.shape[0]):
         verdict = exact_allocation(view.means, params.dispersion, params.k, params.tol, params.exact, params.target)
